@@ -1,0 +1,3 @@
+from gpuparity.cli.main import main
+
+main()

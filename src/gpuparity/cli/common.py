@@ -1,0 +1,54 @@
+"""Options and output helpers shared by the verbs (import-light)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import typer
+
+DB_HELP = "Store: a SQLite file path or a postgresql:// URL (default: $GPUPARITY_DB or the user data dir)."
+
+
+def db_option() -> Any:
+    return typer.Option(None, "--db", help=DB_HELP, envvar="GPUPARITY_DB", show_envvar=False)
+
+
+def console(stderr: bool = False):
+    from rich.console import Console
+
+    import os
+
+    stream = sys.stderr if stderr else sys.stdout
+    width = None if stream.isatty() else int(os.environ.get("COLUMNS", "160"))
+    return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width)
+
+
+def print_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
+
+
+def fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        if value != value:
+            return "nan"
+        if abs(value) >= 1000:
+            return f"{value:,.0f}"
+        return f"{value:.{digits}g}"
+    return str(value)
+
+
+def open_store(db: str | None):
+    from gpuparity.results.store import Store
+
+    return Store(db)
+
+
+def escape(text: Any) -> str:
+    """Rich markup escape for any user- or file-supplied string."""
+    from rich.markup import escape as _escape
+
+    return _escape(str(text))

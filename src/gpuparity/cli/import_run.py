@@ -1,0 +1,26 @@
+"""`gpuparity import FILE...`: store exported or spooled runs (validated; idempotent by run id)."""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+
+from gpuparity.cli.common import db_option
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("import")
+    def import_runs(
+        files: List[str] = typer.Argument(..., help="Run documents (JSON) to store."),
+        db: Optional[str] = db_option(),
+    ) -> None:
+        """Validate every file first, then store each run in one transaction."""
+        from gpuparity.results.schema import load_run_file
+        from gpuparity.results.store import Store
+
+        docs = [load_run_file(f) for f in files]  # all valid, or nothing is written
+        with Store(db) as store:
+            for f, doc in zip(files, docs):
+                added = store.save_run(doc)
+                typer.echo(f"{'imported' if added else 'already stored'}: {doc['run_id']} from {f}", err=True)

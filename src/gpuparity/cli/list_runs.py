@@ -1,0 +1,40 @@
+"""`gpuparity list`: stored runs."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from gpuparity.cli.common import console, db_option, escape, print_json
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("list")
+    def list_runs(
+        db: Optional[str] = db_option(),
+        gpu: Optional[str] = typer.Option(None, "--gpu", help="Product or spec id contains this."),
+        stack: Optional[str] = typer.Option(None, "--stack", help="cuda | rocm | cpu (prefix)."),
+        since: Optional[str] = typer.Option(None, "--since", help="Started at or after (ISO date)."),
+        host: Optional[str] = typer.Option(None, "--host"),
+        limit: int = typer.Option(50, "--limit", "-n"),
+        as_json: bool = typer.Option(False, "--json"),
+    ) -> None:
+        """List stored runs, newest first."""
+        from gpuparity.results.store import Store
+
+        with Store(db) as store:
+            runs = store.list_runs(limit=limit, gpu=gpu, stack=stack, since=since, host=host)
+            url = store.url
+        if as_json:
+            print_json(runs)
+            return
+        from rich.table import Table
+
+        t = Table(title=f"runs in {escape(url)}")
+        for col in ("run id", "started", "status", "host", "product", "spec", "stack", "results"):
+            t.add_column(col)
+        for r in runs:
+            t.add_row(*[escape(r[k] if r[k] is not None else "-") for k in
+                        ("run_id", "started_at", "status", "host", "product", "spec_id", "stack", "n_results")])
+        console().print(t)

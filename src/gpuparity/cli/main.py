@@ -1,0 +1,77 @@
+"""Entry point. Each verb lives in its own thin module with a `register(app)` function.
+
+Verb modules must not import torch, numpy, pandas or other heavy libraries at module level:
+`gpuparity --help` and the store/report/port verbs start in well under 0.5 s.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import typer
+
+from gpuparity.errors import UserError
+
+# Order is the order shown in --help.
+VERBS = [
+    "info", "specs", "run", "list_runs", "show", "export", "import_run",
+    "compare", "trend", "report", "reference", "claims", "port",
+]
+
+app = typer.Typer(
+    name="gpuparity",
+    help="Is ROCm at parity with CUDA for my workload? Measurements, not vendor slides.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _register_all() -> None:
+    for verb in VERBS:
+        try:
+            module = importlib.import_module(f"gpuparity.cli.{verb}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"gpuparity.cli.{verb}":
+                continue  # verb not built yet
+            raise
+        module.register(app)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
+) -> None:
+    if version:
+        from gpuparity import BENCHMARK_VERSION, __version__
+
+        typer.echo(f"gpuparity {__version__} (benchmark version {BENCHMARK_VERSION})")
+        raise typer.Exit(0)
+
+
+def main(argv: list[str] | None = None) -> None:
+    _register_all()
+    try:
+        app(args=argv, standalone_mode=False)
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except SystemExit:
+        raise
+    except Exception as exc:  # click usage errors and the like
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        if isinstance(exc, click.exceptions.Abort):
+            print("aborted", file=sys.stderr)
+            sys.exit(130)
+        raise

@@ -1,0 +1,51 @@
+"""`gpuparity show RUN`: one stored run."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from gpuparity.cli.common import console, db_option, escape, print_json
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("show")
+    def show(
+        run: str = typer.Argument("latest", help="Run id, a unique prefix, or 'latest'."),
+        db: Optional[str] = db_option(),
+        as_json: bool = typer.Option(False, "--json", help="Print the whole run document."),
+    ) -> None:
+        """Show a run: its platform and its results."""
+        from gpuparity.results.store import Store
+
+        with Store(db) as store:
+            doc = store.get_run(run)
+        if as_json:
+            print_json(doc)
+            return
+        fp = doc["fingerprint"]
+        console().print(
+            f"[bold]{escape(doc['run_id'])}[/] {escape(doc['started_at'])} {escape(doc.get('status'))}  "
+            f"{escape(fp.get('product'))} ({escape(fp.get('backend'))}, torch {escape(fp.get('torch_version'))})"
+            f" on {escape(doc.get('host'))}")
+        from gpuparity.cli.run import print_results
+
+        print_results(doc)
+        _print_extras(doc)
+
+
+def _print_extras(doc: dict) -> None:
+    """Result-specific tables (e.g. a serving sweep's curve) that workloads attach as info.table."""
+    from rich.table import Table
+
+    for r in doc["results"]:
+        table = (r.get("info") or {}).get("table")
+        if not table or not table.get("columns"):
+            continue
+        t = Table(title=escape(f"{r['workload']}: {table.get('title', '')}"))
+        for c in table["columns"]:
+            t.add_column(escape(c))
+        for row in table.get("rows", []):
+            t.add_row(*[escape(v) for v in row])
+        console().print(t)

@@ -1,0 +1,157 @@
+"""Datasheet figures (dense peaks, memory, bandwidth, power) from the curated CSV shipped as data.
+
+The CSV is ../shared/reference/gpu_specs.csv copied as is: facts with their sources.
+A CPU has no datasheet row: it gets an estimated peak from cores x clock x FMA width.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from functools import lru_cache
+from importlib import resources
+
+# dtype -> spec column holding its dense peak (TFLOP/s, or TOPS for int8)
+PEAK_COLUMN = {
+    "fp64": "fp64_matrix_tflops",
+    "fp64_vector": "fp64_tflops",
+    "fp32": "fp32_tflops",
+    "tf32": "tf32_tflops",
+    "bf16": "bf16_tflops",
+    "fp16": "fp16_tflops",
+    "fp8": "fp8_tflops",
+    "fp6": "fp6_tflops",
+    "fp4": "fp4_tflops",
+    "int8": "int8_tops",
+}
+NUMERIC = [
+    "warp_size", "memory_gb", "memory_bw_tbs", "tdp_w", "interconnect_gbs", "fp64_tflops",
+    "fp64_matrix_tflops", "fp32_tflops", "tf32_tflops", "bf16_tflops", "fp16_tflops", "fp8_tflops",
+    "fp6_tflops", "fp4_tflops", "int8_tops",
+]
+
+
+@lru_cache(maxsize=1)
+def all_specs() -> dict[str, dict]:
+    text = resources.files("gpuparity.platform").joinpath("data/gpu_specs.csv").read_text()
+    out = {}
+    for row in csv.DictReader(text.splitlines()):
+        for col in NUMERIC:
+            row[col] = float(row[col]) if row.get(col) not in (None, "") else None
+        row["estimated"] = False
+        out[row["id"]] = row
+    return out
+
+
+def peak_tflops(spec: dict | None, dtype: str) -> float | None:
+    """Dense peak for a dtype; fp64 falls back to the vector rate where there is no matrix rate."""
+    if not spec:
+        return None
+    value = spec.get(PEAK_COLUMN.get(dtype, ""))
+    if value is None and dtype == "fp64":
+        value = spec.get("fp64_tflops")
+    return value
+
+
+def peak_bandwidth_gbs(spec: dict | None) -> float | None:
+    if not spec or spec.get("memory_bw_tbs") is None:
+        return None
+    return spec["memory_bw_tbs"] * 1000.0
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+
+
+# Patterns over a normalised device name, most specific first. Names seen from torch, NVML and
+# amdsmi: "NVIDIA H200", "NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "AMD Instinct MI300X",
+# "NVIDIA GeForce RTX 4090", "Radeon RX 7900 XTX".
+_NAME_RULES = [
+    (r"\bgb200\b", "gb200"),
+    (r"\bb200\b", "b200"),
+    (r"\bh200\b", "h200-sxm"),
+    (r"\bh100\b.*\bpcie\b", "h100-pcie"),
+    (r"\bh100\b", "h100-sxm"),
+    (r"\ba100\b", "a100-sxm-80gb"),
+    (r"\brtx 4090\b", "rtx-4090"),
+    (r"\brtx 4080\b", "rtx-4080"),
+    (r"\bmi355x?\b", "mi355x"),
+    (r"\bmi350x?\b", "mi350x"),
+    (r"\bmi325x?\b", "mi325x"),
+    (r"\bmi300x\b", "mi300x"),
+    (r"\bmi250x?\b", "mi250x"),
+    (r"\bmi100\b", "mi100"),
+    (r"\b7900 xtx\b", "rx-7900-xtx"),
+    (r"\b9070 xt\b", "rx-9070-xt"),
+    (r"\bw7900\b", "radeon-pro-w7900"),
+]
+
+
+def match_spec(name: str | None, target: str | None = None, memory_gb: float | None = None) -> dict | None:
+    """The spec row for a device, by name first, then by arch target and memory size.
+
+    AMD parts sometimes report an empty or generic name under ROCm; the gfx target and the
+    memory size still tell MI300X (192 GB) from MI325X (256 GB).
+    """
+    specs = all_specs()
+    if name:
+        norm = _norm(name)
+        for pattern, spec_id in _NAME_RULES:
+            if re.search(pattern, norm):
+                return specs[spec_id]
+        for spec in specs.values():
+            if _norm(spec["id"]) == norm or _norm(spec["product"]) == norm:
+                return spec
+    if target:
+        base = target.split(":")[0]
+        candidates = [s for s in specs.values() if s["target"] == base]
+        if len(candidates) == 1:
+            return candidates[0]
+        if candidates and memory_gb:
+            return min(candidates, key=lambda s: abs((s["memory_gb"] or 0) - memory_gb))
+    return None
+
+
+def lookup(ref: str) -> dict | None:
+    """A spec by id or by a loose product name ('h100', 'MI300X', 'rtx-4090')."""
+    specs = all_specs()
+    if ref.lower() in specs:
+        return specs[ref.lower()]
+    return match_spec(ref)
+
+
+# FP32 FLOP per cycle per core: FMA = 2 FLOP x lanes x FMA units (assumed 2 on AVX-512/AVX2 parts).
+def cpu_flop_per_cycle(isa: set[str]) -> tuple[float, str]:
+    if "avx512f" in isa:
+        return 2 * 16 * 2, "AVX-512: 16 fp32 lanes x 2 FMA units x 2 FLOP"
+    if "avx2" in isa and "fma" in isa:
+        return 2 * 8 * 2, "AVX2+FMA: 8 fp32 lanes x 2 FMA units x 2 FLOP"
+    if "asimd" in isa or "neon" in isa:
+        return 2 * 4 * 2, "NEON: 4 fp32 lanes x 2 FMA units x 2 FLOP"
+    return 2 * 4, "SSE: 4 fp32 lanes x 2 FLOP"
+
+
+def cpu_spec(cpu: dict) -> dict:
+    """An estimated spec row for a CPU (marked estimated; bandwidth unknown)."""
+    cores = cpu.get("cores") or 1
+    ghz = (cpu.get("max_mhz") or 0) / 1000.0
+    per_cycle, basis = cpu_flop_per_cycle(set(cpu.get("isa") or []))
+    fp32 = cores * ghz * per_cycle / 1000.0 if ghz else None  # TFLOP/s
+    spec = {col: None for col in NUMERIC}
+    spec.update({
+        "id": "cpu",
+        "vendor": cpu.get("vendor") or "unknown",
+        "product": cpu.get("model") or "CPU",
+        "architecture": cpu.get("arch") or "",
+        "target": cpu.get("arch") or "",
+        "fp32_tflops": fp32,
+        "fp64_tflops": fp32 / 2 if fp32 else None,
+        "fp64_matrix_tflops": fp32 / 2 if fp32 else None,
+        "memory_gb": cpu.get("memory_gb"),
+        "estimated": True,
+        "source": f"estimated: {cores} cores x {ghz:.2f} GHz x {per_cycle} FLOP/cycle ({basis})",
+        "notes": "CPU peak is an estimate, not a datasheet figure; bf16/fp16 peaks unknown.",
+    })
+    if "avx512_bf16" in (cpu.get("isa") or []) or "amx_bf16" in (cpu.get("isa") or []):
+        spec["bf16_tflops"] = fp32 * 2 if fp32 else None
+    return spec

@@ -1,0 +1,314 @@
+"""The run store: SQLite by default (stdlib sqlite3), PostgreSQL for teams (psycopg).
+
+One SQL dialect serves both (only the parameter marker differs). SQLAlchemy would be the
+usual toolkit, but importing it takes ~0.5 s, which breaks the fast start of `list`/`show`.
+A run is written in one transaction; writing the same run id twice is a no-op.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from gpuparity.errors import UserError
+from gpuparity.results.schema import metric_samples, run_stack
+
+DDL = [
+    """CREATE TABLE IF NOT EXISTS runs (
+        run_id TEXT PRIMARY KEY,
+        started_at TEXT NOT NULL,
+        finished_at TEXT,
+        status TEXT NOT NULL,
+        host TEXT,
+        vendor TEXT,
+        product TEXT,
+        spec_id TEXT,
+        stack TEXT,
+        torch TEXT,
+        schema_version INTEGER NOT NULL,
+        benchmark_version INTEGER NOT NULL,
+        n_results INTEGER NOT NULL,
+        doc TEXT NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS results (
+        run_id TEXT NOT NULL REFERENCES runs(run_id),
+        key TEXT NOT NULL,
+        workload TEXT NOT NULL,
+        category TEXT,
+        dtype TEXT,
+        params TEXT,
+        status TEXT NOT NULL,
+        reason TEXT,
+        unit TEXT,
+        value REAL,
+        samples TEXT,
+        PRIMARY KEY (run_id, key)
+    )""",
+    "CREATE INDEX IF NOT EXISTS results_key ON results(key)",
+    """CREATE TABLE IF NOT EXISTS reference_results (
+        ref_id TEXT PRIMARY KEY,
+        source TEXT NOT NULL,
+        category TEXT,
+        spec_id TEXT,
+        model TEXT,
+        scenario TEXT,
+        doc TEXT NOT NULL
+    )""",
+]
+
+
+def default_db() -> str:
+    env = os.environ.get("GPUPARITY_DB")
+    if env:
+        return env
+    from platformdirs import user_data_dir
+
+    return os.path.join(user_data_dir("gpuparity"), "gpuparity.db")
+
+
+def is_postgres(url: str) -> bool:
+    return url.startswith(("postgresql://", "postgres://", "postgresql+psycopg://"))
+
+
+class Store:
+    """A connection to one store. Use as a context manager or call close()."""
+
+    def __init__(self, url: str | None = None, *, connect_timeout: float = 5.0):
+        self.url = url or default_db()
+        self.postgres = is_postgres(self.url)
+        if self.postgres:
+            self._conn = self._connect_postgres(connect_timeout)
+            self._mark = "%s"
+        else:
+            self._conn = self._connect_sqlite()
+            self._mark = "?"
+        self._create()
+
+    # -- connection -------------------------------------------------------
+    def _connect_sqlite(self) -> sqlite3.Connection:
+        path = self.url.removeprefix("sqlite:///")
+        folder = os.path.dirname(os.path.abspath(path))
+        try:
+            os.makedirs(folder, exist_ok=True)
+            conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+        except sqlite3.DatabaseError as exc:
+            raise UserError(f"{path}: not a usable SQLite store ({exc})") from None
+        except OSError as exc:
+            raise UserError(f"{path}: cannot open store ({exc.strerror})") from None
+        return conn
+
+    def _connect_postgres(self, timeout: float):
+        try:
+            import psycopg
+        except ImportError:
+            raise UserError("a postgresql:// store needs psycopg: pip install 'gpuparity[postgres]'") from None
+        url = self.url.replace("postgresql+psycopg://", "postgresql://")
+        try:
+            conn = psycopg.connect(url, connect_timeout=max(1, int(timeout)), autocommit=True)
+        except psycopg.Error as exc:
+            raise StoreUnavailable(f"PostgreSQL store unreachable: {str(exc).strip().splitlines()[0]}") from None
+        return conn
+
+    def _create(self) -> None:
+        with self.transaction() as cur:
+            if self.postgres:
+                # Serialise concurrent CREATE TABLE IF NOT EXISTS from many ranks.
+                cur.execute("SELECT pg_advisory_xact_lock(727272)")
+            for ddl in DDL:
+                cur.execute(ddl)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _sql(self, sql: str) -> str:
+        return sql.replace("?", self._mark) if self._mark != "?" else sql
+
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """BEGIN .. COMMIT with SIGINT held back, so Ctrl-C never leaves half a run."""
+        held: list[int] = []
+        old = None
+        try:
+            old = signal.signal(signal.SIGINT, lambda s, f: held.append(s))
+        except ValueError:  # not the main thread
+            old = None
+        cur = self._conn.cursor()
+        try:
+            cur.execute("BEGIN")
+            yield _Cursor(cur, self)
+            cur.execute("COMMIT")
+        except BaseException:
+            try:
+                cur.execute("ROLLBACK")
+            except Exception:
+                pass
+            raise
+        finally:
+            if old is not None:
+                signal.signal(signal.SIGINT, old)
+            if held:
+                raise KeyboardInterrupt
+
+    def query(self, sql: str, params: tuple | list = ()) -> list[tuple]:
+        cur = self._conn.cursor()
+        cur.execute(self._sql(sql), tuple(params))
+        rows = cur.fetchall()
+        cur.close()
+        return rows
+
+    # -- runs -------------------------------------------------------------
+    def has_run(self, run_id: str) -> bool:
+        return bool(self.query("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)))
+
+    def save_run(self, doc: dict) -> bool:
+        """Store a whole run in one transaction. False if that run id is already stored."""
+        fp = doc.get("fingerprint") or {}
+        with self.transaction() as cur:
+            cur.execute("SELECT 1 FROM runs WHERE run_id = ?", (doc["run_id"],))
+            if cur.fetchone():
+                return False
+            cur.execute(
+                "INSERT INTO runs (run_id, started_at, finished_at, status, host, vendor, product, spec_id,"
+                " stack, torch, schema_version, benchmark_version, n_results, doc)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    doc["run_id"], doc["started_at"], doc.get("finished_at"), doc.get("status", "complete"),
+                    doc.get("host"), fp.get("vendor"), fp.get("product"), doc.get("spec_id"),
+                    run_stack(fp), fp.get("torch_version"), doc["schema_version"],
+                    doc.get("benchmark_version", 0), len(doc["results"]), json.dumps(doc),
+                ),
+            )
+            rows = [result_row(doc["run_id"], r) for r in doc["results"]]
+            cur.executemany(
+                "INSERT INTO results (run_id, key, workload, category, dtype, params, status, reason, unit,"
+                " value, samples) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+        return True
+
+    def list_runs(self, limit: int = 50, **filters) -> list[dict]:
+        where, args = run_filter_sql(**filters)
+        rows = self.query(
+            "SELECT run_id, started_at, status, host, vendor, product, spec_id, stack, n_results"
+            f" FROM runs {where} ORDER BY started_at DESC, run_id DESC LIMIT {int(limit)}",
+            args,
+        )
+        cols = ("run_id", "started_at", "status", "host", "vendor", "product", "spec_id", "stack", "n_results")
+        return [dict(zip(cols, r)) for r in rows]
+
+    def resolve_run_id(self, ref: str) -> str:
+        """A full run id, a unique prefix of one, or 'latest'."""
+        if ref == "latest":
+            rows = self.query("SELECT run_id FROM runs ORDER BY started_at DESC, run_id DESC LIMIT 1")
+        else:
+            rows = self.query("SELECT run_id FROM runs WHERE run_id LIKE ? LIMIT 2", (ref + "%",))
+        if not rows:
+            raise UserError(f"no run '{ref}' in {self.url}")
+        if len(rows) > 1 and rows[0][0] != ref:
+            raise UserError(f"'{ref}' matches several runs; give more of the id")
+        return rows[0][0]
+
+    def get_run(self, ref: str) -> dict:
+        run_id = self.resolve_run_id(ref)
+        (doc,) = self.query("SELECT doc FROM runs WHERE run_id = ?", (run_id,))[0]
+        return json.loads(doc)
+
+    def run_ids(self, **filters) -> list[str]:
+        where, args = run_filter_sql(**filters)
+        return [r[0] for r in self.query(f"SELECT run_id FROM runs {where} ORDER BY started_at", args)]
+
+    def count(self, table: str) -> int:
+        assert table in ("runs", "results", "reference_results")
+        return self.query(f"SELECT COUNT(*) FROM {table}")[0][0]
+
+    # -- reference data (third-party results, e.g. MLPerf) ---------------------
+    def save_references(self, rows: list[dict]) -> int:
+        """Insert reference rows (each with ref_id, source, ...) in one transaction; returns new ones."""
+        added = 0
+        with self.transaction() as cur:
+            for row in rows:
+                cur.execute("SELECT 1 FROM reference_results WHERE ref_id = ?", (row["ref_id"],))
+                if cur.fetchone():
+                    continue
+                cur.execute(
+                    "INSERT INTO reference_results (ref_id, source, category, spec_id, model, scenario, doc)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (row["ref_id"], row["source"], row.get("category"), row.get("spec_id"),
+                     row.get("model"), row.get("scenario"), json.dumps(row)),
+                )
+                added += 1
+        return added
+
+    def references(self, source: str | None = None) -> list[dict]:
+        if source:
+            rows = self.query("SELECT doc FROM reference_results WHERE source = ?", (source,))
+        else:
+            rows = self.query("SELECT doc FROM reference_results")
+        return [json.loads(r[0]) for r in rows]
+
+
+class _Cursor:
+    """A cursor that speaks '?' markers on both back ends."""
+
+    def __init__(self, cur, store: Store):
+        self._cur, self._store = cur, store
+
+    def execute(self, sql: str, params: tuple = ()):
+        return self._cur.execute(self._store._sql(sql), params)
+
+    def executemany(self, sql: str, rows: list[tuple]):
+        if rows:
+            self._cur.executemany(self._store._sql(sql), rows)
+
+    def fetchone(self):
+        return self._cur.fetchone()
+
+    def fetchall(self):
+        return self._cur.fetchall()
+
+
+class StoreUnavailable(UserError):
+    """The store could not be reached (a PostgreSQL server down); callers may spool instead."""
+
+
+def result_row(run_id: str, r: dict) -> tuple:
+    metric = r.get("metric") or {}
+    return (
+        run_id, r["key"], r["workload"], r.get("category"), r.get("dtype"),
+        json.dumps(r.get("params") or {}, sort_keys=True), r["status"], r.get("reason"),
+        metric.get("unit"), metric.get("value"), json.dumps(metric_samples(r)),
+    )
+
+
+def run_filter_sql(gpu: str | None = None, stack: str | None = None, since: str | None = None,
+                   host: str | None = None, run_ids: list[str] | None = None) -> tuple[str, list]:
+    """WHERE clause for the filters every verb shares (--gpu, --stack, --since, --host)."""
+    clauses, args = [], []
+    if gpu:
+        clauses.append("(LOWER(product) LIKE ? OR LOWER(spec_id) LIKE ?)")
+        args += [f"%{gpu.lower()}%"] * 2
+    if stack:
+        clauses.append("LOWER(stack) LIKE ?")
+        args.append(f"{stack.lower()}%")
+    if since:
+        clauses.append("started_at >= ?")
+        args.append(since)
+    if host:
+        clauses.append("host = ?")
+        args.append(host)
+    if run_ids:
+        clauses.append("run_id IN (" + ",".join("?" * len(run_ids)) + ")")
+        args += list(run_ids)
+    return ("WHERE " + " AND ".join(clauses)) if clauses else "", args
