@@ -29,7 +29,7 @@ def print_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
 
 
-def fmt(value: Any, digits: int = 3) -> str:
+def fmt(value: Any, digits: int = 4) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):

@@ -54,7 +54,9 @@ def _root(
 def main(argv: list[str] | None = None) -> None:
     _register_all()
     try:
-        app(args=argv, standalone_mode=False)
+        rc = app(args=argv, standalone_mode=False)
+        if isinstance(rc, int) and rc:  # click returns typer.Exit codes in this mode
+            sys.exit(rc)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)

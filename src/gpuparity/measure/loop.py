@@ -106,10 +106,22 @@ class CacheFlusher:
         self._buf.fill_(1.0)
 
 
+def should_stop(samples: list[float], elapsed: float, cfg: LoopConfig) -> tuple[bool, bool]:
+    """(stop, timed_out): quiet enough after the minimum, or out of samples, or out of time."""
+    n = len(samples)
+    if n >= cfg.min_samples and elapsed >= cfg.min_time_s and relative_noise(samples) <= cfg.target_noise:
+        return True, False
+    if n >= cfg.max_samples and n >= cfg.min_samples:
+        return True, False
+    if elapsed >= cfg.max_time_s and n >= 2:
+        return True, relative_noise(samples) > cfg.target_noise
+    return False, False
+
+
 def measure(fn: Callable[[], Any], device: str = "cpu", config: LoopConfig | None = None,
-            on_sample: Callable[[int], None] | None = None) -> Measurement:
+            on_sample: Callable[[int], None] | None = None, timer: Timer | None = None) -> Measurement:
     cfg = config or LoopConfig()
-    timer = Timer(device)
+    timer = timer or Timer(device)
     t_start = time.perf_counter()
 
     # Warm-up by time; also gives a first estimate of one invocation's cost.
@@ -145,14 +157,8 @@ def measure(fn: Callable[[], Any], device: str = "cpu", config: LoopConfig | Non
         samples.append(timer.time_block(fn, reps) / reps)
         if on_sample:
             on_sample(len(samples))
-        elapsed = time.perf_counter() - m0
-        enough = len(samples) >= cfg.min_samples and elapsed >= cfg.min_time_s
-        if enough and relative_noise(samples) <= cfg.target_noise:
-            break
-        if len(samples) >= cfg.max_samples and len(samples) >= cfg.min_samples:
-            break
-        if elapsed >= cfg.max_time_s and len(samples) >= 2:
-            timed_out = relative_noise(samples) > cfg.target_noise
+        stop, timed_out = should_stop(samples, time.perf_counter() - m0, cfg)
+        if stop:
             break
     return Measurement(
         samples=samples,

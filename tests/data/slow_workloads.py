@@ -1,0 +1,73 @@
+"""User workloads for the failure-path tests: one quick, one that fails, one OOM, one that blocks."""
+
+import os
+import time
+
+from gpuparity.workloads.base import Prepared, Workload
+
+
+class Quick(Workload):
+    name = "t_quick"
+    category = "kernel"
+    suites = ()
+
+    def cases(self, suite, ctx):
+        return [{"n": 1}]
+
+    def prepare(self, params, ctx):
+        return Prepared(fn=lambda: sum(range(100)), work={"items": 1.0})
+
+
+class Broken(Workload):
+    name = "t_broken"
+    category = "kernel"
+    suites = ()
+
+    def cases(self, suite, ctx):
+        return [{"n": 1}]
+
+    def prepare(self, params, ctx):
+        raise RuntimeError("kernel launch failed on purpose")
+
+
+class Oom(Workload):
+    name = "t_oom"
+    category = "kernel"
+    suites = ()
+
+    def cases(self, suite, ctx):
+        return [{"size": "huge"}]
+
+    def prepare(self, params, ctx):
+        raise MemoryError("DefaultCPUAllocator: can't allocate memory: you tried to allocate 10 TB")
+
+
+class Wrong(Workload):
+    name = "t_wrong"
+    category = "kernel"
+    suites = ()
+
+    def cases(self, suite, ctx):
+        return [{"n": 1}]
+
+    def prepare(self, params, ctx):
+        return Prepared(fn=lambda: None, work={"items": 1.0}, check=lambda: (False, "max error 3.0"))
+
+
+class Blocker(Workload):
+    """Signals that it started (a marker file), then works for a long time."""
+    name = "t_block"
+    category = "kernel"
+    suites = ()
+
+    def cases(self, suite, ctx):
+        return [{"n": 1}]
+
+    def prepare(self, params, ctx):
+        marker = os.environ["GPUPARITY_TEST_MARKER"]
+        with open(marker, "w") as fh:
+            fh.write("started")
+        return Prepared(fn=lambda: time.sleep(0.05), work={"items": 1.0})
+
+
+WORKLOADS = [Quick(), Broken(), Oom(), Wrong(), Blocker()]

@@ -1,0 +1,94 @@
+"""Spec matching, CPU peak estimate, support lists and the fingerprint on this machine."""
+
+import json
+
+import pytest
+
+from gpuparity.platform.detect import fingerprint, support_status
+from gpuparity.platform.specs import all_specs, cpu_spec, lookup, match_spec, peak_tflops
+
+
+@pytest.mark.parametrize("name,expected", [
+    ("NVIDIA H200", "h200-sxm"),
+    ("NVIDIA H100 80GB HBM3", "h100-sxm"),
+    ("NVIDIA H100 PCIe", "h100-pcie"),
+    ("NVIDIA A100-SXM4-80GB", "a100-sxm-80gb"),
+    ("NVIDIA GeForce RTX 4090", "rtx-4090"),
+    ("AMD Instinct MI300X", "mi300x"),
+    ("AMD Instinct MI325X", "mi325x"),
+    ("AMD Radeon RX 7900 XTX", "rx-7900-xtx"),
+    ("NVIDIA B200", "b200"),
+])
+def test_match_by_name(name, expected):
+    assert match_spec(name)["id"] == expected
+
+
+def test_rocm_generic_name_resolved_by_target_and_memory():
+    assert match_spec("", "gfx942:sramecc+:xnack-", 256)["id"] == "mi325x"
+    assert match_spec("", "gfx942", 192)["id"] == "mi300x"
+    assert match_spec("", "gfx950", 288)["id"] in ("mi350x", "mi355x")
+    assert match_spec("Some Unknown GPU", "sm_999") is None
+
+
+def test_spec_data_has_sources_and_dense_peaks():
+    specs = all_specs()
+    assert len(specs) == 17
+    for s in specs.values():
+        assert s["source"]
+    assert peak_tflops(specs["h100-sxm"], "bf16") == 989.5
+    assert peak_tflops(specs["a100-sxm-80gb"], "fp8") is None  # no fp8 units on A100
+    assert peak_tflops(specs["mi355x"], "tf32") is None
+    assert lookup("MI300X")["id"] == "mi300x"
+
+
+def test_cpu_peak_is_estimated_from_cores_clock_and_fma_width():
+    spec = cpu_spec({"cores": 4, "max_mhz": 3000, "isa": ["avx2", "fma"], "model": "x"})
+    assert spec["estimated"] is True
+    assert spec["fp32_tflops"] == pytest.approx(4 * 3.0 * 32 / 1000)
+    assert "estimated" in spec["source"]
+
+
+def test_support_lists():
+    assert support_status("gfx942")["supported"] is True
+    assert support_status("gfx906")["supported"] is False
+    assert support_status("sm_90")["supported"] is True
+    assert support_status("sm_70")["supported"] is False
+    assert support_status("sm_100a")["list"] == "CUDA 13.0"
+
+
+def test_fingerprint_on_cpu_machine_is_complete():
+    fp = fingerprint()
+    json.dumps(fp)
+    for field in ("host", "backend", "vendor", "product", "arch_target", "device_count", "torch_version",
+                  "cpu", "env", "unknown", "spec", "support"):
+        assert field in fp
+    assert fp["cpu"]["cores"] >= 1
+    assert isinstance(fp["cpu"]["isa"], list)
+
+
+def test_info_json_cli(cli):
+    p = cli("info", "--json")
+    assert p.returncode == 0, p.stderr
+    fp = json.loads(p.stdout)
+    assert fp["backend"] in ("cpu", "cuda", "rocm")
+    assert "unknown" in fp
+
+
+def test_specs_cli_side_by_side(cli):
+    p = cli("specs", "h100-sxm", "mi300x")
+    assert p.returncode == 0
+    assert "h100-sxm" in p.stdout and "mi300x" in p.stdout and "989" in p.stdout
+    bad = cli("specs", "no-such-gpu")
+    assert bad.returncode == 2
+    assert bad.stderr.strip().startswith("error:") and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_verbs_without_device_do_not_import_torch():
+    import subprocess
+    import sys
+
+    code = ("import sys; from gpuparity.cli import main; main._register_all(); "
+            "heavy = [m for m in ('torch', 'numpy', 'pandas', 'transformers', 'sqlalchemy') if m in sys.modules];"
+            "print(heavy); sys.exit(1 if heavy else 0)")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 0, p.stdout + p.stderr
