@@ -20,7 +20,12 @@ def is_oom(exc: BaseException) -> bool:
 def run_case(workload, params: dict, ctx) -> dict:
     """One case, with every failure turned into a recorded status instead of an exception."""
     try:
-        return workload.execute(params, ctx)
+        result = workload.execute(params, ctx)
+        tele = result.get("telemetry") or {}
+        if ctx.options.get("power_required") and result["status"] == "ok" and not tele.get("valid"):
+            why = "; ".join(tele.get("reasons") or []) or tele.get("energy") or "no telemetry for this result"
+            mark(result, "failed", f"power required: {why}")
+        return result
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # noqa: BLE001 - a workload must never end the run
@@ -87,6 +92,10 @@ def build_context(suite: str, options: dict, profile_dir: str | None = None):
     device = torch_device(fp)
     sampler = open_sampler(fp)
     fp = dict(fp, telemetry=sampler.describe())
+    from gpuparity import dist
+
+    if dist.is_distributed():  # torchrun job: its shape and this node's GPU links
+        fp["distributed"] = dict(dist.describe(), topology=dist.topology(fp.get("backend", "cpu")))
     return Context(fingerprint=fp, device=device, suite=suite, loop=LoopConfig.for_suite(suite, device),
                    telemetry=sampler, profile_dir=profile_dir, options=options)
 

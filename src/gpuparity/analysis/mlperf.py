@@ -151,7 +151,7 @@ def map_accelerator(text: str) -> dict:
         return {"name": None, "spec_id": None, "vendor": None, "mixed": False}
     parts = [clean_accelerator(p) for p in text.split(",") if p.strip()]
     mapped = [_spec_for(p) for p in parts]
-    if len({(m or {}).get("id", p) for m, p in zip(mapped, parts)}) > 1:
+    if len({(m or {}).get("id", p) for m, p in zip(mapped, parts, strict=True)}) > 1:
         return {"name": "; ".join(parts), "spec_id": None, "vendor": None, "mixed": True}
     spec = mapped[0]
     vendor = spec["vendor"] if spec else next((v for v in ("AMD", "NVIDIA", "Intel")

@@ -53,8 +53,8 @@ def list_cmd(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """List imported reference results (per-accelerator figures are derived, not MLCommons-verified)."""
-    from gpuparity.analysis.reference import select
     from gpuparity.analysis.mlperf import USAGE_NOTE
+    from gpuparity.analysis.reference import select
     from gpuparity.results.store import Store
 
     with Store(db) as store:

@@ -60,7 +60,13 @@ def register(app: typer.Typer) -> None:
         if dtypes:
             options["dtypes"] = dtypes
         options["power_required"] = power_required
-        _run(names, suite, options, db, json_out, profile, no_store)
+        from gpuparity import dist
+
+        dist.init()  # under torchrun: join the job's process group (a no-op for one process)
+        try:
+            _run(names, suite, options, db, json_out, profile, no_store)
+        finally:
+            dist.destroy()
 
     def _print_list() -> None:
         from rich.table import Table

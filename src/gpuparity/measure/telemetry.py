@@ -1,13 +1,43 @@
-"""Power / clock / temperature telemetry (placeholder: the issue-6 work replaces this).
+"""Power / clock / temperature telemetry around each measured window.
 
-Interface used by the runner and workloads:
-  open_sampler(fingerprint) -> sampler with describe() -> dict, start(), stop() -> dict | None
+    sampler = open_sampler(fingerprint)      # NVML, amdsmi, CPU RAPL, or a NullSampler saying why not
+    sampler.describe() -> dict                # recorded in the fingerprint
+    sampler.start()                           # background thread, default 20 Hz, monotonic times
+    sampler.stop(result, marks) -> dict       # result["telemetry"]
+
+`marks` are the monotonic times (ns) at which the timing loop finished each timed sample
+(`workloads.base.telemetry_window` collects them through measure()'s on_sample). The energy
+window then covers exactly the timed samples: from the start of the first block (its end mark
+minus its measured time) to the last mark, and the invocations in it are samples x reps. Without
+marks the window is start()..stop() and the invocation count comes from result["info"]
+["invocations"] when the workload gives one.
+
+Keys of the telemetry dict (read by compare and report): method, valid, reasons, mean_power_w,
+energy_j, energy_counter_j, counter_agreement ((integrated - counter) / counter), energy_per_invocation_j,
+j_per_tflop / j_per_token / j_per_gb, tflops_per_w, sample_hz, n_samples (fewest over devices),
+throttled_share, max_clock_mhz and mean_clock_mhz (SM clock observed in the window), and
+"energy": "unavailable: <reason>" when nothing is measured.
 """
 
 from __future__ import annotations
 
+import os
+import threading
+import time
+
+from gpuparity.measure.energy import DeviceTrace, Rules, Sample, analyze
+from gpuparity.measure.samplers import AmdsmiSource, NvmlSource, RaplSource, Unavailable
+
+DEFAULT_HZ = 20.0
+TELEMETRY_KEYS = ("mean_power_w", "energy_j", "energy_counter_j", "counter_agreement", "energy_per_invocation_j",
+                  "tflops_per_w", "sample_hz", "n_samples", "throttled_share", "max_clock_mhz", "mean_clock_mhz")
+
 
 class NullSampler:
+    """Measures nothing and says why."""
+
+    method = "none"
+
     def __init__(self, reason: str):
         self.reason = reason
 
@@ -17,9 +47,169 @@ class NullSampler:
     def start(self) -> None:
         pass
 
-    def stop(self) -> dict:
-        return {"method": "none", "valid": False, "energy": f"unavailable: {self.reason}"}
+    def stop(self, result: dict | None = None, marks: list[int] | None = None) -> dict:
+        out = {"method": "none", "valid": False, "reasons": [self.reason], **dict.fromkeys(TELEMETRY_KEYS)}
+        out["energy"] = f"unavailable: {self.reason}"
+        return out
 
 
-def open_sampler(fingerprint: dict):
-    return NullSampler("no power sampler implemented yet")
+class ThreadedSampler:
+    """Samples every device of a source on a background thread between start() and stop()."""
+
+    def __init__(self, source, rate_hz: float = DEFAULT_HZ, rules: Rules | None = None):
+        self.source = source
+        self.method = source.method
+        self.rate_hz = rate_hz
+        self.rules = rules or Rules(rate_hz=rate_hz)
+        self._traces: list[DeviceTrace] = []
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._t_start = self._t_stop = 0.0
+
+    def describe(self) -> dict:
+        return {"method": self.method, "rate_hz": self.rate_hz, "devices": self.source.devices,
+                **self.source.describe()}
+
+    def _sample_all(self) -> None:
+        for k, trace in enumerate(self._traces):
+            t0 = time.monotonic_ns()
+            s = self.source.read(k)
+            s.t = (t0 + time.monotonic_ns()) / 2e9  # the reading's time: the middle of the call
+            trace.samples.append(s)
+
+    def _run(self) -> None:
+        period = 1.0 / self.rate_hz
+        due = time.monotonic() + period
+        while not self._stop.wait(max(0.0, due - time.monotonic())):
+            self._sample_all()
+            due += period
+            if due < time.monotonic():  # fell behind (a busy CPU): skip, don't burst
+                due = time.monotonic() + period
+
+    def start(self) -> None:
+        if self._thread is not None:
+            self.stop()
+        self._traces = [DeviceTrace(index=d["index"], name=d.get("name", ""), wrap_j=d.get("wrap_j"),
+                                    max_sm_mhz=d.get("max_sm_mhz")) for d in self.source.devices]
+        self._stop.clear()
+        self._t_start = time.monotonic()
+        self._sample_all()  # a reading at the window's very start
+        self._thread = threading.Thread(target=self._run, name="gpuparity-telemetry", daemon=True)
+        self._thread.start()
+
+    def stop(self, result: dict | None = None, marks: list[int] | None = None) -> dict:
+        if self._thread is None:
+            return NullSampler("sampler was not started").stop()
+        self._stop.set()
+        self._thread.join()
+        self._thread = None
+        self._sample_all()  # and one at its very end
+        self._t_stop = time.monotonic()
+        try:
+            return summarize(self.method, self._traces, self.rules, result, marks, self._t_start, self._t_stop)
+        except Exception as exc:  # a summary bug must not cost the measurement
+            out = NullSampler(f"telemetry summary failed: {type(exc).__name__}: {exc}").stop()
+            return dict(out, method=self.method)
+
+
+def window(result: dict | None, marks: list[int] | None, t_start: float, t_stop: float
+           ) -> tuple[float, float, int | None]:
+    """(t0, t1, invocations in the window): the timed samples where marks allow it."""
+    samples = (result or {}).get("samples") or []
+    info = (result or {}).get("info") or {}
+    reps = info.get("reps_per_sample")
+    if marks and reps and len(marks) == len(samples):
+        t1 = marks[-1] / 1e9
+        t0 = marks[0] / 1e9 - samples[0] * reps
+        return max(t0, t_start), t1, len(samples) * reps
+    return t_start, t_stop, info.get("invocations")
+
+
+def summarize(method: str, traces: list[DeviceTrace], rules: Rules, result: dict | None,
+              marks: list[int] | None, t_start: float, t_stop: float) -> dict:
+    t0, t1, invocations = window(result, marks, t_start, t_stop)
+    a = analyze(traces, t0, t1, rules, expected_devices=len(traces))
+    out = {"method": method, "valid": a["valid"], "reasons": a["reasons"],
+           **{k: a.get(k) for k in TELEMETRY_KEYS}, "window_s": a["window_s"], "invocations": invocations,
+           "max_temp_c": a.get("max_temp_c")}
+    if method == "rapl":
+        out["counter_agreement"] = None  # energy *is* the counter: nothing to cross-check
+    work = (result or {}).get("work") or {}
+    if out["energy_j"] is not None and invocations:
+        e = out["energy_per_invocation_j"] = out["energy_j"] / invocations
+        if work.get("flop") and e > 0:
+            out["j_per_tflop"] = e / (work["flop"] / 1e12)
+            out["tflops_per_w"] = (work["flop"] / 1e12) / e  # TFLOP/s per W = TFLOP per J
+        if work.get("tokens"):
+            out["j_per_token"] = e / work["tokens"]
+        if work.get("bytes"):
+            out["j_per_gb"] = e / (work["bytes"] / 1e9)
+    if out["energy_j"] is None:
+        out["energy"] = "unavailable: " + ("; ".join(a["reasons"]) or "no readings")
+    out["devices"] = [{k: v for k, v in d.items() if k != "reasons"} for d in a["devices"]]
+    out["trace"] = _compact(traces, t0, t1)
+    return out
+
+
+def _compact(traces: list[DeviceTrace], t0: float, t1: float) -> dict:
+    """The raw samples, times relative to the window start, for later inspection."""
+    cols = ("t_s", "power_w", "energy_j", "sm_mhz", "mem_mhz", "temp_c", "throttle")
+
+    def row(s: Sample) -> list:
+        vals = [round(s.t - t0, 4), *(getattr(s, c) for c in cols[1:])]
+        return [round(v, 4) if isinstance(v, float) else v for v in vals]
+
+    return {"columns": list(cols), "window": [0.0, round(t1 - t0, 4)],
+            "devices": [{"index": tr.index, "rows": [row(s) for s in tr.samples]} for tr in traces]}
+
+
+# -- choosing a sampler --------------------------------------------------------------------
+def _local_index() -> int:
+    """The torch device this process measures: LOCAL_RANK under torchrun, else 0."""
+    return int(os.environ.get("LOCAL_RANK", "0"))
+
+
+def _pci_bdf(torch_index: int) -> str | None:
+    """PCI address of a torch device (newer torch), the one mapping that survives *_VISIBLE_DEVICES."""
+    try:
+        import torch
+
+        p = torch.cuda.get_device_properties(torch_index)
+        return f"{p.pci_domain_id:04x}:{p.pci_bus_id:02x}:{p.pci_device_id:02x}.0"
+    except Exception:
+        return None
+
+
+def _visible_index(torch_index: int, env_names: tuple[str, ...]) -> int | None:
+    """Physical index from a *_VISIBLE_DEVICES list of integers; None when it lists UUIDs."""
+    for name in env_names:
+        value = os.environ.get(name)
+        if value is not None and value.strip():
+            items = [v.strip() for v in value.split(",")]
+            try:
+                return int(items[torch_index])
+            except (ValueError, IndexError):
+                return None
+    return torch_index
+
+
+def open_sampler(fingerprint: dict, rate_hz: float | None = None):
+    """The sampler for this machine's measured device, or a NullSampler with the reason."""
+    rate = rate_hz or float(os.environ.get("GPUPARITY_POWER_HZ", DEFAULT_HZ))
+    backend = fingerprint.get("backend", "cpu")
+    try:
+        if backend in ("cuda", "rocm"):
+            local = _local_index()
+            bdf = _pci_bdf(local)
+            envs = ("CUDA_VISIBLE_DEVICES",) if backend == "cuda" else \
+                ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
+            idx = None if bdf else _visible_index(local, envs)
+            if bdf is None and idx is None:
+                raise Unavailable(f"cannot map torch device {local} to a management device ({envs[0]} lists UUIDs)")
+            cls = NvmlSource if backend == "cuda" else AmdsmiSource
+            source = cls(bus_ids=[bdf]) if bdf else cls(indices=[idx])
+        else:
+            source = RaplSource(os.environ.get("GPUPARITY_POWERCAP_ROOT", "/sys/class/powercap"))
+    except Unavailable as exc:
+        return NullSampler(str(exc))
+    return ThreadedSampler(source, rate_hz=rate)

@@ -258,6 +258,19 @@ class Store:
             rows = self.query("SELECT doc FROM reference_results")
         return [json.loads(r[0]) for r in rows]
 
+    # -- added for analysis/compare (issue 4): fingerprints without parsing whole documents --
+    def run_fingerprints(self, run_ids: list[str]) -> dict[str, dict]:
+        """{run_id: fingerprint} read with the database's JSON functions (a run's doc can be MBs)."""
+        expr = "doc::json->>'fingerprint'" if self.postgres else "json_extract(doc, '$.fingerprint')"
+        out = {}
+        for i in range(0, len(run_ids), 500):
+            chunk = list(run_ids[i:i + 500])
+            marks = ",".join("?" * len(chunk))
+            for run_id, fp in self.query(f"SELECT run_id, {expr} FROM runs WHERE run_id IN ({marks})", chunk):
+                out[run_id] = json.loads(fp) if fp else {}
+        return out
+    # -- end of addition --
+
 
 class _Cursor:
     """A cursor that speaks '?' markers on both back ends."""

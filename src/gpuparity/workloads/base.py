@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -22,6 +23,7 @@ CATEGORIES = ("kernel", "model", "serving", "comm")
 # Built-in workload modules, imported on demand (each defines WORKLOADS = [instances]).
 BUILTIN_MODULES = [
     "gemm", "memory", "attention", "moe", "conv", "llm", "training", "serving", "collectives",
+    "scaling",
 ]
 
 
@@ -95,10 +97,9 @@ class Workload:
                 from dataclasses import replace
 
                 cfg = replace(cfg, cold=True, flush_bytes=flush_bytes(ctx))
-            with telemetry_window(ctx) as tele:
-                m = measure(prepared.fn, ctx.device, cfg)
-            result["telemetry"] = tele.get("result")
-            fill_measurement(result, m)
+            with telemetry_window(ctx, result) as tele:
+                m = measure(prepared.fn, ctx.device, cfg, on_sample=tele.mark)
+                fill_measurement(result, m)
             derive(result, prepared.peak, ctx.spec)
             if ctx.profile_dir:
                 from gpuparity.measure.profile import profile_result
@@ -110,20 +111,31 @@ class Workload:
         return result
 
 
-class telemetry_window:
-    """Runs the context's telemetry sampler around a measured window (if any)."""
+class telemetry_window(dict):
+    """Runs the context's telemetry sampler around a measured window (if any).
 
-    def __init__(self, ctx: Context):
-        self.ctx, self.out = ctx, {}
+    Pass `mark` as measure()'s on_sample and fill the result inside the block: the energy then
+    covers exactly the timed samples and is divided by their invocations (measure.telemetry).
+    The telemetry lands in result["telemetry"] (and in self["result"] without a result).
+    """
 
-    def __enter__(self) -> dict:
+    def __init__(self, ctx: Context, result: dict | None = None):
+        super().__init__()
+        self.ctx, self.result, self.marks = ctx, result, []
+
+    def mark(self, _n: int = 0) -> None:
+        self.marks.append(time.monotonic_ns())
+
+    def __enter__(self) -> "telemetry_window":
         if self.ctx.telemetry is not None:
             self.ctx.telemetry.start()
-        return self.out
+        return self
 
     def __exit__(self, *exc) -> None:
         if self.ctx.telemetry is not None:
-            self.out["result"] = self.ctx.telemetry.stop()
+            self["result"] = self.ctx.telemetry.stop(self.result, self.marks)
+            if self.result is not None:
+                self.result["telemetry"] = self["result"]
 
 
 def flush_bytes(ctx: Context) -> int:

@@ -1,78 +1,388 @@
-"""Dense matrix multiply C = A @ B at each dtype the device has: FLOP = 2*M*N*K."""
+"""Dense matrix multiply C = A @ B at every dtype the device has: FLOP = 2*M*N*K.
+
+Two workloads:
+- `gemm`: fixed shapes (square, transposed operands, LLM-typical skinny shapes);
+- `gemm_search`: max-achievable TFLOP/s, mamf-finder style: sweep shapes within a time budget,
+  then measure the best shape with the full loop (re-measuring removes the winner's-curse bias
+  of picking the maximum of noisy quick timings).
+
+Low precision: int8 through torch._int_mm (int32 out); fp8 (e4m3fn, or e4m3fnuz on gfx942)
+through torch._scaled_mm with per-tensor or row-wise scales; fp4 = MXFP4 through
+F.scaled_mm with block-32 e8m0 scales. Scaled outputs are bf16.
+"""
 
 from __future__ import annotations
 
+import random
+import time
+
 from gpuparity.workloads.base import Context, Prepared, Workload
-from gpuparity.workloads.dtypes import FLOAT_DTYPES, TOLERANCE, cpu_half_ok, gpu_has_units, torch_dtype
+from gpuparity.workloads.dtypes import FLOAT_DTYPES, GEMM_DTYPES, SCALED_DTYPES, TOLERANCE
+from gpuparity.workloads.dtypes import cpu_half_ok, fp8_dtype_name, gpu_has_units, rel_error
+from gpuparity.workloads.dtypes import torch_dtype, torch_has_scaled
 
 SIZES = {"quick": 1024, "standard": 8192, "full": 8192}
-CPU_SIZES = {"quick": 1024, "standard": 2048, "full": 4096}
-CPU_HALF_SIZE = 256  # emulated half precision on a CPU: keep it seconds, not minutes
+CPU_SIZES = {"quick": 512, "standard": 2048, "full": 4096}
+CPU_SMALL = 128   # emulated half precision and int8 on a CPU: milliseconds, not minutes
+CPU_FP8 = 256
+# (K, N) of Llama-3.1-8B projections: gate/up 4096->14336, down 14336->4096, q/o 4096->4096.
+LLAMA_KN = [(4096, 14336), (14336, 4096), (4096, 4096)]
+SKINNY_M = {"quick": (16,), "standard": (16, 128), "full": (16, 32, 64, 128, 256)}
+DEFAULT_SCALING = {"fp8": ("tensor", "row"), "fp4": ("mx",), "fp6": ("mx",)}
+CHECK_ROWS = 64
+# fp4 e2m1 code -> value (sign bit 3); all 16 codes are finite.
+E2M1 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]
+
+
+def _case(m, n, k, dt, layout="nn", scaling=None) -> dict:
+    p = {"m": m, "n": n, "k": k, "layout": layout, "dtype": dt}
+    if scaling:
+        p["scaling"] = scaling
+    return p
+
+
+def gemm_supports(dt: str, ctx: Context, scaling: str | None = None) -> tuple[bool, str]:
+    if dt not in GEMM_DTYPES:
+        return False, f"unknown dtype {dt}; known: {', '.join(GEMM_DTYPES)}"
+    if dt in SCALED_DTYPES:
+        ok, why = torch_has_scaled(dt)
+        if not ok:
+            return ok, why
+    if ctx.device == "cpu":
+        if dt == "tf32":
+            return False, "TF32 is a GPU tensor-core mode; a CPU has no TF32 units"
+        if dt == "int8":
+            import torch
+
+            if not hasattr(torch, "_int_mm"):
+                return False, f"torch {torch.__version__} has no torch._int_mm"
+        if dt in ("fp4", "fp6"):
+            return False, f"{dt} (MX block-scaled) GEMM needs Blackwell (sm_100+) or MI355X-class (gfx950) units"
+        return True, ""
+    if dt in ("fp4", "fp6") and scaling not in (None, "mx"):
+        return False, f"{dt} supports only mx scaling"
+    return gpu_has_units(dt, ctx)
 
 
 class Gemm(Workload):
     name = "gemm"
     category = "kernel"
-    description = "Square dense GEMM C = A @ B; TFLOP/s against the dense datasheet peak"
-    axes = {"dtype": ", ".join(FLOAT_DTYPES), "m,n,k": "matrix sizes"}
+    description = "Dense GEMM at fixed shapes (square, transposed, LLM skinny); TFLOP/s vs the dense datasheet peak"
+    axes = {
+        "dtype": ", ".join(GEMM_DTYPES),
+        "m,n,k": "square; skinny M=16..256 with Llama-3.1-8B (K,N)",
+        "layout": "nn | tn | nt (A or B stored transposed)",
+        "scaling": "fp8: tensor | row; fp4: mx (block-32 e8m0)",
+    }
 
     def cases(self, suite: str, ctx: Context) -> list[dict]:
-        n = (CPU_SIZES if ctx.device == "cpu" else SIZES)[suite]
-        dtypes = ctx.options.get("dtypes") or FLOAT_DTYPES
+        cpu = ctx.device == "cpu"
+        n = (CPU_SIZES if cpu else SIZES)[suite]
+        dtypes = ctx.options.get("dtypes") or GEMM_DTYPES
         out = []
         for dt in dtypes:
             size = n
-            if ctx.device == "cpu" and dt in ("bf16", "fp16") and not cpu_half_ok(dt, ctx)[0]:
-                size = CPU_HALF_SIZE
-            out.append({"m": size, "n": size, "k": size, "dtype": dt})
+            if cpu and (dt == "int8" or (dt in ("bf16", "fp16") and not cpu_half_ok(dt, ctx)[0])):
+                size = CPU_SMALL
+            if cpu and dt == "fp8":
+                size = CPU_FP8
+            for scaling in DEFAULT_SCALING.get(dt, (None,)):
+                out.append(_case(size, size, size, dt, scaling=scaling))
+        # Transposed operands and skinny shapes at the dtype LLMs run in (fp32 on a CPU).
+        main = "fp32" if cpu else "bf16"
+        if main in dtypes:
+            layouts = ("tn",) if suite == "quick" else ("tn", "nt")
+            out += [_case(n, n, n, main, layout) for layout in layouts]
+            kn = LLAMA_KN[2:] if suite == "quick" else LLAMA_KN
+            out += [_case(m, nn, k, main) for m in SKINNY_M[suite] for k, nn in kn]
+        if not cpu and "fp8" in dtypes and suite != "quick":
+            out += [_case(m, nn, k, "fp8", scaling="row") for m in SKINNY_M[suite] for k, nn in LLAMA_KN]
         return out
 
     def supports(self, params: dict, ctx: Context) -> tuple[bool, str]:
-        dt = params["dtype"]
-        if dt not in TOLERANCE:
-            return False, f"unknown dtype {dt}"
-        if ctx.device == "cpu":
-            if dt == "tf32":
-                return False, "TF32 is a GPU tensor-core mode; a CPU has no TF32 units"
-            if dt not in FLOAT_DTYPES:
-                return False, f"{dt} GEMM is not measured on CPU"
-            return True, ""
-        return gpu_has_units(dt, ctx)
+        return gemm_supports(params["dtype"], ctx, params.get("scaling"))
 
     def prepare(self, params: dict, ctx: Context) -> Prepared:
-        import torch
+        return prepare_gemm(params["m"], params["n"], params["k"], params["dtype"], ctx,
+                            params.get("layout", "nn"), params.get("scaling"))
 
-        m, n, k, dt = params["m"], params["n"], params["k"], params["dtype"]
-        dev = ctx.device
+
+def _operand(rows: int, cols: int, transposed: bool, gen, dev, make):
+    """A rows x cols operand; stored as its transpose (column-major) when `transposed`."""
+    if transposed:
+        return make(cols, rows, gen).to(dev).t()
+    return make(rows, cols, gen).to(dev)
+
+
+def prepare_gemm(m: int, n: int, k: int, dt: str, ctx: Context, layout: str = "nn",
+                 scaling: str | None = None) -> Prepared:
+    import torch
+
+    dev = ctx.device
+    gen = torch.Generator(device="cpu").manual_seed(0)
+    info: dict = {"layout": layout}
+    if ctx.backend == "rocm":
+        info["tunableop"] = bool(ctx.fingerprint.get("tunableop", False))
+    teardown = None
+
+    if dt in FLOAT_DTYPES:
         tdt = torch_dtype(dt)
-        gen = torch.Generator(device="cpu").manual_seed(0)
-        a = torch.randn(m, k, generator=gen, dtype=torch.float32).to(dev, tdt)
-        b = torch.randn(k, n, generator=gen, dtype=torch.float32).to(dev, tdt)
+
+        def make(r, c, g):
+            return torch.randn(r, c, generator=g).to(tdt)
+
+        a = _operand(m, k, layout[0] == "t", gen, dev, make)
+        b = _operand(k, n, layout[1] == "t", gen, dev, make)
         out = torch.empty(m, n, device=dev, dtype=tdt)
-        prev_tf32 = torch.backends.cuda.matmul.allow_tf32 if dev != "cpu" else None
         if dev != "cpu":
-            torch.backends.cuda.matmul.allow_tf32 = dt == "tf32"
+            # TF32 is its own mode: fp32 runs at full precision, tf32 lets the tensor cores round.
+            prev = torch.get_float32_matmul_precision()
+            torch.set_float32_matmul_precision("high" if dt == "tf32" else "highest")
+
+            def teardown():
+                torch.set_float32_matmul_precision(prev)
 
         def fn():
             torch.mm(a, b, out=out)
 
-        def check():
-            rows = min(m, 64)
-            fn()
-            ref = a[:rows].double() @ b.double()
-            err = float((out[:rows].double() - ref).norm() / ref.norm())
-            ok = err <= TOLERANCE[dt]
-            return ok, f"relative error {err:.2e} vs fp64 (tolerance {TOLERANCE[dt]:.0e})"
+        def reference(rows):
+            return a[:rows].double() @ b.double()
+    elif dt == "int8":
+        def make(r, c, g):
+            return torch.randint(-8, 8, (r, c), generator=g, dtype=torch.int8)
 
-        def teardown():
-            if prev_tf32 is not None:
-                torch.backends.cuda.matmul.allow_tf32 = prev_tf32
+        a = _operand(m, k, False, gen, dev, make)
+        b = _operand(k, n, True, gen, dev, make)   # int8 GEMMs want B column-major (TN)
+        out = torch.empty(m, n, device=dev, dtype=torch.int32)
+        info["layout"] = "nt"
 
-        info = {}
-        if ctx.backend == "rocm":
-            info["tunableop"] = ctx.fingerprint.get("tunableop", False)
-        return Prepared(fn=fn, work={"flop": 2.0 * m * n * k}, peak=f"flop:{dt}", check=check,
-                        info=info, teardown=teardown)
+        def fn():
+            torch._int_mm(a, b, out=out)
+
+        def reference(rows):  # exact in fp64: |sum| <= k * 64
+            return a[:rows].double() @ b.double()
+    elif dt == "fp8":
+        fn, reference, out, extra = _fp8_gemm(m, n, k, scaling or "tensor", ctx, gen)
+        info.update(extra)
+    elif dt == "fp4":
+        fn, reference, out, extra = _mxfp4_gemm(m, n, k, ctx, gen)
+        info.update(extra)
+    else:
+        raise ValueError(f"no GEMM implementation for {dt}")
+
+    def check():
+        rows = min(m, CHECK_ROWS)
+        fn()
+        err = rel_error(out[:rows], reference(rows))
+        tol = TOLERANCE[dt]
+        return err <= tol, f"relative error {err:.2e} vs fp64 (tolerance {tol:.0e})"
+
+    return Prepared(fn=fn, work={"flop": 2.0 * m * n * k}, peak=f"flop:{dt}", check=check, info=info,
+                    teardown=teardown)
 
 
-WORKLOADS = [Gemm()]
+def _fp8_gemm(m, n, k, scaling, ctx, gen):
+    """A (m,k) row-major and B (k,n) column-major in fp8 with fp32 scales: per tensor, or per row
+    of A and per column of B. torch._scaled_mm computes (A*sa) @ (B*sb) into bf16."""
+    import torch
+
+    fdt = getattr(torch, fp8_dtype_name(ctx))
+    fmax = torch.finfo(fdt).max
+    dev = ctx.device
+    x = torch.randn(m, k, generator=gen)
+    y = torch.randn(n, k, generator=gen)          # B stored transposed
+    if scaling == "row":
+        sa = x.abs().amax(dim=1, keepdim=True) / fmax          # (m, 1)
+        sb = y.abs().amax(dim=1, keepdim=True) / fmax          # (n, 1) -> (1, n)
+    elif scaling == "tensor":
+        sa, sb = x.abs().max() / fmax, y.abs().max() / fmax
+    else:
+        raise ValueError(f"fp8 scaling must be tensor or row, got {scaling}")
+    a = (x / sa).to(fdt).to(dev)
+    b = (y / sb).to(fdt).to(dev).t()
+    scale_a = sa.float().to(dev)
+    scale_b = (sb.t() if scaling == "row" else sb).float().contiguous().to(dev)
+    out = torch.empty(m, n, device=dev, dtype=torch.bfloat16)
+
+    def fn():
+        torch._scaled_mm(a, b, scale_a=scale_a, scale_b=scale_b, out_dtype=torch.bfloat16, out=out)
+
+    def reference(rows):
+        sa_rows = scale_a[:rows] if scaling == "row" else scale_a
+        return (a[:rows].float().double() * sa_rows.double()) @ (b.float().double() * scale_b.double())
+
+    return fn, reference, out, {"fp8_type": str(fdt).replace("torch.", ""), "scaling": scaling}
+
+
+def _mxfp4_gemm(m, n, k, ctx, gen):
+    """MXFP4: e2m1 values packed two per byte, one e8m0 scale per 32 values along K.
+
+    Scales are uniform (2^0): the scale layout (swizzled on NVIDIA) then cannot change the
+    result, and only the scale count must match what the kernel expects. A's two nibbles per
+    byte are equal, so the fp64 reference does not depend on the nibble order of the packing.
+    """
+    import torch
+    import torch.nn.functional as F
+
+    if k % 64:
+        raise ValueError("MXFP4 needs K divisible by 64")
+    dev = ctx.device
+    lut = torch.tensor(E2M1, dtype=torch.float64)
+    nib = torch.randint(0, 16, (m, k // 2), generator=gen, dtype=torch.uint8)
+    a_bytes = nib | (nib << 4)
+    b_bytes = torch.randint(0, 256, (n, k // 2), generator=gen, dtype=torch.uint8)
+    a = a_bytes.to(dev).view(torch.float4_e2m1fn_x2)
+    b = b_bytes.to(dev).view(torch.float4_e2m1fn_x2).t()       # (k/2, n) column-major
+    if ctx.backend == "rocm":
+        count_a, count_b = -(-m // 32) * (k // 2), -(-(k // 2) // 32) * n
+        swizzle = F.SwizzleType.NO_SWIZZLE
+    else:
+        count_a = -(-m // 128) * 128 * (-(-(k // 32) // 4) * 4)
+        count_b = -(-n // 128) * 128 * (-(-(k // 32) // 4) * 4)
+        swizzle = F.SwizzleType.SWIZZLE_32_4_4
+
+    def ones(count):  # e8m0 byte 127 = 2^0
+        return torch.full((count,), 127, dtype=torch.uint8, device=dev).view(torch.float8_e8m0fnu)
+
+    sa, sb = ones(count_a), ones(count_b)
+    recipe = F.ScalingType.BlockWise1x32
+    out = torch.empty(m, n, device=dev, dtype=torch.bfloat16)
+
+    def fn():
+        out.copy_(F.scaled_mm(a, b, sa, recipe, sb, recipe, swizzle, swizzle, output_dtype=torch.bfloat16))
+
+    def decode(bytes_2d):  # (r, c) bytes -> (r, 2c) values, low nibble first
+        lo, hi = lut[(bytes_2d & 15).long()], lut[(bytes_2d >> 4).long()]
+        return torch.stack([lo, hi], dim=-1).reshape(bytes_2d.shape[0], -1)
+
+    def reference(rows):
+        return decode(a_bytes[:rows]) @ decode(b_bytes).t()
+
+    return fn, lambda rows: reference(rows).to(dev), out, {"scaling": "mx", "fp4_type": "float4_e2m1fn_x2",
+                                                            "scale_type": "float8_e8m0fnu"}
+
+
+# -- max-achievable search ---------------------------------------------------
+SEARCH_BUDGET_S = {"quick": 3.0, "standard": 45.0, "full": 120.0}
+SEARCH_DTYPES = {"quick": ("fp32",), "standard": ("bf16", "fp8"), "full": ("fp32", "tf32", "bf16", "fp16", "fp8")}
+GPU_DIMS = list(range(1024, 16385, 1024))
+CPU_DIMS = list(range(128, 1025, 128))
+GPU_SEEDS = [(8192, 8192, 8192), (4096, 4096, 4096), (6144, 16384, 2048), (16384, 8192, 4096)]
+BLOCK_S = {"cpu": 0.05, "gpu": 0.02}   # time per quick-timing block
+
+
+def quick_tflops(fn, flop: float, device: str, block_s: float) -> float:
+    """Median of 3 short blocks after a warm-up call: enough to rank shapes, not to report them."""
+    from gpuparity.measure.loop import Timer
+
+    timer = Timer(device)
+    timer.sync()
+    t0 = time.perf_counter()
+    fn()
+    timer.sync()
+    per_call = max(time.perf_counter() - t0, 1e-7)
+    reps = max(1, min(1000, int(block_s / per_call)))
+    times = sorted(timer.time_block(fn, reps) / reps for _ in range(3))
+    return flop / times[1] / 1e12
+
+
+def search_shapes(dt: str, ctx: Context, budget_s: float, scaling: str | None = None,
+                  seed: int = 0) -> dict:
+    """Sweep shapes until the budget is spent: seeds, then random grid points, then neighbours of the
+    best (half a grid step either way). An out-of-memory shape is recorded and skipped."""
+    from gpuparity.runner import is_oom
+
+    cpu = ctx.device == "cpu"
+    dims = CPU_DIMS if cpu else GPU_DIMS
+    step = (dims[1] - dims[0]) // 2
+    rng = random.Random(seed)
+    grid = [(m, n, k) for m in dims for n in dims for k in dims]
+    rng.shuffle(grid)
+    seeds = [(d, d, d) for d in (dims[-2], dims[len(dims) // 2])] if cpu else GPU_SEEDS
+    queue = seeds + grid
+    tried: dict[tuple, float | str] = {}
+    best: tuple | None = None
+    t0 = time.perf_counter()
+    explore_until = 0.7 * budget_s
+    while time.perf_counter() - t0 < budget_s:
+        if time.perf_counter() - t0 < explore_until and queue:
+            shape = queue.pop(0)
+        else:  # refine around the best
+            if best is None:
+                break
+            shape = tuple(max(dims[0], d + rng.choice((-step, 0, step))) for d in best)
+        if shape in tried:
+            if not queue and all(s in tried for s in _neighbours(best, step, dims[0])):
+                break
+            continue
+        try:
+            prepared = prepare_gemm(*shape, dt, ctx, scaling=scaling)
+            try:
+                tried[shape] = quick_tflops(prepared.fn, prepared.work["flop"], ctx.device,
+                                            BLOCK_S["cpu" if cpu else "gpu"])
+            finally:
+                if prepared.teardown:
+                    prepared.teardown()
+            del prepared
+        except Exception as exc:  # noqa: BLE001 - one shape must not end the sweep
+            if not is_oom(exc):
+                raise
+            tried[shape] = "out of memory"
+            if not cpu:
+                import torch
+
+                torch.cuda.empty_cache()
+            continue
+        if best is None or tried[shape] > tried[best]:
+            best = shape
+    measured = {s: v for s, v in tried.items() if isinstance(v, float)}
+    top = sorted(measured.items(), key=lambda kv: -kv[1])[:5]
+    return {
+        "best": best, "shapes_tried": len(tried), "search_s": round(time.perf_counter() - t0, 2),
+        "oom_shapes": sum(1 for v in tried.values() if not isinstance(v, float)),
+        "top": [{"m": s[0], "n": s[1], "k": s[2], "quick_tflops": round(v, 4)} for s, v in top],
+    }
+
+
+def _neighbours(best, step, floor):
+    return [tuple(max(floor, d + s) for d, s in zip(best, (a, b, c), strict=True))
+            for a in (-step, 0, step) for b in (-step, 0, step) for c in (-step, 0, step)]
+
+
+class GemmSearch(Workload):
+    name = "gemm_search"
+    category = "kernel"
+    description = ("Max-achievable GEMM (mamf-finder style): sweep M,N,K within a time budget, "
+                   "then measure the best shape; TFLOP/s vs the dense datasheet peak")
+    axes = {"dtype": "fp32 (CPU); bf16, fp8 (standard); + tf32, fp16 (full)",
+            "budget_s": "search time budget per dtype (--set budget_s=N)"}
+
+    def cases(self, suite: str, ctx: Context) -> list[dict]:
+        dtypes = ctx.options.get("dtypes") or SEARCH_DTYPES[suite]
+        budget = float(ctx.options.get("budget_s") or SEARCH_BUDGET_S[suite])
+        out = []
+        for dt in dtypes:
+            p = {"budget_s": budget, "dtype": dt}
+            if dt == "fp8":
+                p["scaling"] = "tensor"
+            out.append(p)
+        return out
+
+    def supports(self, params: dict, ctx: Context) -> tuple[bool, str]:
+        ok, why = gemm_supports(params["dtype"], ctx, params.get("scaling"))
+        if ok and params["dtype"] in ("fp4", "fp6", "int8"):
+            return False, f"the shape search covers float and fp8 dtypes; {params['dtype']} runs in gemm"
+        return ok, why
+
+    def prepare(self, params: dict, ctx: Context) -> Prepared:
+        dt = params["dtype"]
+        found = search_shapes(dt, ctx, float(params["budget_s"]), params.get("scaling"))
+        if found["best"] is None:
+            raise MemoryError(f"out of memory at every shape tried ({found['shapes_tried']})")
+        m, n, k = found["best"]
+        prepared = prepare_gemm(m, n, k, dt, ctx, scaling=params.get("scaling"))
+        prepared.info.update(best_shape={"m": m, "n": n, "k": k}, search=found)
+        return prepared
+
+
+WORKLOADS = [Gemm(), GemmSearch()]

@@ -1,0 +1,98 @@
+"""Scale check for `gpuparity compare`: two SQLite stores of 100,000 results each.
+
+Each store holds RUNS runs x RESULTS results (distinct keys per run: a GEMM shape sweep, so
+every one of the 100k keys is matched and bootstrapped). The timed part is what
+`gpuparity compare a.db b.db` does: read both stores through the fast path and compute ratios,
+bootstrap CIs, verdicts and geomeans. The peer, measured in the same run, is the naive
+per-key bootstrap (a resample matrix and np.median per key) on a subset, extrapolated.
+
+Usage: python bench/compare_scale.py [--runs 100] [--results 1000] [--dir DIR]
+Target: compare <= 2 s on the 2-core dev box. The last line printed is the compare time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+
+import numpy as np
+
+from gpuparity.analysis.compare import compare_sides, side_from_store
+from gpuparity.platform.specs import all_specs
+from gpuparity.results.schema import new_result, new_run
+from gpuparity.results.store import Store
+
+
+def make_store(path: str, spec_id: str, speed: float, runs: int, results: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    spec = dict(all_specs()[spec_id])
+    fp = {"host": f"bench-{spec_id}", "product": spec["product"], "vendor": spec["vendor"], "backend": "cuda",
+          "spec": spec, "telemetry": {"method": "none"}, "torch_version": "2.6.0"}
+    with Store(path) as store:
+        for r in range(runs):
+            doc = new_run(fp)
+            doc["run_id"] = f"{spec_id}-{r:04d}"
+            doc["started_at"] = f"2026-01-01T00:{r // 60:02d}:{r % 60:02d}+00:00"
+            doc["status"] = "complete"
+            for i in range(results):
+                m = 256 + 8 * (r * results + i)
+                res = new_result("gemm", "kernel", {"m": m, "n": 4096, "k": 4096, "dtype": "bf16"}, "bf16")
+                flop = 2.0 * m * 4096 * 4096
+                tflops = speed * (1 + 0.1 * rng.standard_normal()) * 400
+                n = int(rng.integers(5, 16))
+                res["samples"] = (flop / (tflops * 1e12) * (1 + 0.02 * rng.standard_normal(n))).tolist()
+                res["work"] = {"flop": flop}
+                res["metric"] = {"name": "flop", "unit": "TFLOP/s", "value": tflops, "higher_is_better": True}
+                doc["results"].append(res)
+            store.save_run(doc)
+
+
+def naive_seconds_per_key(side_a, side_b, keys: list[str], resamples: int) -> float:
+    rng = np.random.default_rng(0)
+    t = time.perf_counter()
+    for k in keys:
+        xa, xb = np.asarray(side_a.entries[k].samples), np.asarray(side_b.entries[k].samples)
+        ma = np.median(xa[rng.integers(0, xa.size, (resamples, xa.size))], axis=1)
+        mb = np.median(xb[rng.integers(0, xb.size, (resamples, xb.size))], axis=1)
+        np.quantile(mb / ma, [0.025, 0.975])
+    return (time.perf_counter() - t) / len(keys)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--results", type=int, default=1000)
+    ap.add_argument("--dir", default=None, help="keep the stores here (default: a temp dir)")
+    args = ap.parse_args()
+    folder = args.dir or tempfile.mkdtemp(prefix="gpuparity-bench-")
+    os.makedirs(folder, exist_ok=True)
+    pa, pb = os.path.join(folder, "a.db"), os.path.join(folder, "b.db")
+    t = time.perf_counter()
+    for path, spec_id, speed, seed in ((pa, "mi300x", 1.0, 1), (pb, "h100-sxm", 1.05, 2)):
+        if not os.path.exists(path):
+            make_store(path, spec_id, speed, args.runs, args.results, seed)
+    print(f"stores ready in {time.perf_counter() - t:.1f} s: {pa}, {pb}")
+
+    t0 = time.perf_counter()
+    with Store(pa) as sa, Store(pb) as sb:
+        side_a = side_from_store(sa, sa.run_ids(), "A")
+        side_b = side_from_store(sb, sb.run_ids(), "B")
+        t_load = time.perf_counter() - t0
+        result = compare_sides(side_a, side_b)
+    elapsed = time.perf_counter() - t0
+    rows = result["rows"]
+    verdicts = {v: sum(r["verdict"] == v for r in rows) for v in ("faster", "parity", "slower", "inconclusive")}
+    print(f"results: A {sum(len(e.samples) > 0 for e in side_a.entries.values())},"
+          f" B {len(side_b.entries)}; matched {len(rows)}; verdicts {verdicts}")
+    print(f"load (both stores) {t_load:.2f} s; ratios + CIs + verdicts {elapsed - t_load:.2f} s")
+    subset = [r["key"] for r in rows[:300]]
+    naive = naive_seconds_per_key(side_a, side_b, subset, result["resamples"]) * len(rows)
+    print(f"naive per-key bootstrap, extrapolated to {len(rows)} keys: {naive:.1f} s"
+          f" ({naive / max(elapsed - t_load, 1e-9):.0f}x the vectorised core)")
+    print(f"compare of two stores of {args.runs * args.results} results: {elapsed:.2f} s (target <= 2 s)")
+
+
+if __name__ == "__main__":
+    main()

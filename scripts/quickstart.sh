@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Fresh machine -> installed gpuparity, a quick-suite run in the store, and report.html.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+# shellcheck disable=SC1091
+. .venv/bin/activate
+export HF_HUB_OFFLINE=1
+gpuparity info
+gpuparity run --suite quick --json quick-run.json
+gpuparity report latest -o report.html
+echo "report: $(pwd)/report.html"

