@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from gpuparity.errors import UserError
 from gpuparity.results.schema import new_result, new_run, result_key, validate_run
 from gpuparity.results.store import Store
-from gpuparity.errors import UserError
 
 WORKLOADS = str(Path(__file__).parent / "data" / "slow_workloads.py")
 

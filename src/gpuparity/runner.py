@@ -96,7 +96,10 @@ def build_context(suite: str, options: dict, profile_dir: str | None = None):
 
     if dist.is_distributed():  # torchrun job: its shape and this node's GPU links
         fp["distributed"] = dict(dist.describe(), topology=dist.topology(fp.get("backend", "cpu")))
-    return Context(fingerprint=fp, device=device, suite=suite, loop=LoopConfig.for_suite(suite, device),
+    loop = LoopConfig.for_suite(suite, device)
+    if options.get("power_required"):  # timed windows long enough for a valid power trace (~20 samples)
+        loop.min_time_s = max(loop.min_time_s, 1.0)
+    return Context(fingerprint=fp, device=device, suite=suite, loop=loop,
                    telemetry=sampler, profile_dir=profile_dir, options=options)
 
 

@@ -27,7 +27,6 @@ from gpuparity.errors import UserError
 KINDS = ("mlperf", "spec", "price", "own-runs", "porting")
 VERDICTS = ("supported", "partly", "contradicted", "untested")
 DEFAULT_FILE = "rocm-vs-cuda-2025.yaml"
-MLPERF_HINT = "gpuparity reference import mlperf summary_results.json  # from mlcommons/inference_results_v5.1"
 
 
 # -- loading --------------------------------------------------------------------------------------
@@ -85,6 +84,8 @@ def validate_claim(raw, where: str) -> dict:
         claim[side] = dict(raw.get(side) or {})
     if "porting" not in kinds and not (claim["subject"] and claim["baseline"]):
         raise UserError(f"{where}: fields 'subject' and 'baseline' are required")
+    if set(kinds) & {"mlperf", "spec", "price"} and not (claim["subject"].get("gpu") and claim["baseline"].get("gpu")):
+        raise UserError(f"{where}: kind {'/'.join(kinds)} needs 'gpu' in subject and baseline")
     claim["bounds"] = expected_bounds(raw.get("expected"), where)
     tol = raw.get("tolerance", 0.05)
     if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol < 1:
@@ -96,11 +97,22 @@ def validate_claim(raw, where: str) -> dict:
             raise UserError(f"{where}: kind mlperf needs 'mlperf: {{model, scenario}}'")
         if m.get("statistic", "best") not in ("best", "median"):
             raise UserError(f"{where}: mlperf.statistic must be best or median")
-    if "spec" in kinds and not (isinstance(raw.get("spec"), dict) and raw["spec"].get("field")):
-        raise UserError(f"{where}: kind spec needs 'spec: {{field}}' (tdp_w, memory_gb, ...)")
+    if "spec" in kinds:
+        from gpuparity.platform.specs import NUMERIC
+
+        if not (isinstance(raw.get("spec"), dict) and raw["spec"].get("field") in NUMERIC):
+            raise UserError(f"{where}: kind spec needs 'spec: {{field}}', one of {', '.join(NUMERIC)}")
+        for side in ("subject", "baseline"):
+            if raw["spec"].get(f"{side}_bounds") is not None:
+                expected_bounds(raw["spec"][f"{side}_bounds"], f"{where}: spec.{side}_bounds")
     for key in ("workload", "run"):
         if key in raw and not isinstance(raw[key], dict):
             raise UserError(f"{where}: field '{key}' must be a mapping")
+    w = raw.get("workload") or {}
+    if w.get("statistic", "geomean") not in ("geomean", "best"):
+        raise UserError(f"{where}: workload.statistic must be geomean or best")
+    if not isinstance(w.get("params") or {}, dict):
+        raise UserError(f"{where}: workload.params must be a mapping")
     return claim
 
 
@@ -143,11 +155,16 @@ def bounds_text(bounds: tuple, tol: float) -> str:
     return f"{core} (tolerance {tol:.0%})"
 
 
-def ratio_check(value: float, bounds: tuple, tol: float, label: str) -> dict:
-    """A pass/fail on a subject/baseline ratio, plus whether at least the claimed direction holds."""
+def ratio_check(value: float, bounds: tuple, tol: float, label: str, directional: bool = True) -> dict:
+    """A pass/fail on a subject/baseline ratio, plus whether at least the claimed direction holds.
+
+    directional=False for absolute figures (a board power, a score): no half credit.
+    """
     lo, hi = bounds
     passed = within(value, bounds, tol)
-    if lo is not None and lo > 1:
+    if not directional:
+        direction_ok = False
+    elif lo is not None and lo > 1:
         direction_ok = value > 1
     elif hi is not None and hi < 1:
         direction_ok = value < 1
@@ -215,7 +232,9 @@ def evidence_mlperf(claim: dict, store) -> tuple[list, list, str | None]:
     refs = [r for r in store.references(SOURCE) if rnd is None or r.get("round") == rnd]
     if not refs:
         what = f"MLPerf Inference {rnd} results" if rnd else "MLPerf Inference results"
-        return [{"kind": "mlperf", "summary": f"no {what} imported"}], [], MLPERF_HINT.replace("5.1", rnd or "5.1")
+        hint = (f"gpuparity reference import mlperf summary_results.json  # from "
+                f"github.com/mlcommons/inference_results_v{rnd or '5.1'}")
+        return [{"kind": "mlperf", "summary": f"no {what} imported"}], [], hint
     picks = {}
     for side in ("subject", "baseline"):
         spec_id = resolve_spec(claim[side]["gpu"])
@@ -280,8 +299,7 @@ def evidence_spec(claim: dict) -> tuple[list, list, str | None]:
         bound = claim["spec"].get(f"{side}_bounds")
         if bound:
             b = expected_bounds(bound, f"claim {claim['id']}: spec.{side}_bounds")
-            checks.append(ratio_check(value, b, claim["tolerance"], f"{spec['id']} {field}"))
-            checks[-1]["direction_ok"] = False  # an absolute figure has no direction
+            checks.append(ratio_check(value, b, claim["tolerance"], f"{spec['id']} {field}", False))
     ratio = specs["subject"][field] / specs["baseline"][field]
     checks.append(ratio_check(ratio, claim["bounds"], claim["tolerance"],
                               f"{field} ratio {specs['subject']['id']} / {specs['baseline']['id']}"))
@@ -334,11 +352,16 @@ def evidence_own_runs(claim: dict, store) -> tuple[list, list, str | None]:
     names, dtype, cat = w.get("names"), w.get("dtype"), w.get("category")
     rows = [r for r in result.get("rows", [])
             if (not names or r.get("workload") in names) and (not dtype or r.get("dtype") == dtype)
-            and (not cat or r.get("category") == cat) and _positive(r.get("ratio"))]
+            and (not cat or r.get("category") == cat) and _params_match(r.get("params"), w.get("params"))
+            and _positive(r.get("ratio"))]
     if not rows:
         return ([{"kind": "own-runs", "summary": f"{len(subject)} and {len(baseline)} stored runs share no "
                   f"results for {', '.join(names or [cat or 'any workload'])}"}], [], command)
-    evidence = [{"kind": "own-runs", "workload": r.get("workload"), "value": r["ratio"],
+    evidence = [{"kind": "own-runs", "side": side, "run_ids": [d["run_id"] for d in docs],
+                 "summary": f"{side}: {len(docs)} stored run(s) on {side_label(claim[side])}: "
+                            + ", ".join(d["run_id"] for d in docs[:5]) + (" ..." if len(docs) > 5 else "")}
+                for side, docs in (("subject", subject), ("baseline", baseline))]
+    evidence += [{"kind": "own-runs", "workload": r.get("workload"), "value": r["ratio"],
                  "summary": f"{r.get('workload')} {r.get('dtype') or ''} {_params(r)}: subject/baseline "
                             f"{r['ratio']:.3g} (95% CI {_num(r.get('ci_low'))}-{_num(r.get('ci_high'))}), "
                             f"{r.get('verdict', '')}".replace("  ", " ")} for r in rows]
@@ -348,6 +371,14 @@ def evidence_own_runs(claim: dict, store) -> tuple[list, list, str | None]:
     checks = [ratio_check(value, claim["bounds"], claim["tolerance"],
                           f"{stat} of {len(rows)} matched results, {len(subject)} vs {len(baseline)} runs")]
     return evidence, checks, None
+
+
+def _params_match(params, wanted: dict | None) -> bool:
+    """Each wanted parameter appears (case-insensitive substring: 'deepseek-r1' in a model path)."""
+    if not wanted:
+        return True
+    params = params if isinstance(params, dict) else {}
+    return all(str(v).lower() in str(params.get(k, "")).lower() for k, v in wanted.items())
 
 
 def _positive(x) -> bool:
@@ -364,17 +395,13 @@ def _params(row: dict) -> str:
 
 
 def port_score(report: dict) -> float | None:
-    """The tree-level portability score of a `gpuparity port --json` report, as a fraction."""
-    candidates = [report.get("score"), report.get("portability"), report.get("portability_score")]
-    for key in ("tree", "summary", "totals"):
-        if isinstance(report.get(key), dict):
-            candidates += [report[key].get("score"), report[key].get("portability")]
-    for c in candidates:
-        if isinstance(c, dict):
-            c = c.get("score", c.get("value"))
-        if isinstance(c, (int, float)) and not isinstance(c, bool):
-            return c / 100.0 if c > 1 else float(c)
-    return None
+    """The tree-level score of a `gpuparity port --json` report (schema gpuparity.port/1: summary.score,
+    a share in [0, 1]; None when the tree uses no CUDA API). A bare top-level `score` is accepted too."""
+    summary = report.get("summary") if isinstance(report.get("summary"), dict) else {}
+    value = summary.get("score", report.get("score"))
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 100:
+        return None
+    return value / 100.0 if value > 1 else float(value)
 
 
 def evidence_porting(claim: dict, port_report: str | None) -> tuple[list, list, str | None]:
@@ -389,11 +416,12 @@ def evidence_porting(claim: dict, port_report: str | None) -> tuple[list, list, 
         raise UserError(f"{port_report}: not a readable port report ({exc})") from None
     score = port_score(report) if isinstance(report, dict) else None
     if score is None:
-        raise UserError(f"{port_report}: no tree-level score in this port report")
-    src = report.get("source") or report.get("src") or report.get("root") or port_report
-    evidence = [{"kind": "porting", "value": score,
-                 "summary": f"gpuparity port score for {src}: {score:.1%} of CUDA API uses translate automatically"}]
-    return evidence, [ratio_check(score, claim["bounds"], claim["tolerance"], "portability score")], None
+        raise UserError(f"{port_report}: no tree-level score (summary.score) in this port report")
+    summary = report.get("summary") or {}
+    counts = f" ({summary['supported']}/{summary['uses']} CUDA API uses)" if "uses" in summary else ""
+    evidence = [{"kind": "porting", "value": score, "summary": f"gpuparity port score for "
+                 f"{report.get('src') or port_report}: {score:.1%}{counts} map to HIP automatically"}]
+    return evidence, [ratio_check(score, claim["bounds"], claim["tolerance"], "portability score", False)], None
 
 
 # -- entry point ----------------------------------------------------------------------------------

@@ -1,25 +1,24 @@
 """Compare two platforms: per-key ratio B/A with a bootstrap CI, verdicts, category geomeans,
 and the same ratios normalised per spec peak, per GPU-hour price and per watt.
 
-Two loaders feed one core (`compare_sides`): run documents (`side_from_runs`, used by the
-Python API, JSON files and the report) and the store's `results` table (`side_from_store`, the
-fast path for large stores, which never parses whole run documents unless a run has power
-telemetry or serving curves).
+Two loaders feed one columnar core (`compare_core`): run documents (`side_from_runs`: the
+Python API, JSON files, the report) and the store's `results` table (`side_from_store`: the fast
+path, which parses no run document unless a run has power telemetry or serving curves).
 
-Statistics (also in the report's method notes):
+Statistics (repeated in the report's method notes):
 - A side with several runs pools the raw samples of the same key (run-to-run spread counts as
-  noise); spec, telemetry and serving info come from the newest run holding the key.
+  noise); spec, power and serving info come from the newest run holding the key.
 - ratio = median(B samples) / median(A samples) of throughput (higher is better).
-- 95% CI: percentile bootstrap of the ratio of medians, each side resampled independently.
-  Vectorised exactly: for n sorted samples the median of a resample is an order statistic
-  whose index depends only on n, so the indices are drawn once per n (Beta-distributed order
-  statistics of uniforms) and shared by every key with that n. Replicates are built in log
-  space (for even n the two middle values are averaged geometrically, a second-order
-  difference from the arithmetic median).
+- 95% CI: bootstrap of the ratio of medians, each side resampled independently, as a normal
+  interval in log space: log ratio +- z * sqrt(var_A + var_B), where var is the bootstrap
+  variance of the log median. That variance is computed without resampling each key: for n
+  sorted samples the median of a resample is the mean of two order statistics whose indices
+  depend only on n, so their distribution is drawn once per n (Beta order statistics of
+  uniforms, 20,000 draws) and applied to every key with that n as weights.
 - verdict: faster / slower when the CI lies wholly beyond 1 +- tolerance, parity when it lies
   wholly within, inconclusive when it straddles a boundary or cannot be estimated (< 2 samples).
-- category geomean: exp(mean log ratio) over keys with a CI; its CI combines the keys'
-  bootstrap variances of log ratio (keys are measured independently; normal approximation).
+- category geomean: exp(mean log ratio) over keys with a CI; its CI sums the keys' variances
+  (keys are measured independently).
 """
 
 from __future__ import annotations
@@ -27,15 +26,17 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
+from statistics import NormalDist
 
 import numpy as np
 
 from gpuparity.results.schema import metric_samples, run_stack
 
-RESAMPLES = 1000
 LEVEL = 0.95
+DRAWS = 20000
 SEED = 20240601
-CHUNK = 4096
+VERDICTS = ("faster", "parity", "slower", "inconclusive")
 
 
 def verdict(ci_low: float | None, ci_high: float | None, tolerance: float = 0.05) -> str:
@@ -52,33 +53,43 @@ def verdict(ci_low: float | None, ci_high: float | None, tolerance: float = 0.05
     return "inconclusive"
 
 
+def verdicts(ci_low: np.ndarray, ci_high: np.ndarray, tolerance: float) -> np.ndarray:
+    """Vectorised `verdict`: indices into VERDICTS."""
+    lo, hi = 1.0 - tolerance, 1.0 + tolerance
+    with np.errstate(invalid="ignore"):
+        return np.select([ci_low > hi, ci_high < lo, (ci_low >= lo) & (ci_high <= hi)], [0, 2, 1], 3)
+
+
 # -- sides --------------------------------------------------------------------------------
 @dataclass
-class Entry:
-    """One key on one side, pooled over that side's runs."""
-
-    key: str
-    workload: str
-    category: str | None
-    params: dict
-    dtype: str | None
-    unit: str | None = None
-    status: str = "ok"
-    reason: str | None = None
-    samples: list = field(default_factory=list)
-    run_ids: list = field(default_factory=list)
-    spec: dict | None = None
-    power_w: list = field(default_factory=list)
-    info: dict = field(default_factory=dict)
-    work: dict = field(default_factory=dict)
-
-
-@dataclass
 class Side:
+    """One platform's results, pooled by key, in columns (key i = row i of every array)."""
+
     label: str
-    runs: list            # run summaries, oldest first (run_id, started_at, host, product, ..., fingerprint)
-    entries: dict         # key -> Entry with status ok and samples
-    failed: dict          # key -> Entry that is failed / skipped / has no samples on this side
+    runs: list                 # run summaries, oldest first (run_id, started_at, host, ..., fingerprint)
+    keys: list                 # keys with status ok and samples
+    meta: list                 # per key: (workload, category, params, dtype, unit); params dict or JSON text
+    newest_run: np.ndarray     # per key: index into runs of the newest run holding it
+    n_runs: np.ndarray         # per key: how many runs were pooled
+    flat: np.ndarray           # all samples (throughput), grouped by key in owner
+    owner: np.ndarray          # key index of each sample
+    power: np.ndarray          # per key: mean valid measured power (W) or NaN
+    extras: dict               # key index -> {"info": ..., "work": ...} where the document was read
+    failed: dict               # key -> {ident..., "status", "reason"} for keys with no usable result
+    index: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.index = {k: i for i, k in enumerate(self.keys)}
+
+    def params(self, i: int) -> dict:
+        p = self.meta[i][2]
+        return json.loads(p) if isinstance(p, str) else p
+
+    def spec(self, i: int) -> dict | None:
+        return self.runs[int(self.newest_run[i])]["fingerprint"].get("spec") if self.runs else None
+
+    def samples(self, i: int) -> np.ndarray:
+        return self.flat[self.owner == i]
 
 
 def run_summary(run_id: str, started_at: str, host: str | None, fp: dict) -> dict:
@@ -90,88 +101,121 @@ def run_summary(run_id: str, started_at: str, host: str | None, fp: dict) -> dic
     }
 
 
-def _add(side: Side, run: dict, key: str, workload: str, category, params, dtype, unit, status, reason,
-         samples: list, result: dict | None) -> None:
-    """Pool one stored result into a side (runs are added oldest first, so newest info wins)."""
-    good = [s for s in samples if s and s > 0 and math.isfinite(s)]
-    if status != "ok" or not good:
-        if key not in side.entries:
-            why = reason if status != "ok" else "no throughput samples"
-            side.failed[key] = Entry(key, workload, category, params, dtype, unit, status, why,
-                                     run_ids=[run["run_id"]], spec=run["fingerprint"].get("spec"))
-        return
-    side.failed.pop(key, None)
-    e = side.entries.get(key)
-    if e is None:
-        e = side.entries[key] = Entry(key, workload, category, params, dtype, unit)
-    e.samples.extend(good)
-    e.run_ids.append(run["run_id"])
-    e.spec = run["fingerprint"].get("spec") or e.spec
-    e.unit = unit or e.unit
-    if result is not None:
-        tele = result.get("telemetry") or {}
-        if tele.get("valid") is True and isinstance(tele.get("mean_power_w"), (int, float)):
-            e.power_w.append(float(tele["mean_power_w"]))
-        e.info = result.get("info") or e.info
-        e.work = result.get("work") or e.work
+def _parse_sample_texts(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """JSON number arrays (as the store writes them) -> (flat values, count per text), in C."""
+    counts = np.fromiter((t.count(",") + 1 if len(t) > 2 else 0 for t in texts), dtype=np.int64, count=len(texts))
+    body = ",".join(t[1:-1] for t in texts if len(t) > 2)
+    flat = np.fromstring(body, sep=",") if body else np.empty(0)
+    if flat.size != counts.sum():  # unusual formatting: take the slow, exact route
+        lists = [json.loads(t) for t in texts]
+        counts = np.array([len(x) for x in lists], dtype=np.int64)
+        flat = np.array([v for x in lists for v in x], dtype=float)
+    return flat, counts
+
+
+def _build(label: str, runs: list[dict], rows: list[tuple], flat: np.ndarray, counts: np.ndarray,
+           results: list | None) -> Side:
+    """Pool rows (run index, key, workload, category, params, dtype, unit, status, reason), oldest
+    run first, whose samples are flat/counts; results[i] is row i's result dict where read."""
+    row_of = np.repeat(np.arange(len(rows)), counts)
+    usable = np.isfinite(flat) & (flat > 0)
+    flat, row_of = flat[usable], row_of[usable]
+    good = np.bincount(row_of, minlength=len(rows)) > 0
+    index: dict[str, int] = {}
+    row_key = np.full(len(rows), -1, dtype=np.int64)
+    newest: list[int] = []
+    meta: list[tuple] = []
+    for i, row in enumerate(rows):
+        if row[7] == "ok" and good[i]:
+            k = index.get(row[1])
+            if k is None:
+                k = index[row[1]] = len(meta)
+                meta.append(row[2:7])
+                newest.append(i)
+            else:
+                meta[k] = row[2:7]
+                newest[k] = i
+            row_key[i] = k
+    keep = row_key[row_of] >= 0
+    owner = row_key[row_of[keep]]
+    newest_rows = np.array(newest, dtype=np.int64)
+    run_of_row = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    failed = {}
+    for i, row in enumerate(rows):
+        if row_key[i] < 0 and row[1] not in index:
+            failed[row[1]] = {"key": row[1], "workload": row[2], "category": row[3], "params": row[4],
+                              "dtype": row[5], "unit": row[6], "status": row[7],
+                              "reason": row[8] if row[7] != "ok" else "no throughput samples"}
+    power = np.full(len(meta), np.nan)
+    extras = {}
+    if results is not None:
+        watts: dict[int, list] = {}
+        for i, res in enumerate(results):
+            if res is None or row_key[i] < 0:
+                continue
+            k = int(row_key[i])
+            tele = res.get("telemetry") or {}
+            if tele.get("valid") is True and isinstance(tele.get("mean_power_w"), (int, float)):
+                watts.setdefault(k, []).append(float(tele["mean_power_w"]))
+            extras[k] = {"info": res.get("info") or {}, "work": res.get("work") or {}}
+        for k, w in watts.items():
+            power[k] = float(np.mean(w))
+    return Side(label, runs, list(index), meta,
+                run_of_row[newest_rows] if len(newest_rows) else np.empty(0, dtype=np.int64),
+                np.bincount(row_key[row_key >= 0], minlength=len(meta)), flat[keep], owner, power, extras, failed)
 
 
 def side_from_runs(docs: list[dict], label: str = "A") -> Side:
     """A side from run documents (pooled by key)."""
-    side = Side(label, [], {}, {})
-    for doc in sorted(docs, key=lambda d: (d.get("started_at") or "", d.get("run_id") or "")):
+    docs = sorted(docs, key=lambda d: (d.get("started_at") or "", d.get("run_id") or ""))
+    runs, rows, results, lists = [], [], [], []
+    for ri, doc in enumerate(docs):
         fp = doc.get("fingerprint") or {}
-        run = run_summary(doc["run_id"], doc.get("started_at"), doc.get("host"), fp)
-        side.runs.append(run)
+        runs.append(run_summary(doc["run_id"], doc.get("started_at"), doc.get("host"), fp))
         for r in doc.get("results") or []:
-            unit = (r.get("metric") or {}).get("unit")
-            _add(side, run, r["key"], r["workload"], r.get("category"), r.get("params") or {}, r.get("dtype"),
-                 unit, r["status"], r.get("reason"), metric_samples(r), r)
-    return side
+            rows.append((ri, r["key"], r["workload"], r.get("category"), r.get("params") or {}, r.get("dtype"),
+                         (r.get("metric") or {}).get("unit"), r["status"], r.get("reason")))
+            results.append(r)
+            lists.append(metric_samples(r))
+    counts = np.array([len(x) for x in lists], dtype=np.int64)
+    flat = np.array([v for x in lists for v in x], dtype=float)
+    return _build(label, runs, rows, flat, counts, results)
 
 
 def _needs_documents(fp: dict, has_serving: bool) -> bool:
     """Power telemetry and serving curves live only in the run document."""
-    method = (fp.get("telemetry") or {}).get("method")
-    return has_serving or method not in ("none",)
+    return has_serving or (fp.get("telemetry") or {}).get("method") != "none"
 
 
 def side_from_store(store, run_ids: list[str], label: str = "A") -> Side:
     """A side from stored runs, read from the results table columns (fast path)."""
-    side = Side(label, [], {}, {})
-    if not run_ids:
-        return side
-    fps = store.run_fingerprints(run_ids)
-    meta = {}
-    for chunk in _chunks(run_ids, 500):
+    fps = store.run_fingerprints(list(run_ids)) if run_ids else {}
+    runs = []
+    for chunk in _chunks(list(fps), 500):
         marks = ",".join("?" * len(chunk))
         for run_id, started_at, host in store.query(
                 f"SELECT run_id, started_at, host FROM runs WHERE run_id IN ({marks})", chunk):
-            meta[run_id] = run_summary(run_id, started_at, host, fps.get(run_id) or {})
-    order = sorted(meta.values(), key=lambda r: (r["started_at"] or "", r["run_id"]))
-    side.runs = order
-    rank = {r["run_id"]: i for i, r in enumerate(order)}
-    rows = []
-    for chunk in _chunks(list(meta), 500):
+            runs.append(run_summary(run_id, started_at, host, fps[run_id]))
+    runs.sort(key=lambda r: (r["started_at"] or "", r["run_id"]))
+    rank = {r["run_id"]: i for i, r in enumerate(runs)}
+    fetched = []
+    for chunk in _chunks([r["run_id"] for r in runs], 500):
         marks = ",".join("?" * len(chunk))
-        rows += store.query(
-            "SELECT run_id, key, workload, category, dtype, params, status, reason, unit, samples"
+        fetched += store.query(
+            "SELECT run_id, key, workload, category, params, dtype, unit, status, reason, samples"
             f" FROM results WHERE run_id IN ({marks})", chunk)
-    rows.sort(key=lambda r: rank[r[0]])
-    # One json.loads for all sample lists and all params (100k small loads cost ~10x more).
-    samples = json.loads("[" + ",".join(r[9] or "[]" for r in rows) + "]")
-    params = json.loads("[" + ",".join(r[5] or "{}" for r in rows) + "]")
-    serving_runs = {r[0] for r in rows if r[3] == "serving"}
+    fetched.sort(key=lambda r: rank[r[0]])
+    rows = [(rank[r[0]], *r[1:9]) for r in fetched]
+    flat, counts = _parse_sample_texts([r[9] or "[]" for r in fetched])
+    serving_runs = {r[0] for r in fetched if r[3] == "serving"}
+    results = None
     docs = {}
-    for run in order:
+    for run in runs:
         if _needs_documents(run["fingerprint"], run["run_id"] in serving_runs):
-            doc = store.get_run(run["run_id"])
-            docs[run["run_id"]] = {r["key"]: r for r in doc.get("results") or []}
-    for row, s, p in zip(rows, samples, params):
-        run_id, key, workload, category, dtype, _, status, reason, unit, _ = row
-        result = docs.get(run_id, {}).get(key)
-        _add(side, meta[run_id], key, workload, category, p, dtype, unit, status, reason, s, result)
-    return side
+            docs[run["run_id"]] = {r["key"]: r for r in store.get_run(run["run_id"]).get("results") or []}
+    if docs:
+        results = [docs.get(r[0], {}).get(r[1]) for r in fetched]
+    return _build(label, runs, rows, flat, counts, results)
 
 
 def _chunks(items: list, size: int):
@@ -180,100 +224,89 @@ def _chunks(items: list, size: int):
 
 
 # -- the vectorised bootstrap ----------------------------------------------------------------
-def _median_pattern(n: int, resamples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def _median_pattern(n: int, draws: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """0-based indices (lo, hi) of the two middle order statistics of n draws with replacement
-    from n sorted items, for each resample (lo == hi for odd n)."""
+    from n sorted items, one pair per draw (lo == hi for odd n)."""
     k = (n + 1) // 2 if n % 2 else n // 2
-    u_lo = rng.beta(k, n - k + 1, size=resamples)
+    u_lo = rng.beta(k, n - k + 1, size=draws)
     lo = np.minimum((u_lo * n).astype(np.int64), n - 1)
     if n % 2:
         return lo, lo
-    u_hi = u_lo + (1.0 - u_lo) * rng.beta(1, n - k, size=resamples)
-    hi = np.minimum((u_hi * n).astype(np.int64), n - 1)
-    return lo, hi
+    u_hi = u_lo + (1.0 - u_lo) * rng.beta(1, n - k, size=draws)
+    return lo, np.minimum((u_hi * n).astype(np.int64), n - 1)
 
 
-class _Patterns:
-    def __init__(self, resamples: int, seed: int):
-        self.resamples, self.seed, self.cache = resamples, seed, {}
-
-    def get(self, n: int):
-        if n not in self.cache:
-            # Seeded per n so a key's CI does not depend on which other keys are compared.
-            self.cache[n] = _median_pattern(n, self.resamples, np.random.default_rng([self.seed, n]))
-        return self.cache[n]
+@lru_cache(maxsize=4096)
+def median_weights(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct (lo, hi) order-statistic pairs of a bootstrap median of n samples and their weights."""
+    lo, hi = _median_pattern(n, DRAWS, np.random.default_rng([SEED, n]))
+    codes, counts = np.unique(lo * n + hi, return_counts=True)
+    return codes // n, codes % n, counts / DRAWS
 
 
-def _flatten(sample_lists: list[list[float]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Log samples sorted within each key, with per-key offsets and counts."""
-    counts = np.fromiter((len(s) for s in sample_lists), dtype=np.int64, count=len(sample_lists))
-    flat = np.fromiter((v for s in sample_lists for v in s), dtype=np.float64, count=int(counts.sum()))
-    owner = np.repeat(np.arange(len(sample_lists)), counts)
-    flat = np.log(flat)
-    flat = flat[np.lexsort((flat, owner))]
+def log_median_stats(flat: np.ndarray, owner: np.ndarray, n_keys: int) -> tuple[np.ndarray, ...]:
+    """Per key: median, log median and bootstrap variance of the log median (NaN var for n < 2)."""
+    order = np.lexsort((flat, owner))
+    x = np.log(flat[order])
+    counts = np.bincount(owner, minlength=n_keys)
     offsets = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
-    return flat, offsets, counts
+    ordered = np.concatenate((flat[order], [np.nan]))   # a NaN to point at for keys with no sample
+    last = len(ordered) - 1
+    safe = np.maximum(counts, 1)
+    mid_lo = np.where(counts > 0, offsets + (safe - 1) // 2, last)
+    mid_hi = np.where(counts > 0, offsets + safe // 2, last)
+    median = (ordered[mid_lo] + ordered[mid_hi]) / 2
+    var = np.full(n_keys, np.nan)
+    for n in np.unique(counts):
+        if n < 2:
+            continue
+        keys = np.nonzero(counts == n)[0]
+        lo, hi, w = median_weights(int(n))
+        step = max(1, 4_000_000 // (int(n) + len(w)))
+        for i in range(0, len(keys), step):
+            sel = keys[i:i + step]
+            xs = x[offsets[sel][:, None] + np.arange(n)[None, :]]
+            xs -= xs[:, [n // 2]]                       # centre: no cancellation in E[v^2] - E[v]^2
+            v = (xs[:, lo] + xs[:, hi]) * 0.5
+            m = v @ w
+            var[sel] = np.maximum((v * v) @ w - m * m, 0.0)
+    return median, var, counts
 
 
-def _medians(flat, offsets, counts) -> np.ndarray:
-    """Arithmetic median of each key's samples (flat holds sorted logs)."""
-    lo = np.exp(flat[offsets + (counts - 1) // 2])
-    hi = np.exp(flat[offsets + counts // 2])
-    return (lo + hi) / 2
+@dataclass
+class Core:
+    """Matched keys (indices into each side) with ratios, CIs and verdict codes."""
+
+    ia: np.ndarray
+    ib: np.ndarray
+    a_median: np.ndarray
+    b_median: np.ndarray
+    ratio: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    log_var: np.ndarray
+    verdict: np.ndarray
+    a_n: np.ndarray
+    b_n: np.ndarray
 
 
-def _replicates(flat, offsets, counts, rows: np.ndarray, patterns: _Patterns) -> np.ndarray:
-    """(len(rows), resamples) bootstrap medians in log space for the given keys."""
-    out = np.empty((len(rows), patterns.resamples), dtype=np.float32)
-    n_rows = counts[rows]
-    for n in np.unique(n_rows):
-        sel = np.nonzero(n_rows == n)[0]
-        lo, hi = patterns.get(int(n))
-        base = offsets[rows[sel]][:, None]
-        vals = flat[base + np.arange(n)[None, :]].astype(np.float32)   # (g, n) sorted logs
-        if n % 2:
-            out[sel] = vals[:, lo]
-        else:
-            out[sel] = (vals[:, lo] + vals[:, hi]) * np.float32(0.5)
-    return out
-
-
-def bootstrap_ratios(samples_a: list[list[float]], samples_b: list[list[float]],
-                     resamples: int = RESAMPLES, level: float = LEVEL, seed: int = SEED) -> dict:
-    """Ratio of medians B/A per key with percentile-bootstrap CIs (NaN where a side has < 2 samples).
-
-    Returns arrays: a_median, b_median, ratio, ci_low, ci_high, log_var (bootstrap variance of
-    the log ratio, for combining keys)."""
-    k = len(samples_a)
-    out = {name: np.full(k, np.nan) for name in ("ci_low", "ci_high", "log_var")}
-    if k == 0:
-        out.update(a_median=np.array([]), b_median=np.array([]), ratio=np.array([]))
-        return out
-    fa, oa, ca = _flatten(samples_a)
-    fb, ob, cb = _flatten(samples_b)
-    out["a_median"], out["b_median"] = _medians(fa, oa, ca), _medians(fb, ob, cb)
-    out["ratio"] = out["b_median"] / out["a_median"]
-    pa, pb = _Patterns(resamples, seed), _Patterns(resamples, seed + 1)
-    alpha = (1 - level) / 2
-    k_lo = int(math.floor(alpha * (resamples - 1)))
-    k_hi = int(math.ceil((1 - alpha) * (resamples - 1)))
-    valid = np.nonzero((ca >= 2) & (cb >= 2))[0]
-    valid = valid[np.lexsort((cb[valid], ca[valid]))]   # chunks then hold few distinct sizes
-    for i in range(0, len(valid), CHUNK):
-        rows = valid[i:i + CHUNK]
-        d = _replicates(fb, ob, cb, rows, pb)
-        d -= _replicates(fa, oa, ca, rows, pa)
-        out["log_var"][rows] = d.var(axis=1, dtype=np.float64)
-        d.partition([k_lo, k_hi], axis=1)
-        out["ci_low"][rows] = np.exp(d[:, k_lo].astype(np.float64))
-        out["ci_high"][rows] = np.exp(d[:, k_hi].astype(np.float64))
-    return out
+def compare_core(a: Side, b: Side, tolerance: float = 0.05, level: float = LEVEL) -> Core:
+    """Ratios B/A, CIs and verdicts for every key present (ok) on both sides."""
+    ia = np.fromiter((i for i, k in enumerate(a.keys) if k in b.index), dtype=np.int64)
+    ib = np.fromiter((b.index[a.keys[i]] for i in ia), dtype=np.int64, count=len(ia))
+    ma, va, na = log_median_stats(a.flat, a.owner, len(a.keys))
+    mb, vb, nb = log_median_stats(b.flat, b.owner, len(b.keys))
+    ratio = mb[ib] / ma[ia] if len(ia) else np.empty(0)
+    log_var = va[ia] + vb[ib]
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
+    half = z * np.sqrt(log_var)
+    with np.errstate(invalid="ignore"):
+        lo, hi = ratio * np.exp(-half), ratio * np.exp(half)
+    return Core(ia, ib, ma[ia], mb[ib], ratio, lo, hi, log_var, verdicts(lo, hi, tolerance), na[ia], nb[ib])
 
 
 def geomean(ratios: np.ndarray, log_vars: np.ndarray, level: float = LEVEL) -> tuple[float, float, float]:
     """Geometric mean of ratios and its CI from the keys' log-ratio bootstrap variances."""
-    from statistics import NormalDist
-
     logs = np.log(ratios)
     mean = float(logs.mean())
     half = NormalDist().inv_cdf(1 - (1 - level) / 2) * math.sqrt(float(log_vars.sum())) / len(logs)
@@ -291,57 +324,65 @@ def _peak(spec: dict | None, unit: str | None, dtype: str | None) -> float | Non
     return None
 
 
-def _power(e: Entry) -> tuple[float | None, str | None]:
-    if e.power_w:
-        return float(np.mean(e.power_w)), "measured"
-    tdp = (e.spec or {}).get("tdp_w")
-    return (float(tdp), "tdp") if tdp else (None, None)
-
-
-def _scaled(row: dict, suffix: str, factor: float | None) -> None:
-    """ratio, CI and verdict scaled by a constant factor (peak, price or power of A over B)."""
-    if factor is None:
-        row[f"ratio_{suffix}"] = row[f"ci_low_{suffix}"] = row[f"ci_high_{suffix}"] = None
-        row[f"verdict_{suffix}"] = None
-        return
-    for name in ("ratio", "ci_low", "ci_high"):
-        v = row[name]
-        row[f"{name}_{suffix}"] = v * factor if v is not None and math.isfinite(v) else None
-    row[f"verdict_{suffix}"] = verdict(row[f"ci_low_{suffix}"], row[f"ci_high_{suffix}"], row["tolerance"])
-
-
 def _div(x, y):
     return x / y if x is not None and y else None
 
 
-def _normalise(row: dict, ea: Entry, eb: Entry, prices) -> None:
+def _num(x) -> float | None:
+    return float(x) if x is not None and math.isfinite(x) else None
+
+
+class _SideFacts:
+    """Per-key peak, price and power of one side, memoised per (spec, unit, dtype)."""
+
+    def __init__(self, side: Side, prices):
+        self.side, self.prices, self.cache = side, prices, {}
+
+    def get(self, i: int) -> tuple:
+        spec = self.side.spec(i)
+        _, _, _, dtype, unit = self.side.meta[i]
+        ck = (id(spec), unit, dtype)
+        if ck not in self.cache:
+            price = self.prices.price((spec or {}).get("id"))[0] if self.prices else None
+            tdp = (spec or {}).get("tdp_w")
+            self.cache[ck] = (_peak(spec, unit, dtype), price, float(tdp) if tdp else None)
+        peak, price, tdp = self.cache[ck]
+        watts = self.side.power[i]
+        if math.isfinite(watts):
+            return peak, price, float(watts), "measured"
+        return peak, price, tdp, ("tdp" if tdp else None)
+
+
+def _normalise(row: dict, facts_a: tuple, facts_b: tuple, unit: str | None) -> None:
     from gpuparity.analysis.prices import usd_per_million_tokens
 
-    for tag, e, value in (("a", ea, row["a_value"]), ("b", eb, row["b_value"])):
-        peak = _peak(e.spec, e.unit, e.dtype)
+    for tag, (peak, price, watts, source) in (("a", facts_a), ("b", facts_b)):
+        value = row[f"{tag}_value"]
         row[f"{tag}_peak"] = peak
         row[f"{tag}_pct_peak"] = 100.0 * value / peak if peak else None
-        spec_id = (e.spec or {}).get("id")
-        price, _ = prices.price(spec_id) if prices else (None, None)
         row[f"{tag}_usd_per_hour"] = price
         row[f"{tag}_per_dollar"] = _div(value, price)          # unit per ($ per GPU-hour)
-        watts, source = _power(e)
         row[f"{tag}_watts"], row[f"{tag}_power_source"] = watts, source
         row[f"{tag}_per_watt"] = _div(value, watts)
-        tokens = value if e.unit == "tokens/s" else None
+        tokens = value if unit == "tokens/s" else None
         row[f"{tag}_usd_per_mtok"] = usd_per_million_tokens(price, tokens)
         row[f"{tag}_tokens_per_kw"] = _div(tokens, watts / 1000.0 if watts else None)
-    _scaled(row, "per_peak", _div(row["a_peak"], row["b_peak"]) if row["a_peak"] and row["b_peak"] else None)
-    pa, pb = row["a_usd_per_hour"], row["b_usd_per_hour"]
-    _scaled(row, "per_dollar", pa / pb if pa and pb else None)
-    wa, wb = row["a_watts"], row["b_watts"]
-    _scaled(row, "per_watt", wa / wb if wa and wb else None)
+    for suffix, fa, fb in (("per_peak", facts_a[0], facts_b[0]), ("per_dollar", facts_a[1], facts_b[1]),
+                           ("per_watt", facts_a[2], facts_b[2])):
+        # Per peak / per $ / per W ratio = (B/x_B) / (A/x_A) = ratio * x_A / x_B; the CI scales alike.
+        f = fa / fb if fa and fb else None
+        for name in ("ratio", "ci_low", "ci_high"):
+            v = row[name]
+            row[f"{name}_{suffix}"] = v * f if f is not None and v is not None else None
+        row[f"verdict_{suffix}"] = (verdict(row[f"ci_low_{suffix}"], row[f"ci_high_{suffix}"], row["tolerance"])
+                                    if f is not None else None)
 
 
 # -- the comparison -----------------------------------------------------------------------
-def _ident(e: Entry) -> dict:
-    return {"key": e.key, "workload": e.workload, "category": e.category, "params": e.params,
-            "dtype": e.dtype, "unit": e.unit}
+def _ident(side: Side, i: int) -> dict:
+    workload, category, _, dtype, unit = side.meta[i]
+    return {"key": side.keys[i], "workload": workload, "category": category, "params": side.params(i),
+            "dtype": dtype, "unit": unit}
 
 
 def side_summary(side: Side, prices) -> dict:
@@ -352,75 +393,84 @@ def side_summary(side: Side, prices) -> dict:
     def uniq(name):
         return sorted({str(r.get(name)) for r in side.runs if r.get(name) is not None})
 
-    powered = sum(1 for e in side.entries.values() if e.power_w)
+    powered = int(np.isfinite(side.power).sum())
     return {
         "label": side.label, "run_ids": [r["run_id"] for r in side.runs], "hosts": uniq("host"),
         "products": uniq("product"), "spec_ids": uniq("spec_id"), "stacks": uniq("stack"), "torch": uniq("torch"),
         "drivers": uniq("driver"), "started": [side.runs[0]["started_at"], newest["started_at"]] if side.runs else [],
-        "n_results": len(side.entries) + len(side.failed), "spec_estimated": bool(spec.get("estimated")),
+        "n_results": len(side.keys) + len(side.failed), "spec_estimated": bool(spec.get("estimated")),
         "usd_per_hour": price, "price_source": source, "tdp_w": spec.get("tdp_w"),
-        "power": (f"measured on {powered} of {len(side.entries)} results, TDP elsewhere" if powered
+        "power": (f"measured on {powered} of {len(side.keys)} results, TDP elsewhere" if powered
                   else "datasheet TDP (no valid power telemetry)" if spec.get("tdp_w") else "unknown"),
         "fingerprint": newest.get("fingerprint"),
     }
 
 
-def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, resamples: int = RESAMPLES,
-                  level: float = LEVEL) -> dict:
-    """The comparison document (see compare_runs)."""
+def _row_order(side: Side, idx: np.ndarray) -> list[int]:
+    def sort_key(i):
+        workload, category, params, dtype, _ = side.meta[i]
+        p = params if isinstance(params, str) else json.dumps(params, sort_keys=True, default=str)
+        return (category or "", workload, dtype or "", p, side.keys[i])
+
+    return sorted(range(len(idx)), key=lambda j: sort_key(int(idx[j])))
+
+
+def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level: float = LEVEL) -> dict:
+    """The comparison document (see compare_runs); the statistics come from `compare_core`."""
     if prices is None:
         from gpuparity.analysis.prices import PriceBook
 
         prices = PriceBook(use_config=False)
-    matched = sorted(set(a.entries) & set(b.entries), key=lambda k: (
-        a.entries[k].category or "", a.entries[k].workload, json.dumps(a.entries[k].params, sort_keys=True,
-                                                                        default=str), k))
+    core = compare_core(a, b, tolerance, level)
+    fa, fb = _SideFacts(a, prices), _SideFacts(b, prices)
+    rows = []
+    for j in _row_order(a, core.ia):
+        i, k = int(core.ia[j]), int(core.ib[j])
+        row = {**_ident(a, i), "a_value": float(core.a_median[j]), "b_value": float(core.b_median[j]),
+               "a_n": int(core.a_n[j]), "b_n": int(core.b_n[j]),
+               "ratio": float(core.ratio[j]), "ci_low": _num(core.ci_low[j]), "ci_high": _num(core.ci_high[j]),
+               "verdict": VERDICTS[int(core.verdict[j])], "tolerance": tolerance,
+               "a_runs": int(a.n_runs[i]), "b_runs": int(b.n_runs[k])}
+        unit_b = b.meta[k][4]
+        if unit_b != row["unit"]:
+            row["note"] = f"units differ: {row['unit']} vs {unit_b}"
+        _normalise(row, fa.get(i), fb.get(k), row["unit"])
+        rows.append(row)
     not_compared = []
     for side, other in ((a, b), (b, a)):
-        for key, e in side.failed.items():
-            if key in other.entries or key in other.failed:
-                not_compared.append({**_ident(e), "side": side.label, "status": e.status, "reason": e.reason})
+        for key, info in side.failed.items():
+            if key in other.index or key in other.failed:
+                p = info["params"]
+                not_compared.append({**info, "params": json.loads(p) if isinstance(p, str) else p,
+                                     "side": side.label})
     not_compared.sort(key=lambda r: (r["workload"], r["key"], r["side"]))
-    only_a = [_ident(a.entries[k]) for k in sorted(set(a.entries) - set(b.entries) - set(b.failed))]
-    only_b = [_ident(b.entries[k]) for k in sorted(set(b.entries) - set(a.entries) - set(a.failed))]
-    stats = bootstrap_ratios([a.entries[k].samples for k in matched], [b.entries[k].samples for k in matched],
-                             resamples=resamples, level=level)
-    rows = []
-    for i, key in enumerate(matched):
-        ea, eb = a.entries[key], b.entries[key]
-        lo, hi = stats["ci_low"][i], stats["ci_high"][i]
-        row = {**_ident(ea), "a_value": float(stats["a_median"][i]), "b_value": float(stats["b_median"][i]),
-               "a_n": len(ea.samples), "b_n": len(eb.samples), "ratio": float(stats["ratio"][i]),
-               "ci_low": None if math.isnan(lo) else float(lo), "ci_high": None if math.isnan(hi) else float(hi),
-               "tolerance": tolerance, "a_runs": len(ea.run_ids), "b_runs": len(eb.run_ids)}
-        row["verdict"] = verdict(row["ci_low"], row["ci_high"], tolerance)
-        if eb.unit != ea.unit:
-            row["note"] = f"units differ: {ea.unit} vs {eb.unit}"
-        _normalise(row, ea, eb, prices)
-        rows.append(row)
+    only_a = [_ident(a, i) for i, k in enumerate(a.keys) if k not in b.index and k not in b.failed]
+    only_b = [_ident(b, i) for i, k in enumerate(b.keys) if k not in a.index and k not in a.failed]
     return {
-        "tolerance": tolerance, "level": level, "resamples": resamples,
+        "tolerance": tolerance, "level": level, "price_basis": getattr(prices, "basis", None),
         "rows": rows, "only_a": only_a, "only_b": only_b, "not_compared": not_compared,
-        "geomean": _geomeans(rows, stats, tolerance, level),
+        "geomean": _geomeans(rows, tolerance, level),
         "serving": serving_at_equal_interactivity(a, b, tolerance),
         "sides": {"a": side_summary(a, prices), "b": side_summary(b, prices)},
-        "price_basis": getattr(prices, "basis", None),
     }
 
 
-def _geomeans(rows: list[dict], stats: dict, tolerance: float, level: float) -> dict:
+def _geomeans(rows: list[dict], tolerance: float, level: float) -> dict:
+    """Per category (and 'all' when there are several) geometric mean of ratios with a CI."""
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
     out = {}
     cats = sorted({r["category"] or "other" for r in rows})
     for cat in [*cats, "all"]:
-        idx = [i for i, r in enumerate(rows) if r["ci_low"] is not None and (cat == "all" or
-                                                                             (r["category"] or "other") == cat)]
-        if not idx or (cat == "all" and len(cats) < 2):
+        sel = [r for r in rows if r["ci_low"] is not None and (cat == "all" or (r["category"] or "other") == cat)]
+        if not sel or (cat == "all" and len(cats) < 2):
             continue
-        g, lo, hi = geomean(stats["ratio"][idx], stats["log_var"][idx], level)
-        entry = {"ratio": g, "ci_low": lo, "ci_high": hi, "verdict": verdict(lo, hi, tolerance), "n": len(idx)}
+        ratios = np.array([r["ratio"] for r in sel])
+        log_var = np.array([(math.log(r["ci_high"] / r["ratio"]) / z) ** 2 for r in sel])
+        g, lo, hi = geomean(ratios, log_var, level)
+        entry = {"ratio": g, "ci_low": lo, "ci_high": hi, "verdict": verdict(lo, hi, tolerance), "n": len(sel)}
         for suffix in ("per_peak", "per_dollar", "per_watt"):
-            factors = [rows[i][f"ratio_{suffix}"] / rows[i]["ratio"] for i in idx if rows[i][f"ratio_{suffix}"]]
-            if len(factors) == len(idx):   # only when every key has the normalisation
+            factors = [r[f"ratio_{suffix}"] / r["ratio"] for r in sel if r[f"ratio_{suffix}"]]
+            if len(factors) == len(sel):   # only when every key has the normalisation
                 f = math.exp(float(np.mean(np.log(factors))))
                 entry[f"ratio_{suffix}"], entry[f"ci_low_{suffix}"], entry[f"ci_high_{suffix}"] = g * f, lo * f, hi * f
                 entry[f"verdict_{suffix}"] = verdict(lo * f, hi * f, tolerance)
@@ -434,7 +484,7 @@ def compare_runs(runs_a: list[dict], runs_b: list[dict], tolerance: float = 0.05
     Several runs on a side are pooled by key (see the module notes). Returns {"rows", "only_a",
     "only_b", "not_compared", "geomean", "serving", "sides", ...}; each row has key, workload,
     category, params, dtype, unit, a_value, b_value, ratio, ci_low, ci_high, verdict and the
-    normalised fields (*_pct_peak, ratio_per_peak, ratio_per_dollar, ratio_per_watt, ...).
+    normalised fields (a_/b_pct_peak, ratio_per_peak, ratio_per_dollar, ratio_per_watt, ...).
     """
     return compare_sides(side_from_runs(runs_a, "A"), side_from_runs(runs_b, "B"), tolerance)
 
@@ -450,11 +500,11 @@ def slower_than(result: dict, threshold: float) -> list[str]:
 # -- serving at equal interactivity ----------------------------------------------------------
 def _serving_points(side: Side) -> dict[str, list[tuple[float, float]]]:
     curves: dict[str, list] = {}
-    for e in side.entries.values():
-        s = (e.info or {}).get("serving") or {}
-        ckey = (e.info or {}).get("curve_key")
-        x, y = s.get("interactivity"), s.get("throughput_per_gpu")
-        if e.category != "serving" or not ckey or x is None or y is None or (s.get("errors") or 0) > 0:
+    for i, extra in side.extras.items():
+        info = extra.get("info") or {}
+        s = info.get("serving") or {}
+        x, y, ckey = s.get("interactivity"), s.get("throughput_per_gpu"), info.get("curve_key")
+        if side.meta[i][1] != "serving" or not ckey or x is None or y is None or (s.get("errors") or 0) > 0:
             continue
         curves.setdefault(str(ckey), []).append((float(x), float(y)))
     return curves
@@ -462,9 +512,8 @@ def _serving_points(side: Side) -> dict[str, list[tuple[float, float]]]:
 
 def pareto(points: list[tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
     """Best throughput reachable at or above each interactivity: x ascending, y non-increasing."""
-    pts = sorted(points, key=lambda p: (-p[0], -p[1]))
     xs, ys, best = [], [], -math.inf
-    for x, y in pts:
+    for x, y in sorted(points, key=lambda p: (-p[0], -p[1])):
         if y > best:
             xs.append(x)
             ys.append(y)
@@ -473,9 +522,9 @@ def pareto(points: list[tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def serving_at_equal_interactivity(a: Side, b: Side, tolerance: float = 0.05, levels: int = 5) -> list[dict]:
-    """Throughput per GPU of B over A at equal tokens/s per user, along each Pareto curve
+    """Throughput per GPU of B over A at equal tokens/s per user, along each side's Pareto curve
     (linear interpolation of the monotone envelope), at levels spread over the shared range.
-    Point estimates: no CI, so the verdict says faster/parity/slower on the point alone."""
+    Point estimates (one measurement per concurrency): the verdict uses the point alone."""
     pa, pb = _serving_points(a), _serving_points(b)
     out = []
     for ckey in sorted(set(pa) & set(pb)):
@@ -485,7 +534,7 @@ def serving_at_equal_interactivity(a: Side, b: Side, tolerance: float = 0.05, le
         if not (lo > 0 and hi >= lo):
             out.append({"curve_key": ckey, "interactivity": None, "note": "interactivity ranges do not overlap"})
             continue
-        for x in np.unique(np.geomspace(lo, hi, levels)) if hi > lo else [lo]:
+        for x in (np.unique(np.geomspace(lo, hi, levels)) if hi > lo else [lo]):
             ta, tb = float(np.interp(x, xa, ya)), float(np.interp(x, xb, yb))
             ratio = tb / ta if ta > 0 else None
             out.append({"curve_key": ckey, "interactivity": float(x), "a_throughput": ta, "b_throughput": tb,
@@ -498,5 +547,110 @@ def serving_curves(side: Side) -> dict[str, dict]:
     out = {}
     for ckey, pts in _serving_points(side).items():
         xs, ys = pareto(pts)
-        out[ckey] = {"points": sorted(pts), "pareto": list(zip(xs.tolist(), ys.tolist()))}
+        out[ckey] = {"points": sorted(pts), "pareto": [[x, y] for x, y in zip(xs.tolist(), ys.tolist(), strict=True)]}
     return out
+
+
+# -- naming a side on the command line -------------------------------------------------------
+FILTER_KEYS = ("gpu", "stack", "host", "since", "db")
+
+
+def parse_filter(text: str) -> dict:
+    """'gpu=mi300x,stack=rocm' -> {"gpu": "mi300x", "stack": "rocm"}."""
+    out = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        if "=" not in part:
+            raise_user(f"'{text}': a filter is key=value pairs joined by commas ({', '.join(FILTER_KEYS)})")
+        k, v = (x.strip() for x in part.split("=", 1))
+        if k not in FILTER_KEYS:
+            raise_user(f"'{text}': unknown filter '{k}'; use {', '.join(FILTER_KEYS)}")
+        out[k] = v
+    return out
+
+
+def raise_user(message: str):
+    from gpuparity.errors import UserError
+
+    raise UserError(message)
+
+
+def _check_since(since: str | None) -> None:
+    if since:
+        from datetime import datetime
+
+        try:
+            datetime.fromisoformat(since)
+        except ValueError:
+            raise_user(f"--since '{since}' is not an ISO date (e.g. 2025-06-01)")
+
+
+def _is_sqlite(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
+
+
+def load_run_docs(path: str) -> list[dict]:
+    """An exported run file (one run document, or a JSON list of them)."""
+    from gpuparity.results.schema import load_run_file, validate_run
+
+    if path.endswith(".json"):
+        try:
+            with open(path, encoding="utf-8") as fh:
+                head = fh.read(1)
+        except OSError as exc:
+            raise_user(f"{path}: cannot read ({exc.strerror})")
+        if head == "[":
+            with open(path, encoding="utf-8") as fh:
+                try:
+                    docs = json.load(fh)
+                except json.JSONDecodeError as exc:
+                    raise_user(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})")
+            return [validate_run(d, f"{path}[{i}]") for i, d in enumerate(docs)]
+    return [load_run_file(path)]
+
+
+def resolve_runs(token: str | None, db: str | None = None, **filters) -> tuple[str, list[dict] | None, list[str]]:
+    """What a side names: (store url or file, run documents, run ids in the store).
+
+    token: an exported JSON run file, a SQLite store file, a run id (prefix, 'latest') in `db`,
+    a filter 'gpu=..,stack=..,host=..,since=..,db=..', or None (filters alone)."""
+    import os
+
+    from gpuparity.results.store import Store
+
+    filters = {k: v for k, v in filters.items() if v}
+    if token and "=" in token and not os.path.exists(token):
+        parsed = parse_filter(token)
+        db = parsed.pop("db", None) or db
+        filters = {**filters, **parsed}
+        token = None
+    if token and os.path.isfile(token) and not _is_sqlite(token):
+        return token, load_run_docs(token), []
+    if token and os.path.isfile(token):
+        db, token = token, None
+    _check_since(filters.get("since"))
+    with Store(db) as store:
+        if token:
+            ids = [store.resolve_run_id(token)]
+        else:
+            ids = store.run_ids(**filters)
+            if not ids:
+                desc = ",".join(f"{k}={v}" for k, v in filters.items()) or "any run"
+                raise_user(f"no stored run matches {desc} in {store.url}")
+        return store.url, None, ids
+
+
+def load_side(token: str | None, label: str, db: str | None = None, **filters) -> Side:
+    """A Side for a command-line token (see resolve_runs); stores go through the fast path."""
+    from gpuparity.results.store import Store
+
+    origin, docs, ids = resolve_runs(token, db, **filters)
+    if docs is not None:
+        return side_from_runs(docs, label)
+    with Store(origin) as store:
+        return side_from_store(store, ids, label)

@@ -16,9 +16,9 @@ def db_option() -> Any:
 
 
 def console(stderr: bool = False):
-    from rich.console import Console
-
     import os
+
+    from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
     width = None if stream.isatty() else int(os.environ.get("COLUMNS", "160"))

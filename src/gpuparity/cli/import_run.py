@@ -21,6 +21,6 @@ def register(app: typer.Typer) -> None:
 
         docs = [load_run_file(f) for f in files]  # all valid, or nothing is written
         with Store(db) as store:
-            for f, doc in zip(files, docs):
+            for f, doc in zip(files, docs, strict=True):
                 added = store.save_run(doc)
                 typer.echo(f"{'imported' if added else 'already stored'}: {doc['run_id']} from {f}", err=True)

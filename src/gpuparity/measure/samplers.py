@@ -41,9 +41,21 @@ def _num(v) -> float | None:
 
 
 # -- NVIDIA --------------------------------------------------------------------------------
+def field_value(fv) -> float | None:
+    """The number in an nvmlFieldValue_t, None when the driver returned an error for it."""
+    if fv.nvmlReturn != 0:  # NVML_SUCCESS
+        return None
+    member = ("dVal", "uiVal", "ulVal", "ullVal", "sllVal", "siVal", "usVal")[fv.valueType]
+    return float(getattr(fv.value, member))
+
+
+def nvml_throttled(reasons: int) -> bool:
+    """Any clock event reason other than nvmlClocksEventReasonGpuIdle (0x1)."""
+    return bool(reasons & ~0x1)
+
+
 class NvmlSource:
     method = "nvml"
-    IDLE = 0x1  # nvmlClocksEventReasonGpuIdle: not a throttle
 
     def __init__(self, indices: list[int] | None = None, bus_ids: list[str] | None = None):
         try:
@@ -74,7 +86,7 @@ class NvmlSource:
                 "sm_mhz": lambda h=h: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM),
                 "mem_mhz": lambda h=h: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM),
                 "temp_c": lambda h=h: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU),
-                "throttle": lambda h=h: bool(reasons_fn(h) & ~self.IDLE),
+                "throttle": lambda h=h: nvml_throttled(reasons_fn(h)),
             }
             if not _probe(readers["power_w"]):
                 readers["power_w"] = lambda h=h: nv.nvmlDeviceGetPowerUsage(h) / 1e3
@@ -91,13 +103,9 @@ class NvmlSource:
 
     def _instant_power(self, h) -> float:
         nv = self.nv
-        fv = nv.nvmlDeviceGetFieldValues(h, [nv.NVML_FI_DEV_POWER_INSTANT])[0]
-        if fv.nvmlReturn != nv.NVML_SUCCESS:
-            raise RuntimeError(f"NVML_FI_DEV_POWER_INSTANT: return {fv.nvmlReturn}")
-        member = ("dVal", "uiVal", "ulVal", "ullVal", "sllVal", "siVal", "usVal")[fv.valueType]
-        mw = getattr(fv.value, member)
+        mw = field_value(nv.nvmlDeviceGetFieldValues(h, [nv.NVML_FI_DEV_POWER_INSTANT])[0])
         if not mw:
-            raise RuntimeError("NVML_FI_DEV_POWER_INSTANT reads 0")
+            raise RuntimeError("NVML_FI_DEV_POWER_INSTANT unsupported or 0")
         return mw / 1e3
 
     def describe(self) -> dict:
@@ -128,9 +136,30 @@ def _read_all(readers: dict[str, Callable[[], Any]]) -> Sample:
 
 
 # -- AMD -----------------------------------------------------------------------------------
+def amd_power_w(info: dict) -> float | None:
+    """Socket power (W) from amdsmi_get_power_info: the current reading, else the average."""
+    for key in ("current_socket_power", "socket_power", "average_socket_power"):
+        v = _num(info.get(key))
+        if v is not None and v > 0:
+            return v
+    return None
+
+
+def amd_energy_j(info: dict) -> float | None:
+    """amdsmi_get_energy_count: accumulator x counter_resolution (uJ) -> J."""
+    acc = _num(info.get("energy_accumulator", info.get("power")))  # 'power' before ROCm 6.1
+    res = _num(info.get("counter_resolution"))
+    return acc * res / 1e6 if acc is not None and res else None
+
+
+def amd_throttled(metrics: dict) -> bool | None:
+    """gpu_metrics throttle_status; the all-ones fill value means not supported."""
+    v = _num(metrics.get("throttle_status"))
+    return None if v is None or int(v) in (0xFFFF, 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF) else bool(v)
+
+
 class AmdsmiSource:
     method = "amdsmi"
-    NOT_SUPPORTED = (0xFFFF, 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF)  # gpu_metrics fill value
 
     def __init__(self, indices: list[int] | None = None, bus_ids: list[str] | None = None):
         try:
@@ -171,18 +200,10 @@ class AmdsmiSource:
             raise Unavailable("amdsmi reports neither power nor energy for this device")
 
     def _power(self, h) -> float | None:
-        info = self.smi.amdsmi_get_power_info(h)
-        for key in ("current_socket_power", "socket_power", "average_socket_power"):
-            v = _num(info.get(key))
-            if v is not None and v > 0:
-                return v
-        return None
+        return amd_power_w(self.smi.amdsmi_get_power_info(h))
 
     def _energy(self, h) -> float | None:
-        info = self.smi.amdsmi_get_energy_count(h)
-        acc = info.get("energy_accumulator", info.get("power"))  # 'power' in ROCm 5.x / 6.0
-        res = _num(info.get("counter_resolution"))
-        return _num(acc) * res / 1e6 if _num(acc) is not None and res else None
+        return amd_energy_j(self.smi.amdsmi_get_energy_count(h))
 
     def _temp(self, h) -> float | None:
         smi = self.smi
@@ -197,8 +218,7 @@ class AmdsmiSource:
         return None
 
     def _throttle(self, h) -> bool | None:
-        v = _num(self.smi.amdsmi_get_gpu_metrics_info(h).get("throttle_status"))
-        return None if v is None or int(v) in self.NOT_SUPPORTED else bool(v)
+        return amd_throttled(self.smi.amdsmi_get_gpu_metrics_info(h))
 
     def describe(self) -> dict:
         return {"readings": [sorted(r) for r in self._readers], "power_source": "amdsmi_get_power_info"}

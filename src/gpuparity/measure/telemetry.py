@@ -200,14 +200,22 @@ def open_sampler(fingerprint: dict, rate_hz: float | None = None):
     try:
         if backend in ("cuda", "rocm"):
             local = _local_index()
-            bdf = _pci_bdf(local)
             envs = ("CUDA_VISIBLE_DEVICES",) if backend == "cuda" else \
                 ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
-            idx = None if bdf else _visible_index(local, envs)
-            if bdf is None and idx is None:
-                raise Unavailable(f"cannot map torch device {local} to a management device ({envs[0]} lists UUIDs)")
+            bdf, idx = _pci_bdf(local), _visible_index(local, envs)
             cls = NvmlSource if backend == "cuda" else AmdsmiSource
-            source = cls(bus_ids=[bdf]) if bdf else cls(indices=[idx])
+            source = None
+            if bdf:
+                try:
+                    source = cls(bus_ids=[bdf])
+                except Unavailable:
+                    if idx is None:
+                        raise
+            if source is None:
+                if idx is None:
+                    raise Unavailable(f"cannot map torch device {local} to a management device "
+                                      f"({envs[0]} lists UUIDs)")
+                source = cls(indices=[idx])
         else:
             source = RaplSource(os.environ.get("GPUPARITY_POWERCAP_ROOT", "/sys/class/powercap"))
     except Unavailable as exc:

@@ -132,11 +132,11 @@ def _nvml_info(unknown: dict) -> dict:
             h = pynvml.nvmlDeviceGetHandleByIndex(i)
             dev: dict[str, Any] = {"index": i, "name": _s(pynvml.nvmlDeviceGetName(h))}
             for key, fn in (
-                ("power_limit_w", lambda: pynvml.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0),
-                ("max_sm_clock_mhz", lambda: pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM)),
-                ("max_mem_clock_mhz", lambda: pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_MEM)),
-                ("serial", lambda: _s(pynvml.nvmlDeviceGetSerial(h))),
-                ("vbios", lambda: _s(pynvml.nvmlDeviceGetVbiosVersion(h))),
+                ("power_limit_w", lambda h=h: pynvml.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0),
+                ("max_sm_clock_mhz", lambda h=h: pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM)),
+                ("max_mem_clock_mhz", lambda h=h: pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_MEM)),
+                ("serial", lambda h=h: _s(pynvml.nvmlDeviceGetSerial(h))),
+                ("vbios", lambda h=h: _s(pynvml.nvmlDeviceGetVbiosVersion(h))),
             ):
                 try:
                     dev[key] = fn()
@@ -168,9 +168,13 @@ def _amdsmi_info(unknown: dict) -> dict:
         for i, h in enumerate(handles):
             dev: dict[str, Any] = {"index": i}
             for key, fn in (
-                ("asic", lambda: amdsmi.amdsmi_get_gpu_asic_info(h)),
-                ("driver", lambda: amdsmi.amdsmi_get_gpu_driver_info(h)),
-                ("power_cap", lambda: amdsmi.amdsmi_get_power_cap_info(h)),
+                ("asic", lambda h=h: amdsmi.amdsmi_get_gpu_asic_info(h)),
+                ("driver", lambda h=h: amdsmi.amdsmi_get_gpu_driver_info(h)),
+                ("power_cap", lambda h=h: amdsmi.amdsmi_get_power_cap_info(h)),
+                # Same names as NVML's; power_cap is in uW on Linux bare metal.
+                ("power_limit_w", lambda h=h: amdsmi.amdsmi_get_power_cap_info(h)["power_cap"] / 1e6),
+                ("max_sm_clock_mhz", lambda h=h: amdsmi.amdsmi_get_clock_info(h, amdsmi.AmdSmiClkType.GFX)["max_clk"]),
+                ("max_mem_clock_mhz", lambda h=h: amdsmi.amdsmi_get_clock_info(h, amdsmi.AmdSmiClkType.MEM)["max_clk"]),
             ):
                 try:
                     dev[key] = fn()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from gpuparity.port.tokens import Token
 from gpuparity.port.translate import WARP_SYNC_MASKED, call_args, int_value, is_full_mask_32
@@ -103,8 +104,20 @@ _SIZEOF = {"char": 1, "bool": 1, "short": 2, "half": 2, "__half": 2, "__nv_bfloa
            "int64_t": 8, "uint64_t": 8, "float2": 8, "float4": 16, "double2": 16, "int4": 16}
 
 
+@lru_cache(maxsize=8192)
 def _is_thread_hint(name: str) -> bool:
     return name in _THREAD_IDS or bool(_LANE_HINT.search(name))
+
+
+# Identifiers some rule looks at; every other identifier is skipped after one set lookup.
+_RULE_NAMES = {
+    "asm", "__asm__", "__asm", "__launch_bounds__", "texture", "this_grid", "this_multi_grid",
+    "grid_group", "__cluster_dims__", "cluster_group", "this_cluster", "cudaLaunchAttributeClusterDimension",
+    "cudaFuncAttributeRequiredClusterWidth", "cluster_shape", "cudaLaunchKernelEx", "cudaLaunchKernelExC",
+    "cuLaunchKernelEx", "wmma", "nvcuda", "cudaFuncSetAttribute", "cuFuncSetAttribute", "for", "__shared__",
+    "__syncwarp", "cutlass", "cute",
+}
+_RULE_PREFIXES = ("__CUDA_ARCH", "cublasLt", "CUBLASLT_", "cudnn", "CUDNN_")
 
 
 class _ConstEval:
@@ -272,7 +285,9 @@ class _Scan:
                 self._define(i)
             elif kind == "punct" and text == "<<<":
                 self._launch_shared(i)
-            elif kind == "id":
+            elif kind == "id" and (text in _RULE_NAMES or text in grid_vars or text in WARP_SYNC_MASKED
+                                   or text in _BALLOT_FNS or text.startswith(_RULE_PREFIXES)
+                                   or (i + 1 < len(t) and t[i + 1].text in ("=", "{"))):
                 self._identifier(i, lib_first, grid_vars)
         for lib, (line, count) in lib_first.items():
             self.add("no_dropin_library", line, f"{lib}: {count} use(s) in this file")
@@ -483,10 +498,14 @@ class _Scan:
         first, last = parsed[0][0]
         if first > last:
             return
-        legacy = self.target < (6, 2)
+        legacy = self.target < (6, 2, 0)
+        if t[first].text == "__activemask":
+            return  # the active lanes: dropping or widening this mask changes nothing
         if is_full_mask_32(t, first, last):
             self.add("lane_mask_32", t[i].line, f"{t[i].text}({t[first].text}, ...)"
                      + (" - mask dropped for HIP < 6.2" if legacy else " - widened to 64 bits"))
+        elif first == last and self.consts.get(t[first].text) == 0xFFFFFFFF:
+            self.add("lane_mask_32", t[i].line, f"mask {t[first].text} is the 32-bit constant 0xffffffff")
         elif first == last and t[first].text in self.ints32:
             self.add("lane_mask_32", t[i].line, f"mask '{t[first].text}' is a 32-bit variable")
         elif legacy:
@@ -506,6 +525,6 @@ class _Scan:
                 self.add("ballot_32bit", line, f"{var} holds a 32-bit {t[i].text} result")
 
 
-def find_hazards(text: str, tokens: list[Token], hip_version: tuple[int, ...] = (99,)) -> list[Hazard]:
+def find_hazards(text: str, tokens: list[Token], hip_version: tuple[int, ...] = (99, 0, 0)) -> list[Hazard]:
     """Hazards in one C/C++/CUDA source, sorted by line."""
     return _Scan(text, tokens, hip_version).run()

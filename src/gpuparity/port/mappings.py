@@ -98,15 +98,16 @@ class Resolution:
 
 
 def parse_version(text: str) -> tuple[int, ...]:
-    """'6.2' / '6.2.0' / 'HIP 5.2.21153' -> (6, 2, ...). UserError on garbage."""
-    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", str(text))
+    """'6.2' / '6.2.1' -> (major, minor, patch). UserError on anything else."""
+    m = re.fullmatch(r"\s*(?:HIP\s*)?(\d+)\.(\d+)(?:\.(\d+))?\s*", str(text))
     if not m:
         raise UserError(f"not a HIP version: {text!r} (expected e.g. 6.2 or 7.0)")
-    return tuple(int(g) for g in m.groups() if g is not None)
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
 
 
 def version_text(v: tuple[int, ...]) -> str:
-    return ".".join(str(x) for x in v)
+    """(6, 2, 0) -> '6.2'; (6, 2, 1) -> '6.2.1'."""
+    return ".".join(str(x) for x in (v[:2] if len(v) > 2 and v[2] == 0 else v))
 
 
 @lru_cache(maxsize=1)

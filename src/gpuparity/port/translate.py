@@ -8,6 +8,7 @@ different arguments, the call is rewritten (see _ARG_REWRITES).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from gpuparity.port import mappings
@@ -347,12 +348,36 @@ def translate_source(text: str, opts: Options | None = None) -> Translation:
                         result.rewrites.append(Rewrite(tok.line, f"{name}: {what}"))
         if res.hip and res.hip != name:
             ctx.ed.replace(tok.start, tok.end, res.hip)
-    out = ctx.ed.apply()
+    out = _realign_continuations(text, ctx.ed.apply()) if ctx.ed.edits else text
     if opts.launch == "ggl" and result.uses and any(u.family == "launch" for u in result.uses):
         out, lines = rewrite_launches_ggl(out, opts.engine)
         result.rewrites.extend(Rewrite(line, "kernel launch <<<...>>> -> hipLaunchKernelGGL") for line in lines)
     result.text = out
     return result
+
+
+_CONTINUATION = re.compile(r"^(.*?\S)?([ \t]+)\\(\r?)$")
+
+
+def _realign_continuations(before: str, after: str) -> str:
+    """Keep the column of a macro's trailing backslashes after names changed length."""
+    old_lines = before.split("\n")
+    new_lines = after.split("\n")
+    if len(old_lines) != len(new_lines):
+        return after
+    changed = False
+    for k, (old, new) in enumerate(zip(old_lines, new_lines, strict=True)):
+        if old == new or not new.endswith(("\\", "\\\r")):
+            continue
+        mo, mn = _CONTINUATION.match(old), _CONTINUATION.match(new)
+        if not (mo and mn):
+            continue
+        column = len(old) - len(mo.group(3)) - 1
+        body = mn.group(1) or ""
+        if len(body) + 1 <= column:
+            new_lines[k] = body + " " * (column - len(body)) + "\\" + mn.group(3)
+            changed = True
+    return "\n".join(new_lines) if changed else after
 
 
 # ---------------------------------------------------------------- hipLaunchKernelGGL

@@ -206,7 +206,7 @@ class Store:
             args,
         )
         cols = ("run_id", "started_at", "status", "host", "vendor", "product", "spec_id", "stack", "n_results")
-        return [dict(zip(cols, r)) for r in rows]
+        return [dict(zip(cols, r, strict=True)) for r in rows]
 
     def resolve_run_id(self, ref: str) -> str:
         """A full run id, a unique prefix of one, or 'latest'."""

@@ -79,11 +79,12 @@ def comm_loop(cfg, device: str):
                    max_time_s=min(cfg.max_time_s, cap))
 
 
-def measure_synchronized(fn, device: str, cfg, active: bool = True):
+def measure_synchronized(fn, device: str, cfg, active: bool = True, on_sample=None):
     """Time `fn` on every rank with the same number of samples; samples are the slowest rank's.
 
     Ranks with active=False (outside a subgroup) take part in the line-up collectives only.
-    Returns (samples, reps_per_sample, timed_out, warmup_invocations).
+    on_sample(n) runs after each timed block (telemetry marks). Returns (samples,
+    reps_per_sample, timed_out, warmup_invocations).
     """
     from gpuparity.measure.loop import Timer
     from gpuparity.measure.stats import relative_noise
@@ -109,6 +110,8 @@ def measure_synchronized(fn, device: str, cfg, active: bool = True):
     timed_out, t0 = False, time.perf_counter()
     while True:
         samples.append(block(reps) / reps)
+        if on_sample:
+            on_sample(len(samples))
         stop = 0.0
         if dist.is_writer():
             elapsed = time.perf_counter() - t0
@@ -188,27 +191,31 @@ class Collectives(Workload):
             return mark(result, "failed", f"wrong result on some rank: {detail}")
         for t in buffers:
             t.uniform_()                              # never time zeros
-        cfg = comm_loop(ctx.loop, ctx.device)
-        with telemetry_window(ctx) as tele:
-            t0 = time.perf_counter()
-            samples, reps, timed_out, warm = measure_synchronized(call, ctx.device, cfg)
-        from gpuparity.measure.stats import summarize
-
-        result["telemetry"] = tele.get("result")
-        result["samples"] = samples
-        result["summary"] = summarize(samples)
         result["work"] = {"bytes": float(size)}
-        result["info"].update(timer="torch.cuda.Event" if ctx.device != "cpu" else "perf_counter_ns",
-                              reps_per_sample=reps, warmup_invocations=warm, timed_out=timed_out,
-                              measure_s=round(time.perf_counter() - t0, 3))
-        if timed_out:
-            result["info"]["warning"] = "stopped at the timeout before reaching the noise target"
+        measure_into(result, call, ctx)
         derive(result, None, ctx.spec)
         median = result["summary"]["median"]
         algbw, busbw = bandwidths(op, size, median, n)
         result["derived"].update(algbw_gbs=algbw, busbw_gbs=busbw, bus_factor=bus_factor(op, n),
                                  latency_us=median * 1e6)
         return result
+
+
+def measure_into(result: dict, fn, ctx: Context, active: bool = True) -> None:
+    """measure_synchronized inside the telemetry window; fills samples, summary and timing info."""
+    from gpuparity.measure.stats import summarize
+
+    t0 = time.perf_counter()
+    with telemetry_window(ctx, result) as tele:
+        samples, reps, timed_out, warm = measure_synchronized(
+            fn, ctx.device, comm_loop(ctx.loop, ctx.device), active=active, on_sample=tele.mark)
+        result["samples"] = samples
+        result["summary"] = summarize(samples)
+        result["info"].update(timer="torch.cuda.Event" if ctx.device != "cpu" else "perf_counter_ns",
+                              reps_per_sample=reps, warmup_invocations=warm, timed_out=timed_out,
+                              measure_s=round(time.perf_counter() - t0, 3))
+    if timed_out:
+        result["info"]["warning"] = "stopped at the timeout before reaching the noise target"
 
 
 def _library(ctx: Context, backend: str | None) -> str:

@@ -86,7 +86,7 @@ def torch_has_scaled(dtype: str) -> tuple[bool, str]:
             return False, f"torch {torch.__version__} has no float4_e2m1fn_x2 / F.scaled_mm (MX recipes)"
         return True, ""
     if dtype == "fp6":
-        if not any(name.startswith("float6") for name in dir(torch)):
+        if not any(name.startswith("float6_") for name in dir(torch)):
             return False, f"torch {torch.__version__} has no fp6 tensor type, so MXFP6 cannot be expressed"
         return False, "MXFP6 GEMM is not wired up in this version"
     return True, ""

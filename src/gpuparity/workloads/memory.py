@@ -57,8 +57,9 @@ def _kernel(params: dict, ctx: Context) -> Prepared:
     import torch
 
     n, op, dev = params["elements"], params["op"], ctx.device
-    gen = torch.Generator(device="cpu").manual_seed(0)
-    a, b, c = (torch.rand(n, generator=gen).to(dev) for _ in range(3))
+    gen = torch.Generator(device=dev).manual_seed(0)
+    a = torch.rand(n, generator=gen, device=dev)
+    b, c = 1.0 - a, a.flip(0)       # random too, at memory speed rather than generator speed
     s = SCALAR
     head = slice(0, CHECK_ELEMS)
     ops = {
@@ -72,7 +73,7 @@ def _kernel(params: dict, ctx: Context) -> Prepared:
     total = torch.zeros((), device=dev)
     if op == "read":
         def fn():
-            torch.sum(a, out=total)
+            torch.sum(a, 0, out=total)
 
         def check():
             fn()

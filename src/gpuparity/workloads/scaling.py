@@ -16,12 +16,10 @@ a causal mask, AdamW, cross-entropy on random tokens): the training workload may
 
 from __future__ import annotations
 
-import time
-
 from gpuparity import dist
 from gpuparity.results.schema import canonical, mark, new_result
-from gpuparity.workloads.base import Context, Workload, derive, telemetry_window
-from gpuparity.workloads.collectives import comm_loop, measure_synchronized
+from gpuparity.workloads.base import Context, Workload, derive
+from gpuparity.workloads.collectives import measure_into
 
 # Per-rank model and batch: CPU sizes keep a 2-core CI box at a few steps per second.
 SIZES = {
@@ -131,30 +129,19 @@ class Scaling(Workload):
         if active:
             model = build_model(params, ctx.device)
             if k > 1:
-                from torch.nn.parallel import DistributedDataParallel as DDP
-
                 import torch
+                from torch.nn.parallel import DistributedDataParallel as DDP
 
                 ids = [torch.cuda.current_device()] if ctx.device != "cpu" else None
                 model = DDP(model, device_ids=ids, process_group=group)
             step = make_step(model, params, ctx.device)
-        cfg = comm_loop(ctx.loop, ctx.device)
-        with telemetry_window(ctx) as tele:
-            t0 = time.perf_counter()
-            samples, reps, timed_out, warm = measure_synchronized(step, ctx.device, cfg, active=active)
-        from gpuparity.measure.stats import summarize
-
-        tokens_per_rank = params["batch"] * params["seq"]
-        result["telemetry"] = tele.get("result")
-        result["samples"] = samples
-        result["summary"] = summarize(samples)
-        result["work"] = {"tokens": float(tokens_per_rank * k)}
+        result["work"] = {"tokens": float(params["batch"] * params["seq"] * k)}
         result["info"].update(
             model="TinyLM (self-contained; nn.TransformerEncoder, causal)", ddp=k > 1,
-            backend=dist.backend(), world_size=dist.world_size(), reps_per_sample=reps,
-            warmup_invocations=warm, timed_out=timed_out, measure_s=round(time.perf_counter() - t0, 3),
+            backend=dist.backend(), world_size=dist.world_size(),
             aggregation="slowest rank per sample (MAX over ranks)",
         )
+        measure_into(result, step, ctx, active=active)
         derive(result, None, ctx.spec)
         per_rank = result["derived"]["tokens_per_s"] / k
         result["derived"]["tokens_per_s_per_rank"] = per_rank

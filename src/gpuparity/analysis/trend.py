@@ -1,0 +1,66 @@
+"""One platform across software versions (ROCm 6 -> 7, CUDA 12 -> 13, driver, torch).
+
+Stored runs are grouped by a version label (stack, torch, driver or all three) and the groups
+are ordered by their first run. Consecutive groups are compared with the comparison core
+(pooled samples, bootstrap CI of the ratio of medians).
+
+Change-point test (documented, deliberately simple): a result changes between two consecutive
+versions when the CI of its ratio new/old lies wholly outside 1 +- tolerance (verdict faster or
+slower); a category changes when the CI of its geometric-mean ratio does. The first -> last
+comparison answers claims such as "ROCm 7 is 3.5x ROCm 6" on one's own machine.
+"""
+
+from __future__ import annotations
+
+from gpuparity.analysis.compare import compare_sides, run_summary, side_from_store
+
+BY = ("all", "stack", "torch", "driver")
+
+
+def version_label(run: dict, by: str = "all") -> str:
+    parts = {"stack": run.get("stack") or "?", "torch": f"torch {run.get('torch') or '?'}",
+             "driver": f"driver {run.get('driver') or '?'}"}
+    if by == "all":
+        return " | ".join(parts.values())
+    return parts[by]
+
+
+def trend(store, run_ids: list[str], by: str = "all", tolerance: float = 0.05, prices=None) -> dict:
+    """Versions, consecutive steps with change points, and the first -> last comparison."""
+    fps = store.run_fingerprints(run_ids)
+    runs = []
+    for run_id, started_at, host in store.query(
+            "SELECT run_id, started_at, host FROM runs WHERE run_id IN (" + ",".join("?" * len(run_ids)) + ")",
+            run_ids):
+        runs.append(run_summary(run_id, started_at, host, fps.get(run_id) or {}))
+    runs.sort(key=lambda r: (r["started_at"] or "", r["run_id"]))
+    groups: dict[str, list[dict]] = {}
+    for r in runs:
+        groups.setdefault(version_label(r, by), []).append(r)
+    versions = [{"label": label, "runs": [r["run_id"] for r in rs], "first": rs[0]["started_at"],
+                 "last": rs[-1]["started_at"], "hosts": sorted({str(r["host"]) for r in rs})}
+                for label, rs in groups.items()]
+    sides = [side_from_store(store, v["runs"], v["label"]) for v in versions]
+    steps = [_step(sides[i - 1], sides[i], tolerance, prices) for i in range(1, len(sides))]
+    overall = _step(sides[0], sides[-1], tolerance, prices) if len(sides) > 2 else None
+    products = sorted({str(r.get("product")) for r in runs})
+    return {"by": by, "tolerance": tolerance, "versions": versions, "steps": steps, "overall": overall,
+            "products": products,
+            "note": (f"runs span several products ({', '.join(products)}): a trend is meant for one platform"
+                     if len(products) > 1 else None)}
+
+
+def _step(old, new, tolerance: float, prices) -> dict:
+    result = compare_sides(old, new, tolerance, prices)
+    changes = [r for r in result["rows"] if r["verdict"] in ("faster", "slower")]
+    changes.sort(key=lambda r: -abs(r["ratio"] - 1))
+    return {
+        "from": old.label, "to": new.label, "matched": len(result["rows"]),
+        "geomean": result["geomean"],
+        "counts": {v: sum(r["verdict"] == v for r in result["rows"])
+                   for v in ("faster", "parity", "slower", "inconclusive")},
+        "changes": [{k: r[k] for k in ("key", "workload", "params", "dtype", "unit", "a_value", "b_value",
+                                       "ratio", "ci_low", "ci_high", "verdict")} for r in changes],
+        "only_old": len(result["only_a"]), "only_new": len(result["only_b"]),
+    }
+

@@ -1,0 +1,173 @@
+"""`gpuparity compare A B`: B relative to A per result, with CIs, verdicts and normalised views.
+
+A side is an exported JSON run file, a SQLite store file, a run id (or prefix, or 'latest') in
+--db, or a filter such as 'gpu=mi300x,stack=rocm' (keys: gpu, stack, host, since, db); or leave
+A/B out and use --gpu-a/--stack-a/--gpu-b/--stack-b.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+
+from gpuparity.cli.common import console, db_option, escape, fmt, print_json
+from gpuparity.errors import UserError
+
+FORMATS = ("table", "markdown", "csv", "json")
+
+
+def parse_fraction(text: str, option: str) -> float:
+    """'5%' or '0.05' -> 0.05."""
+    raw = text.strip()
+    try:
+        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError:
+        raise UserError(f"{option} takes a fraction or a percentage (0.05 or 5%), got '{text}'") from None
+    if not 0 <= value < 1:
+        raise UserError(f"{option} must be between 0 and 100%, got '{text}'")
+    return value
+
+
+def price_options(basis: str, prices: list[str] | None):
+    from gpuparity.analysis.prices import PriceBook, parse_price_args
+
+    return PriceBook(basis, parse_price_args(prices))
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("compare")
+    def compare(
+        a: Optional[str] = typer.Argument(None, help="Side A (baseline): run file, store file, run id or filter."),
+        b: Optional[str] = typer.Argument(None, help="Side B: compared against A (ratio = B / A)."),
+        db: Optional[str] = db_option(),
+        gpu_a: Optional[str] = typer.Option(None, "--gpu-a", help="Side A: product or spec id contains this."),
+        stack_a: Optional[str] = typer.Option(None, "--stack-a", help="Side A: stack prefix (rocm, cuda 12, cpu)."),
+        gpu_b: Optional[str] = typer.Option(None, "--gpu-b"),
+        stack_b: Optional[str] = typer.Option(None, "--stack-b"),
+        since: Optional[str] = typer.Option(None, "--since", help="Only runs started at or after (ISO date)."),
+        host: Optional[str] = typer.Option(None, "--host", help="Only runs from this host."),
+        tolerance: str = typer.Option("5%", "--tolerance", "-t", help="Parity band around 1 (5% or 0.05)."),
+        output_format: str = typer.Option("table", "--format", "-f", help="table | markdown | csv | json"),
+        price_basis: str = typer.Option("neocloud", "--price-basis",
+                                        help="hyperscaler | neocloud | 3yr-rental | on-demand-typical"),
+        price: Optional[List[str]] = typer.Option(None, "--price", help="GPU price override gpu=USD_per_hour."),
+        fail_if_slower: Optional[str] = typer.Option(
+            None, "--fail-if-slower",
+            help="Exit 1 if any result or category geomean is slower than this (e.g. 5%) with 95% confidence."),
+    ) -> None:
+        """Compare platform B with platform A: ratio B/A with 95% CI and a verdict per result."""
+        from gpuparity.analysis.compare import compare_sides, load_side, slower_than
+
+        if output_format not in FORMATS:
+            raise UserError(f"--format must be one of {', '.join(FORMATS)}")
+        tol = parse_fraction(tolerance, "--tolerance")
+        threshold = parse_fraction(fail_if_slower, "--fail-if-slower") if fail_if_slower else None
+        if not (a or gpu_a or stack_a) or not (b or gpu_b or stack_b):
+            raise UserError("name two sides: gpuparity compare A B (run files, run ids, or gpu=..,stack=.. filters)"
+                            " or --gpu-a/--stack-a and --gpu-b/--stack-b")
+        prices = price_options(price_basis, price)
+        side_a = load_side(a, "A", db, gpu=gpu_a, stack=stack_a, since=since, host=host)
+        side_b = load_side(b, "B", db, gpu=gpu_b, stack=stack_b, since=since, host=host)
+        result = compare_sides(side_a, side_b, tol, prices)
+        emit(result, output_format)
+        if threshold is not None:
+            bad = slower_than(result, threshold)
+            if bad:
+                import sys
+
+                print(f"slower than -{threshold:.0%} with 95% confidence: {', '.join(bad[:10])}"
+                      + (f" and {len(bad) - 10} more" if len(bad) > 10 else ""), file=sys.stderr)
+                raise typer.Exit(1)
+
+
+def emit(result: dict, output_format: str) -> None:
+    if output_format == "json":
+        print_json(result)
+    elif output_format == "csv":
+        write_csv(result["rows"])
+    elif output_format == "markdown":
+        from gpuparity.report.markdown import compare_markdown
+
+        print(compare_markdown(result))
+    else:
+        print_table(result)
+
+
+def write_csv(rows: list[dict]) -> None:
+    import csv
+    import json
+    import sys
+
+    fields = list(dict.fromkeys(k for r in rows for k in r))
+    w = csv.DictWriter(sys.stdout, fieldnames=fields, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: json.dumps(v, sort_keys=True) if isinstance(v, dict) else v for k, v in r.items()})
+
+
+def params_text(params: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in (params or {}).items() if k != "dtype")
+
+
+def ratio_text(ratio, lo, hi) -> str:
+    if ratio is None:
+        return "-"
+    if lo is None or hi is None:
+        return f"{ratio:.3f}"
+    return f"{ratio:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+VERDICT_STYLE = {"faster": "green", "slower": "red", "parity": "cyan", "inconclusive": "yellow"}
+
+
+def side_line(s: dict) -> str:
+    price = f"${s['usd_per_hour']:.2f}/GPU-h" if s.get("usd_per_hour") else "price unknown"
+    return (f"{s['label']}: {', '.join(s['products']) or '-'} ({', '.join(s['stacks']) or '-'};"
+            f" torch {', '.join(s['torch']) or '-'}) on {', '.join(s['hosts']) or '-'};"
+            f" {len(s['run_ids'])} run(s); {price}; power: {s['power']}")
+
+
+def print_table(result: dict) -> None:
+    from rich.table import Table
+
+    con = console()
+    for s in result["sides"].values():
+        con.print(escape(side_line(s)))
+    t = Table(title=f"B / A per result (tolerance ±{result['tolerance']:.0%}, 95% CI)")
+    for col in ("workload", "params", "dtype", "A", "B", "unit", "B/A [95% CI]", "verdict",
+                "%peak A", "%peak B", "per peak", "per $", "per W"):
+        t.add_column(col)
+    for r in result["rows"]:
+        style = VERDICT_STYLE.get(r["verdict"], "")
+        t.add_row(escape(r["workload"]), escape(params_text(r["params"])), escape(r["dtype"] or "-"),
+                  fmt(r["a_value"]), fmt(r["b_value"]), escape(r["unit"] or "-"),
+                  ratio_text(r["ratio"], r["ci_low"], r["ci_high"]), f"[{style}]{r['verdict']}[/]",
+                  fmt(r["a_pct_peak"]), fmt(r["b_pct_peak"]), fmt(r["ratio_per_peak"]),
+                  fmt(r["ratio_per_dollar"]), fmt(r["ratio_per_watt"]))
+    con.print(t)
+    if result["geomean"]:
+        g = Table(title="Geometric mean of B / A per category")
+        for col in ("category", "n", "B/A [95% CI]", "verdict", "per peak", "per $", "per W"):
+            g.add_column(col)
+        for cat, e in result["geomean"].items():
+            g.add_row(escape(cat), str(e["n"]), ratio_text(e["ratio"], e["ci_low"], e["ci_high"]),
+                      f"[{VERDICT_STYLE[e['verdict']]}]{e['verdict']}[/]", fmt(e.get("ratio_per_peak")),
+                      fmt(e.get("ratio_per_dollar")), fmt(e.get("ratio_per_watt")))
+        con.print(g)
+    if result["serving"]:
+        s = Table(title="Serving: throughput per GPU at equal interactivity (Pareto curves)")
+        for col in ("curve", "tok/s per user", "A tok/s/GPU", "B tok/s/GPU", "B/A", "verdict"):
+            s.add_column(col)
+        for p in result["serving"]:
+            s.add_row(escape(p["curve_key"]), fmt(p.get("interactivity")), fmt(p.get("a_throughput")),
+                      fmt(p.get("b_throughput")), fmt(p.get("ratio")), escape(p.get("verdict") or p.get("note")))
+        con.print(s)
+    for name, title in (("only_a", "only in A"), ("only_b", "only in B")):
+        if result[name]:
+            con.print(f"{title} ({len(result[name])}): " + escape(", ".join(
+                f"{r['workload']} {params_text(r['params'])}" for r in result[name][:20]))
+                + (" ..." if len(result[name]) > 20 else ""))
+    for r in result["not_compared"]:
+        con.print(escape(f"not compared: {r['workload']} {params_text(r['params'])} {r['dtype'] or ''}"
+                         f" is {r['status']} on {r['side']}: {r['reason']}"))

@@ -1,0 +1,53 @@
+"""`gpuparity port`: translate CUDA sources to HIP, score portability, report hazards.
+
+Import-light on purpose: the porting modules load inside the command, so `--help` is fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("port")
+    def port_command(
+        src: Path = typer.Argument(..., help="CUDA source folder or file (.cu .cuh .cpp .cc .h .hpp, CMake)."),
+        out: Optional[Path] = typer.Option(None, "--out", "-o",
+                                           help="Write the HIP tree here. Without it: dry run, prints a diff."),
+        check: bool = typer.Option(False, "--check", help="Compile translations with hipcc (originals with "
+                                   "nvcc on failure); targets the installed hipcc's HIP version."),
+        json_path: Optional[Path] = typer.Option(None, "--json", help="Write the JSON report here."),
+        html_path: Optional[Path] = typer.Option(None, "--html", help="Write the HTML report here."),
+        hip_version: Optional[str] = typer.Option(None, "--hip-version",
+                                                  help="Target HIP version (default: newest, 7.0)."),
+        launch: str = typer.Option("chevron", "--launch",
+                                   help="Kernel launches: 'chevron' keeps <<<>>>, 'ggl' emits hipLaunchKernelGGL."),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No per-file summary."),
+    ) -> None:
+        """Translate CUDA to HIP, score portability and report AMD hazards."""
+        from gpuparity.port import report as reporting
+        from gpuparity.port.check import FAIL_TRANSLATION
+        from gpuparity.port.run import port
+
+        result = port(src, out, hip_version=hip_version, launch=launch, check=check)
+        dry_run = out is None
+        if dry_run:
+            for f in result.files:
+                if f.diff:
+                    sys.stdout.write(f.diff)
+        summary = reporting.summary_lines(result)
+        lines = summary if not quiet else summary[:2]
+        # A dry run's stdout is the diff (pipe it to `patch -p1`), so the summary goes to stderr.
+        stream = sys.stderr if dry_run else sys.stdout
+        for line in lines:
+            print(line, file=stream)
+        if json_path:
+            reporting.write_json(result, json_path)
+        if html_path:
+            reporting.write_html(result, html_path)
+        if check and result.check_counts().get(FAIL_TRANSLATION):
+            raise typer.Exit(1)

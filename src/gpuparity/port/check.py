@@ -1,0 +1,169 @@
+"""--check: compile translated files with hipcc (and, on failure, the originals with nvcc).
+
+Comparing the two tells errors the code already had (fail-original) from errors the
+translation made (fail-translation). A missing library header (Debian ships no hipBLAS, a
+bare nvcc has no cuBLAS) is neither: the file is reported as 'headers unavailable'.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpuparity.port.mappings import LIBRARY_OF_HEADER, parse_version
+from gpuparity.port.translate import COMPILE_SUFFIXES
+
+OFFLOAD_ARCH = "gfx90a"
+NVCC_ARCH = "sm_75"
+COMPILE_TIMEOUT_S = 300
+
+PASS = "pass"
+FAIL_TRANSLATION = "fail-translation"
+FAIL_ORIGINAL = "fail-original"
+HEADERS_UNAVAILABLE = "headers unavailable"
+SKIPPED = "skipped"
+STATUSES = (PASS, FAIL_TRANSLATION, FAIL_ORIGINAL, HEADERS_UNAVAILABLE, SKIPPED)
+
+_MISSING_HEADER = [
+    re.compile(r"fatal error: '([^']+)' file not found"),  # clang / hipcc
+    re.compile(r"fatal error: ([^\s:]+): No such file or directory"),  # gcc / nvcc
+    re.compile(r'catastrophic error: cannot open source file "([^"]+)"'),  # nvcc front end
+]
+_ERROR_LINE = re.compile(r"^.*\b(error|Error)\b.*$", re.M)
+
+
+@dataclass
+class Toolchain:
+    hipcc: str | None = None
+    hip_version: tuple[int, ...] | None = None
+    nvcc: str | None = None
+
+    def describe(self) -> str:
+        hip = f"hipcc {'.'.join(map(str, self.hip_version or ()))}" if self.hipcc else "no hipcc"
+        return f"{hip}, {'nvcc' if self.nvcc else 'no nvcc'}"
+
+
+@dataclass
+class CheckResult:
+    status: str
+    detail: str = ""
+    error: str = ""  # first compiler error line, for the report
+
+
+def _hip_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["HIP_PLATFORM"] = "amd"  # compile for AMD even on a machine that also has nvcc
+    return env
+
+
+def hipcc_version(hipcc: str) -> tuple[int, ...] | None:
+    """HIP version from `hipcc --version` ('HIP version: 5.2.21153-0')."""
+    try:
+        proc = subprocess.run([hipcc, "--version"], capture_output=True, text=True, timeout=60,
+                              env=_hip_env(), stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    # The third field is a build number (5.2.21153), not a patch level.
+    m = re.search(r"HIP version:\s*(\d+\.\d+)", proc.stdout + proc.stderr)
+    return parse_version(m.group(1)) if m else None
+
+
+def detect() -> Toolchain:
+    hipcc = shutil.which("hipcc")
+    nvcc = shutil.which("nvcc")
+    return Toolchain(hipcc, hipcc_version(hipcc) if hipcc else None, nvcc)
+
+
+def _missing_header(output: str) -> str | None:
+    for pattern in _MISSING_HEADER:
+        m = pattern.search(output)
+        if m:
+            return m.group(1)
+    return None
+
+
+def _first_error(output: str) -> str:
+    m = _ERROR_LINE.search(output)
+    return (m.group(0) if m else output.strip().splitlines()[-1] if output.strip() else "")[:300]
+
+
+def _run(cmd: list[str], cwd: Path, env: dict | None = None) -> tuple[int, str]:
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S,
+                              env=env, stdin=subprocess.DEVNULL, errors="replace")
+    except subprocess.TimeoutExpired:
+        return -1, "compile timed out"
+    except OSError as exc:
+        return -1, f"could not run {cmd[0]}: {exc}"
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def compile_hip(hipcc: str, file: Path, include_root: Path, obj: Path) -> tuple[int, str]:
+    cmd = [hipcc, f"--offload-arch={OFFLOAD_ARCH}", "-w", "-I", str(include_root),
+           "-x", "hip", "-c", str(file), "-o", str(obj)]
+    return _run(cmd, file.parent, _hip_env())
+
+
+def compile_cuda(nvcc: str, file: Path, include_root: Path, obj: Path) -> tuple[int, str]:
+    cmd = [nvcc, f"-arch={NVCC_ARCH}", "-w", "-I", str(include_root), "-x", "cu",
+           "-c", str(file), "-o", str(obj)]
+    return _run(cmd, file.parent)
+
+
+def _library(header: str) -> str:
+    top = header.split("/")[0]
+    return LIBRARY_OF_HEADER.get(top, top)
+
+
+def check_one(tc: Toolchain, original: Path, translated: Path, src_root: Path, dst_root: Path,
+              work: Path) -> CheckResult:
+    if not translated.name.lower().endswith(COMPILE_SUFFIXES):
+        return CheckResult(SKIPPED, "header or non-compiled file (checked through its includers)")
+    if tc.hipcc is None:
+        return CheckResult(SKIPPED, "hipcc not found")
+    obj = work / (translated.name + ".hip.o")
+    rc, out = compile_hip(tc.hipcc, translated, dst_root, obj)
+    if rc == 0:
+        return CheckResult(PASS, "hipcc compiled the translation")
+    missing = _missing_header(out)
+    if missing:
+        return CheckResult(HEADERS_UNAVAILABLE, f"{missing} ({_library(missing)}) not installed for hipcc",
+                           _first_error(out))
+    error = _first_error(out)
+    if tc.nvcc is None:
+        return CheckResult(FAIL_TRANSLATION, "hipcc failed; original not compiled (nvcc not found)", error)
+    rc0, out0 = compile_cuda(tc.nvcc, original, src_root, work / (translated.name + ".cuda.o"))
+    if rc0 == 0:
+        return CheckResult(FAIL_TRANSLATION, "hipcc failed but nvcc compiles the original", error)
+    missing0 = _missing_header(out0)
+    if missing0:
+        return CheckResult(FAIL_TRANSLATION,
+                           f"hipcc failed; original not comparable ({missing0} not installed for nvcc)", error)
+    return CheckResult(FAIL_ORIGINAL, "the original fails with nvcc too: "
+                       + _first_error(out0), error)
+
+
+def check_files(tc: Toolchain, pairs: list[tuple[str, Path, Path]], src_root: Path, dst_root: Path,
+                jobs: int | None = None) -> dict[str, CheckResult]:
+    """pairs: (relative path, original file, translated file). Compiles in parallel."""
+    jobs = jobs or max(1, os.cpu_count() or 1)
+    with tempfile.TemporaryDirectory(prefix="gpuparity-check-") as tmp:
+        work = Path(tmp)
+        results: dict[str, CheckResult] = {}
+
+        def one(item: tuple[int, tuple[str, Path, Path]]) -> tuple[str, CheckResult]:
+            idx, (rel, orig, trans) = item
+            sub = work / str(idx)
+            sub.mkdir()
+            return rel, check_one(tc, orig, trans, src_root, dst_root, sub)
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            for rel, res in pool.map(one, enumerate(pairs)):
+                results[rel] = res
+    return results

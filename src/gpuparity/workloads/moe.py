@@ -1,0 +1,187 @@
+"""Mixture-of-experts layer: router, top-k, token permutation, grouped expert GEMMs, un-permute.
+
+Experts are SwiGLU FFNs (gate+up fused: hidden -> 2*ffn, then down: ffn -> hidden). Expert
+GEMMs go through torch._grouped_mm where this torch and device accept it (probed once), else a
+per-expert loop; info["expert_gemm"] says which. For the grouped path each expert's rows are
+padded to a multiple of ALIGN rows on a GPU (the kernels want aligned group starts), with the
+padding as zero rows whose outputs are dropped.
+
+Work per call: FLOP = router 2*T*H*E + routed experts T*k*6*H*F + shared experts T*6*H*F*S
+(T tokens, H hidden, E experts, k top-k, F expert ffn, S shared experts); padding rows are not
+counted. tokens = T.
+"""
+
+from __future__ import annotations
+
+from gpuparity.workloads.base import Context, Prepared, Workload
+from gpuparity.workloads.dtypes import TOLERANCE, compute_dtype, rel_error, torch_dtype
+
+PRESETS = {
+    "mixtral-8x7b": {"experts": 8, "top_k": 2, "hidden": 4096, "ffn": 14336, "shared": 0},
+    "deepseek-v3": {"experts": 256, "top_k": 8, "hidden": 7168, "ffn": 2048, "shared": 1},
+}
+CPU_SHRINK = 32          # hidden and ffn divided by this on a CPU; top-k kept
+CPU_MAX_EXPERTS = 64     # 256 tiny expert GEMMs cost more in dispatch than in arithmetic on a CPU
+TOKENS = {"quick": (4096,), "standard": (256, 4096), "full": (256, 4096, 16384)}
+CPU_TOKENS = {"quick": (64,), "standard": (512,), "full": (512, 2048)}
+ALIGN = 16
+CHECK_TOKENS = 16
+
+
+def moe_flop(p: dict) -> float:
+    t, h, f = p["tokens"], p["hidden"], p["ffn"]
+    return 2.0 * t * h * p["experts"] + 6.0 * t * h * f * (p["top_k"] + p["shared"])
+
+
+class MoE(Workload):
+    name = "moe"
+    category = "kernel"
+    description = ("MoE layer (router, top-k, permute, grouped expert GEMMs, un-permute) at Mixtral-8x7B "
+                   "and DeepSeek-V3 shapes (shrunk on CPU); tokens/s and TFLOP/s of routed work")
+    axes = {"preset": ", ".join(PRESETS), "tokens": "tokens per call",
+            "experts,top_k,hidden,ffn,shared": "layer shape (on CPU: hidden, ffn / 32, at most 64 experts)",
+            "dtype": "bf16 (fp32 on a CPU without bf16 units)"}
+
+    def cases(self, suite: str, ctx: Context) -> list[dict]:
+        dt = (ctx.options.get("dtypes") or [compute_dtype(ctx)])[0]
+        cpu = ctx.device == "cpu"
+        out = []
+        for name, shape in PRESETS.items():
+            shape = dict(shape)
+            if cpu:
+                shape["hidden"] //= CPU_SHRINK
+                shape["ffn"] //= CPU_SHRINK
+                shape["experts"] = min(shape["experts"], CPU_MAX_EXPERTS)
+            for t in (CPU_TOKENS if cpu else TOKENS)[suite]:
+                out.append({"preset": name, "tokens": t, **shape, "dtype": dt})
+        return out
+
+    def supports(self, params: dict, ctx: Context) -> tuple[bool, str]:
+        if params["dtype"] not in ("fp32", "bf16", "fp16"):
+            return False, f"MoE is measured in fp32, bf16 or fp16, not {params['dtype']}"
+        if params["top_k"] > params["experts"]:
+            return False, "top_k exceeds the number of experts"
+        return True, ""
+
+    def prepare(self, params: dict, ctx: Context) -> Prepared:
+        return prepare_moe(params, ctx)
+
+
+def grouped_mm_status(dtype, device: str) -> tuple[bool, str]:
+    """Whether torch._grouped_mm runs here at this dtype, probed on a tiny problem."""
+    import torch
+
+    if not hasattr(torch, "_grouped_mm"):
+        return False, f"torch {torch.__version__} has no torch._grouped_mm"
+    try:
+        x = torch.ones(32, 16, dtype=dtype, device=device)
+        w = torch.ones(2, 32, 16, dtype=dtype, device=device).transpose(-2, -1)
+        offs = torch.tensor([16, 32], dtype=torch.int32, device=device)
+        y = torch._grouped_mm(x, w, offs=offs)
+        if float(y[0, 0]) != 16.0:
+            return False, "torch._grouped_mm gave a wrong answer on a probe"
+    except Exception as exc:  # noqa: BLE001 - any refusal means: use the loop
+        return False, f"torch._grouped_mm refused: {str(exc).strip().splitlines()[0][:160]}"
+    return True, ""
+
+
+def group_align(device: str) -> int:
+    """Rows each expert group is padded to: GPU grouped GEMM kernels want aligned group starts."""
+    return ALIGN if device != "cpu" else 1
+
+
+def prepare_moe(p: dict, ctx: Context) -> Prepared:
+    import torch
+    import torch.nn.functional as F
+
+    dev, dt = ctx.device, p["dtype"]
+    tdt = torch_dtype(dt)
+    t, e, k, h, f, ns = p["tokens"], p["experts"], p["top_k"], p["hidden"], p["ffn"], p["shared"]
+    gen = torch.Generator(device=dev).manual_seed(0)
+
+    def rand(*shape, fan_in):  # generated on the device in its dtype: DeepSeek-V3 experts are 22 GB in bf16
+        return torch.randn(*shape, generator=gen, device=dev, dtype=tdt).div_(fan_in ** 0.5)
+
+    x = rand(t, h, fan_in=1)
+    router = rand(e, h, fan_in=h)
+    w13 = rand(e, 2 * f, h, fan_in=h)      # [E, out, in]: passed transposed, as nn.Linear stores it
+    w2 = rand(e, h, f, fan_in=f)
+    shared13 = rand(2 * f * ns, h, fan_in=h) if ns else None
+    shared2 = rand(h, f * ns, fan_in=f * ns) if ns else None
+    grouped, why = grouped_mm_status(tdt, dev)
+    align = group_align(dev)
+    rows_total = t * k + e * (align - 1)     # static upper bound: no host sync for the padded size
+
+    def swiglu(z):
+        gate, up = z.chunk(2, dim=-1)
+        return F.silu(gate) * up
+
+    def experts_grouped(xs_sorted, experts_sorted, counts):
+        padded = (counts + align - 1) // align * align
+        ends = torch.cumsum(padded, 0)
+        starts_in = torch.cumsum(counts, 0) - counts
+        ranks = torch.arange(t * k, device=dev) - starts_in[experts_sorted]
+        dest = (ends - padded)[experts_sorted] + ranks
+        offs = ends.to(torch.int32)
+        offs[-1] = rows_total                 # the last group takes the spare zero rows
+        buf = torch.zeros(rows_total, h, device=dev, dtype=tdt)
+        buf[dest] = xs_sorted
+        mid = swiglu(torch._grouped_mm(buf, w13.transpose(-2, -1), offs=offs))
+        return torch._grouped_mm(mid, w2.transpose(-2, -1), offs=offs)[dest]
+
+    def experts_loop(xs_sorted, experts_sorted, counts):
+        outs, start = [], 0
+        for i, n in enumerate(counts.tolist()):
+            if n:
+                outs.append(swiglu(xs_sorted[start:start + n] @ w13[i].T) @ w2[i].T)
+            start += n
+        return torch.cat(outs)
+
+    experts = experts_grouped if grouped else experts_loop
+
+    def forward():
+        logits = x @ router.T
+        probs = torch.softmax(logits.float(), dim=-1)
+        top_w, top_i = probs.topk(k, dim=-1)
+        top_w = top_w / top_w.sum(-1, keepdim=True)
+        flat = top_i.reshape(-1)
+        order = torch.argsort(flat, stable=True)
+        token_of = order // k
+        counts = torch.bincount(flat, minlength=e)
+        ys = experts(x[token_of], flat[order], counts)
+        out = torch.zeros(t, h, device=dev, dtype=torch.float32)
+        out.index_add_(0, token_of, ys.float() * top_w.reshape(-1)[order, None])
+        if ns:
+            out += (swiglu(x @ shared13.T) @ shared2.T).float()
+        return out.to(tdt), logits, top_i, top_w
+
+    def fn():
+        with torch.no_grad():
+            forward()
+
+    def check():
+        with torch.no_grad():
+            out, logits, top_i, top_w = forward()
+            n = min(CHECK_TOKENS, t)
+            xr = x[:n].double()
+            err_router = rel_error(logits[:n], xr @ router.double().T)
+            ref = torch.zeros(n, h, dtype=torch.float64, device=dev)
+            for ex in torch.unique(top_i[:n]).tolist():   # the routing taken, experts computed in fp64
+                sel = (top_i[:n] == ex)
+                rows = sel.any(-1).nonzero().flatten()
+                wt = (top_w[:n].double() * sel).sum(-1)[rows, None]
+                z = swiglu(xr[rows] @ w13[ex].double().T) @ w2[ex].double().T
+                ref[rows] += wt * z
+            if ns:
+                ref += swiglu(xr @ shared13.double().T) @ shared2.double().T
+            err = max(err_router, rel_error(out[:n], ref))
+        tol = 2 * TOLERANCE[dt]   # two GEMMs with an activation rounded in between
+        return err <= tol, f"relative error {err:.2e} vs fp64 (router and layer output; tolerance {tol:.0e})"
+
+    info = {"expert_gemm": "torch._grouped_mm" if grouped else f"per-expert loop ({why})",
+            "group_align_rows": align if grouped else None}
+    return Prepared(fn=fn, work={"flop": moe_flop(p), "tokens": float(t)}, peak=f"flop:{dt}", check=check,
+                    info=info)
+
+
+WORKLOADS = [MoE()]

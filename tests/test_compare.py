@@ -1,0 +1,299 @@
+"""compare: verdicts on sample sets with a known truth, pooling, normalisation, serving, CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from gpuparity.analysis.compare import (
+    compare_runs,
+    compare_sides,
+    pareto,
+    side_from_runs,
+    side_from_store,
+    verdict,
+)
+from gpuparity.analysis.prices import PriceBook
+from gpuparity.platform.specs import all_specs
+from gpuparity.results.schema import new_result
+from gpuparity.results.store import Store
+
+
+# -- synthetic run documents (also used by the trend, report and frame tests) ------------------
+def make_result(workload: str, params: dict, samples, *, dtype: str | None = "bf16", unit: str = "TFLOP/s",
+                category: str = "kernel", status: str = "ok", reason: str | None = None, power: float | None = None,
+                info: dict | None = None, work: dict | None = None) -> dict:
+    """A result whose metric samples (throughput) are given directly."""
+    r = new_result(workload, category, {**params, **({"dtype": dtype} if dtype else {})}, dtype)
+    r["status"], r["reason"] = status, reason
+    if status == "ok":
+        samples = [float(s) for s in samples]
+        r["metric"] = {"name": "x", "unit": unit, "value": float(np.median(samples)), "samples": samples,
+                       "higher_is_better": True}
+        r["work"] = work or {}
+    if power is not None:
+        r["telemetry"] = {"method": "nvml", "valid": True, "mean_power_w": power}
+    r["info"] = info or {}
+    return r
+
+
+def make_run(results: list[dict], *, spec_id: str = "mi300x", run_id: str = "run-a",
+             started_at: str = "2026-01-01T00:00:00+00:00", host: str = "host-a", stack: dict | None = None,
+             product: str | None = None, telemetry: str = "none") -> dict:
+    spec = dict(all_specs()[spec_id]) if spec_id != "cpu" else {"id": "cpu", "fp32_tflops": 1.0, "estimated": True}
+    fp = {"host": host, "vendor": spec.get("vendor"), "product": product or spec.get("product"), "spec": spec,
+          "backend": "cuda", "torch_version": "2.6.0", "telemetry": {"method": telemetry}, **(stack or {})}
+    return {"schema_version": 1, "benchmark_version": 1, "run_id": run_id, "started_at": started_at,
+            "finished_at": started_at, "status": "complete", "host": host, "fingerprint": fp,
+            "spec_id": spec.get("id"), "results": results}
+
+
+def noisy(center: float, rel: float, n: int, seed: int) -> list[float]:
+    rng = np.random.default_rng(seed)
+    return (center * np.exp(rel * rng.standard_normal(n))).tolist()
+
+
+# -- verdict ------------------------------------------------------------------------------
+def test_verdict_boundaries():
+    assert verdict(1.10, 1.20, 0.05) == "faster"
+    assert verdict(0.80, 0.90, 0.05) == "slower"
+    assert verdict(0.97, 1.03, 0.05) == "parity"
+    assert verdict(1.02, 1.08, 0.05) == "inconclusive"       # straddles 1.05
+    assert verdict(0.90, 1.10, 0.05) == "inconclusive"       # straddles both
+    assert verdict(None, None, 0.05) == "inconclusive"
+    assert verdict(float("nan"), 1.0, 0.05) == "inconclusive"
+    assert verdict(1.02, 1.08, 0.10) == "parity"             # the tolerance moves the band
+
+
+def test_verdicts_on_sample_sets_with_known_truth():
+    gemm = {"m": 4096, "n": 4096}
+    cases = {  # name: (A centre, B centre, noise, n) -> expected verdict
+        "win": (100.0, 130.0, 0.01, 20, "faster"),
+        "loss": (100.0, 70.0, 0.01, 20, "slower"),
+        "parity": (100.0, 100.5, 0.005, 40, "parity"),
+        "overlap": (100.0, 105.0, 0.05, 8, "inconclusive"),
+    }
+    ra, rb = [], []
+    for i, (name, (ca, cb, rel, n, _)) in enumerate(cases.items()):
+        ra.append(make_result("gemm", {**gemm, "case": name}, noisy(ca, rel, n, 10 + i)))
+        rb.append(make_result("gemm", {**gemm, "case": name}, noisy(cb, rel, n, 100 + i)))
+    out = compare_runs([make_run(ra)], [make_run(rb, spec_id="h100-sxm", run_id="run-b")])
+    got = {r["params"]["case"]: r for r in out["rows"]}
+    for name, (*_, expected) in cases.items():
+        row = got[name]
+        assert row["verdict"] == expected, (name, row["ratio"], row["ci_low"], row["ci_high"])
+        assert row["ci_low"] < row["ratio"] < row["ci_high"]
+        assert math.isclose(row["ratio"], row["b_value"] / row["a_value"])
+
+
+def test_ci_coverage_matches_nominal_level():
+    """200 keys with a true ratio of 1.1: about 95% of the CIs must contain it."""
+    ra, rb = [], []
+    for i in range(200):
+        ra.append(make_result("gemm", {"i": i}, noisy(50.0, 0.05, 15, i)))
+        rb.append(make_result("gemm", {"i": i}, noisy(55.0, 0.05, 15, 1000 + i)))
+    rows = compare_runs([make_run(ra)], [make_run(rb, run_id="b")])["rows"]
+    covered = sum(r["ci_low"] <= 1.1 <= r["ci_high"] for r in rows) / len(rows)
+    assert 0.85 <= covered <= 0.995, covered
+    g = compare_runs([make_run(ra)], [make_run(rb, run_id="b")])["geomean"]["kernel"]
+    assert g["ci_low"] <= 1.1 <= g["ci_high"] and g["n"] == 200
+
+
+def test_too_few_samples_is_inconclusive():
+    a = make_run([make_result("gemm", {"m": 1}, [100.0])])
+    b = make_run([make_result("gemm", {"m": 1}, [200.0, 201.0])], run_id="b")
+    (row,) = compare_runs([a], [b])["rows"]
+    assert row["ratio"] == pytest.approx(2.005) and row["ci_low"] is None and row["verdict"] == "inconclusive"
+
+
+def test_one_sided_failed_and_pooled_results_are_listed():
+    a1 = make_run([make_result("gemm", {"m": 1}, noisy(10, 0.01, 5, 1)),
+                   make_result("gemm", {"m": 2}, [], status="failed", reason="out of memory"),
+                   make_result("gemm", {"m": 3}, noisy(10, 0.01, 5, 2))], run_id="a1")
+    a2 = make_run([make_result("gemm", {"m": 1}, noisy(10, 0.01, 7, 3))], run_id="a2",
+                  started_at="2026-01-02T00:00:00+00:00")
+    b = make_run([make_result("gemm", {"m": 1}, noisy(11, 0.01, 5, 4)),
+                  make_result("gemm", {"m": 2}, noisy(11, 0.01, 5, 5)),
+                  make_result("gemm", {"m": 4}, noisy(11, 0.01, 5, 6)),
+                  make_result("gemm", {"m": 5}, [], status="skipped", reason="no fp8 units")], run_id="b")
+    out = compare_runs([a1, a2], [b])
+    (row,) = out["rows"]
+    assert row["params"]["m"] == 1 and row["a_n"] == 12 and row["a_runs"] == 2 and row["b_n"] == 5
+    assert [r["params"]["m"] for r in out["only_a"]] == [3]
+    assert [r["params"]["m"] for r in out["only_b"]] == [4]
+    (nc,) = out["not_compared"]
+    assert nc["params"]["m"] == 2 and nc["side"] == "A" and nc["status"] == "failed" and "memory" in nc["reason"]
+    # a result skipped on B with nothing on A is B's own business: neither compared nor one-sided
+    assert all(r["params"]["m"] != 5 for r in out["only_b"] + out["not_compared"])
+
+
+def test_newer_failure_does_not_hide_older_success():
+    a1 = make_run([make_result("gemm", {"m": 1}, noisy(10, 0.01, 5, 1))], run_id="a1")
+    a2 = make_run([make_result("gemm", {"m": 1}, [], status="failed", reason="x")], run_id="a2",
+                  started_at="2026-02-01T00:00:00+00:00")
+    b = make_run([make_result("gemm", {"m": 1}, noisy(10, 0.01, 5, 2))], run_id="b")
+    out = compare_runs([a1, a2], [b])
+    assert len(out["rows"]) == 1 and out["rows"][0]["a_runs"] == 1 and not out["not_compared"]
+
+
+def test_normalised_views_per_peak_price_and_watt():
+    specs = all_specs()
+    a = make_run([make_result("gemm", {"m": 1}, noisy(500, 0.01, 9, 1), power=600.0)], spec_id="mi300x")
+    b = make_run([make_result("gemm", {"m": 1}, noisy(600, 0.01, 9, 2))], spec_id="h100-sxm", run_id="b")
+    prices = PriceBook("neocloud", {"mi300x": 1.0, "h100-sxm": 2.0}, use_config=False)
+    out = compare_sides(side_from_runs([a], "A"), side_from_runs([b], "B"), 0.05, prices)
+    (r,) = out["rows"]
+    assert r["a_peak"] == specs["mi300x"]["bf16_tflops"] and r["b_peak"] == specs["h100-sxm"]["bf16_tflops"]
+    assert r["a_pct_peak"] == pytest.approx(100 * r["a_value"] / r["a_peak"])
+    assert r["ratio_per_peak"] == pytest.approx(r["ratio"] * r["a_peak"] / r["b_peak"])
+    assert r["ratio_per_dollar"] == pytest.approx(r["ratio"] / 2.0)
+    assert r["ci_high_per_dollar"] == pytest.approx(r["ci_high"] / 2.0)
+    assert r["verdict_per_dollar"] == "slower"
+    assert (r["a_watts"], r["a_power_source"]) == (600.0, "measured")
+    assert (r["b_watts"], r["b_power_source"]) == (specs["h100-sxm"]["tdp_w"], "tdp")
+    assert r["ratio_per_watt"] == pytest.approx(r["ratio"] * 600.0 / specs["h100-sxm"]["tdp_w"])
+    assert "measured" in out["sides"]["a"]["power"] and "TDP" in out["sides"]["b"]["power"]
+    g = out["geomean"]["kernel"]
+    assert g["ratio_per_dollar"] == pytest.approx(g["ratio"] / 2.0)
+
+
+def test_tokens_give_dollars_per_million_tokens():
+    a = make_run([make_result("llm", {"m": 1}, noisy(1000, 0.01, 9, 1), unit="tokens/s", category="model")])
+    b = make_run([make_result("llm", {"m": 1}, noisy(1000, 0.01, 9, 2), unit="tokens/s", category="model")],
+                 spec_id="h100-sxm", run_id="b")
+    prices = PriceBook("neocloud", {"mi300x": 3.6}, use_config=False)
+    (r,) = compare_sides(side_from_runs([a]), side_from_runs([b]), 0.05, prices)["rows"]
+    assert r["a_usd_per_mtok"] == pytest.approx(3.6 / (r["a_value"] * 3600) * 1e6)
+    assert r["a_tokens_per_kw"] == pytest.approx(r["a_value"] / (all_specs()["mi300x"]["tdp_w"] / 1000))
+
+
+def serving_run(scale: float, run_id: str, spec_id: str, errors_at: int | None = None) -> dict:
+    results = []
+    for c in (1, 4, 16, 64):
+        inter = 100.0 / c ** 0.5          # tokens/s per user falls with concurrency
+        tput = scale * 50.0 * c ** 0.7     # tokens/s per GPU rises
+        info = {"curve_key": "llama-8b in=1024 out=256",
+                "serving": {"interactivity": inter, "throughput_per_gpu": tput, "ttft_p50_s": 0.1,
+                            "tpot_p50_s": 1 / inter, "errors": 3 if c == errors_at else 0}}
+        results.append(make_result("serving", {"concurrency": c}, noisy(tput, 0.02, 5, c), dtype=None,
+                                   unit="tokens/s", category="serving", info=info))
+    return make_run(results, run_id=run_id, spec_id=spec_id)
+
+
+def test_serving_compares_at_equal_interactivity():
+    out = compare_runs([serving_run(1.0, "a", "mi300x")], [serving_run(2.0, "b", "h100-sxm")])
+    points = [p for p in out["serving"] if p.get("interactivity")]
+    assert len(points) >= 3
+    for p in points:
+        assert p["ratio"] == pytest.approx(2.0, rel=1e-6) and p["verdict"] == "faster"
+    assert {r["category"] for r in out["rows"]} == {"serving"}
+
+
+def test_pareto_keeps_the_best_curve_and_errors_are_dropped():
+    xs, ys = pareto([(10, 100), (10, 90), (20, 50), (15, 40), (5, 120)])
+    assert xs.tolist() == [5, 10, 20] and ys.tolist() == [120, 100, 50]
+    side = side_from_runs([serving_run(1.0, "a", "mi300x", errors_at=64)])
+    from gpuparity.analysis.compare import serving_curves
+
+    (curve,) = serving_curves(side).values()
+    assert len(curve["points"]) == 3
+
+
+def test_store_fast_path_matches_documents(tmp_path):
+    docs_a = [make_run([make_result("gemm", {"m": m}, noisy(100, 0.02, 6 + m, m)) for m in range(5)]
+                       + [make_result("gemm", {"m": 9}, [], status="failed", reason="boom")], run_id=f"a{i}",
+                       started_at=f"2026-01-0{i + 1}T00:00:00+00:00") for i in range(2)]
+    doc_b = make_run([make_result("gemm", {"m": m}, noisy(104, 0.02, 7, 50 + m)) for m in range(1, 6)]
+                     + [make_result("gemm", {"m": 9}, noisy(104, 0.02, 7, 60))], run_id="b",
+                     spec_id="h100-sxm")
+    with Store(str(tmp_path / "a.db")) as sa, Store(str(tmp_path / "b.db")) as sb:
+        for d in docs_a:
+            sa.save_run(d)
+        sb.save_run(doc_b)
+        fast = compare_sides(side_from_store(sa, sa.run_ids()), side_from_store(sb, sb.run_ids(), "B"))
+    slow = compare_runs(docs_a, [doc_b])
+    strip = ("sides",)
+    assert {k: v for k, v in fast.items() if k not in strip} == {k: v for k, v in slow.items() if k not in strip}
+    assert fast["sides"]["a"]["run_ids"] == ["a0", "a1"]
+
+
+# -- CLI ----------------------------------------------------------------------------------
+def test_cli_compares_two_real_runs_from_exported_files(cli, tmp_path, capsys):
+    files = {}
+    for side in ("a", "b"):
+        db = str(tmp_path / f"{side}.db")
+        r = cli("run", "gemm", "--dtype", "fp64", "--db", db)     # one GEMM case: keeps the test short
+        assert r.returncode == 0, r.stderr
+        files[side] = str(tmp_path / f"{side}.json")
+        r = cli("export", "latest", "-o", files[side], "--db", db)
+        assert r.returncode == 0, r.stderr
+    r = cli("compare", files["a"], files["b"], "--format", "json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["rows"] and all(row["workload"] == "gemm" and row["dtype"] == "fp64" for row in out["rows"])
+    for row in out["rows"]:
+        assert row["verdict"] in ("faster", "parity", "slower", "inconclusive")
+        assert row["ci_low"] <= row["ratio"] <= row["ci_high"]
+        assert row["a_pct_peak"] > 0 and row["a_peak"] > 0     # CPU estimated peak
+    assert out["sides"]["a"]["run_ids"] != out["sides"]["b"]["run_ids"]
+    for fmt, needle in (("table", "B / A per result"), ("markdown", "| workload |"), ("csv", "key,workload")):
+        code, out_text, err = main_inprocess(["compare", files["a"], files["b"], "--format", fmt], capsys)
+        assert code == 0 and needle in out_text, err
+
+
+def test_cli_filters_fail_gate_and_errors(cli, tmp_path):
+    db = str(tmp_path / "s.db")
+    fast = make_run([make_result("gemm", {"m": 1}, noisy(100, 0.01, 10, 1))], run_id="r-mi", spec_id="mi300x",
+                    stack={"hip_version": "6.2", "rocm_version": "6.2.4"}, product="AMD Instinct MI300X")
+    slow = make_run([make_result("gemm", {"m": 1}, noisy(80, 0.01, 10, 2))], run_id="r-h1", spec_id="h100-sxm",
+                    stack={"cuda_version": "12.4"}, product="NVIDIA H100 80GB HBM3")
+    with Store(db) as s:
+        s.save_run(fast)
+        s.save_run(slow)
+    r = cli("compare", "--db", db, "--gpu-a", "mi300x", "--stack-a", "rocm", "--gpu-b", "h100",
+            "--fail-if-slower", "5%", "--format", "json")
+    assert r.returncode == 1 and "slower than -5%" in r.stderr
+    assert json.loads(r.stdout)["rows"][0]["verdict"] == "slower"
+    r = cli("compare", "gpu=h100", "gpu=mi300x,stack=rocm", "--db", db, "--fail-if-slower", "5%",
+            "--price", "mi300x=1.0", "--price", "h100=4", "--format", "json")
+    assert r.returncode == 0, r.stderr
+    row = json.loads(r.stdout)["rows"][0]
+    assert row["verdict"] == "faster" and row["ratio_per_dollar"] == pytest.approx(row["ratio"] * 4.0)
+
+
+
+def main_inprocess(args: list[str], capsys) -> tuple[int, str, str]:
+    """The CLI entry point in this process (no interpreter start-up): (exit code, stdout, stderr)."""
+    from gpuparity.cli.main import main
+
+    try:
+        main(args)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code or 0
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_cli_bad_input_is_one_line(tmp_path, capsys):
+    db = str(tmp_path / "s.db")
+    with Store(db) as s:
+        s.save_run(make_run([make_result("gemm", {"m": 1}, noisy(100, 0.01, 10, 1))], run_id="r-mi"))
+        s.save_run(make_run([make_result("gemm", {"m": 1}, noisy(80, 0.01, 10, 2))], run_id="r-h1",
+                            spec_id="h100-sxm"))
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    for args, needle in ((("gpu=b200", "r-mi"), "no stored run matches"), (("r-mi", "nope"), "no run 'nope'"),
+                         (("r-mi", "r-h1", "--tolerance", "abc"), "--tolerance"),
+                         (("r-mi", "r-h1", "--price", "mi300x=-1"), "positive"),
+                         (("r-mi", "r-h1", "--price-basis", "cheap"), "price basis"),
+                         (("r-mi", "r-h1", "--since", "yesterday"), "ISO date"),
+                         (("r-mi", "r-h1", "--format", "xml"), "--format"),
+                         ((str(bad), "r-h1"), "not valid JSON"),
+                         (("colour=red", "r-h1"), "unknown filter"), (("r-mi",), "name two sides")):
+        code, _, err = main_inprocess(["compare", *args, "--db", db], capsys)
+        assert code == 2 and needle in err and "Traceback" not in err, (args, err)
+        assert err.startswith("error: ") and err.count("\n") == 1

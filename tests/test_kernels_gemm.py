@@ -1,0 +1,162 @@
+"""GEMM workloads: dtype support per platform (fake GPU fingerprints), real CPU execution of every
+dtype that runs here (fp8 included), the correctness gate, and the max-achievable search."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from gpuparity.measure.loop import LoopConfig
+from gpuparity.platform.detect import fingerprint
+from gpuparity.platform.specs import lookup
+from gpuparity.workloads import gemm
+from gpuparity.workloads.base import Context
+from gpuparity.workloads.dtypes import fp8_dtype_name, fp8_torch_dtype
+
+TINY_LOOP = LoopConfig(warmup_s=0.01, min_samples=3, max_samples=5, min_time_s=0.01, max_time_s=0.3)
+
+
+def gpu_ctx(spec_id: str | None, target: str, backend: str = "cuda") -> Context:
+    """A context as a GPU host would build it; supports() and dtype choice never touch the device."""
+    spec = lookup(spec_id) if spec_id else None
+    fp = {"backend": backend, "arch_target": target, "spec": spec, "tunableop": backend == "rocm"}
+    return Context(fingerprint=fp, device="cuda")
+
+
+def cpu_ctx(**kw) -> Context:
+    return Context(fingerprint=fingerprint(), device="cpu", loop=TINY_LOOP, **kw)
+
+
+@pytest.mark.parametrize("spec_id,target,backend,fp8_ok,fp8_type", [
+    ("h100-sxm", "sm_90", "cuda", True, "float8_e4m3fn"),
+    ("h200-sxm", "sm_90", "cuda", True, "float8_e4m3fn"),
+    ("b200", "sm_100", "cuda", True, "float8_e4m3fn"),
+    ("mi300x", "gfx942", "rocm", True, "float8_e4m3fnuz"),
+    ("mi355x", "gfx950", "rocm", True, "float8_e4m3fn"),
+    ("a100-sxm-80gb", "sm_80", "cuda", False, None),
+    ("mi250x", "gfx90a", "rocm", False, None),
+])
+def test_fp8_support_and_variant(spec_id, target, backend, fp8_ok, fp8_type):
+    ctx = gpu_ctx(spec_id, target, backend)
+    ok, reason = gemm.Gemm().supports({"dtype": "fp8", "scaling": "row"}, ctx)
+    assert ok is fp8_ok
+    if ok:
+        assert fp8_dtype_name(ctx) == fp8_type
+        assert fp8_torch_dtype(ctx) == getattr(torch, fp8_type)
+    else:
+        assert "fp8" in reason and "empty datasheet cell" in reason
+
+
+@pytest.mark.parametrize("spec_id,target,backend,fp4_ok", [
+    ("b200", "sm_100", "cuda", True), ("mi355x", "gfx950", "rocm", True),
+    ("h100-sxm", "sm_90", "cuda", False), ("mi300x", "gfx942", "rocm", False),
+])
+def test_fp4_support(spec_id, target, backend, fp4_ok):
+    ok, reason = gemm.Gemm().supports({"dtype": "fp4", "scaling": "mx"}, gpu_ctx(spec_id, target, backend))
+    assert ok is fp4_ok, reason
+    if not ok:
+        assert "fp4" in reason
+
+
+def test_fp6_and_tf32_reasons():
+    ok, reason = gemm.Gemm().supports({"dtype": "fp6"}, gpu_ctx("b200", "sm_100"))
+    assert not ok and "fp6" in reason                    # torch has no fp6 tensor type
+    ok, reason = gemm.Gemm().supports({"dtype": "tf32"}, gpu_ctx("mi355x", "gfx950", "rocm"))
+    assert not ok and "tf32" in reason and "empty datasheet cell" in reason
+
+
+def test_unknown_gpu_uses_architecture_rule():
+    assert gemm.gemm_supports("fp8", gpu_ctx(None, "sm_89"))[0]
+    ok, reason = gemm.gemm_supports("fp8", gpu_ctx(None, "sm_80"))
+    assert not ok and "sm_80" in reason
+    assert gemm.gemm_supports("fp4", gpu_ctx(None, "gfx950", "rocm"))[0]
+
+
+def test_gpu_cases_cover_dtypes_shapes_and_scalings():
+    cases = gemm.Gemm().cases("standard", gpu_ctx("h200-sxm", "sm_90"))
+    assert {c["dtype"] for c in cases} == set(gemm.GEMM_DTYPES)
+    assert {c.get("scaling") for c in cases if c["dtype"] == "fp8"} == {"tensor", "row"}
+    assert {c["layout"] for c in cases} == {"nn", "tn", "nt"}
+    skinny = [c for c in cases if c["m"] == 16]
+    assert {(c["k"], c["n"]) for c in skinny} >= {(4096, 14336), (14336, 4096)}
+
+
+def test_cpu_skips_carry_reasons():
+    ctx = cpu_ctx()
+    for dt, word in (("tf32", "TF32"), ("fp4", "Blackwell"), ("fp6", "fp6")):
+        ok, reason = gemm.Gemm().supports({"dtype": dt}, ctx)
+        assert not ok and word in reason
+
+
+@pytest.mark.parametrize("params", [
+    {"m": 64, "n": 96, "k": 128, "layout": "nn", "dtype": "fp64"},
+    {"m": 64, "n": 96, "k": 128, "layout": "tn", "dtype": "fp32"},
+    {"m": 64, "n": 96, "k": 128, "layout": "nt", "dtype": "bf16"},
+    {"m": 32, "n": 64, "k": 128, "layout": "nn", "dtype": "int8"},
+    {"m": 64, "n": 64, "k": 128, "layout": "nn", "dtype": "fp8", "scaling": "tensor"},
+    {"m": 64, "n": 64, "k": 128, "layout": "nn", "dtype": "fp8", "scaling": "row"},
+])
+def test_cpu_execution_runs_and_checks(params):
+    result = gemm.Gemm().execute(params, cpu_ctx())
+    assert result["status"] == "ok", result["reason"]
+    assert "relative error" in result["info"]["check"]
+    assert result["work"]["flop"] == 2.0 * params["m"] * params["n"] * params["k"]
+    assert result["derived"]["tflops"] > 0
+    if params["dtype"] == "fp8":
+        assert result["info"]["fp8_type"] == "float8_e4m3fn"
+        assert result["info"]["scaling"] == params["scaling"]
+
+
+def test_fast_wrong_result_is_failed_and_not_measured(monkeypatch):
+    def wrong_mm(a, b, out=None):  # fast and wrong
+        return out.zero_()
+
+    monkeypatch.setattr(torch, "mm", wrong_mm)
+    result = gemm.Gemm().execute({"m": 64, "n": 64, "k": 64, "layout": "nn", "dtype": "fp32"}, cpu_ctx())
+    assert result["status"] == "failed" and "wrong result" in result["reason"]
+    assert result["samples"] == [] and result["metric"] is None
+
+
+def test_mxfp4_reference_does_not_depend_on_nibble_order():
+    gen = torch.Generator().manual_seed(1)
+    nib = torch.randint(0, 16, (8, 32), generator=gen, dtype=torch.uint8)
+    a = nib | (nib << 4)                      # as the workload builds A: equal nibbles
+    b = torch.randint(0, 256, (16, 32), generator=gen, dtype=torch.uint8)
+    low = gemm.decode_e2m1(a) @ gemm.decode_e2m1(b).T
+    high = gemm.decode_e2m1(a, low_first=False) @ gemm.decode_e2m1(b, low_first=False).T
+    mixed = gemm.decode_e2m1(a) @ gemm.decode_e2m1(b, low_first=False).T
+    assert torch.equal(low, high) and torch.equal(low, mixed)
+    assert set(gemm.decode_e2m1(torch.arange(16, dtype=torch.uint8)[None]).flatten().tolist()) == set(gemm.E2M1)
+
+
+def test_search_finds_best_and_survives_oom(monkeypatch):
+    monkeypatch.setattr(gemm, "CPU_DIMS", [64, 128, 192])
+    monkeypatch.setattr(gemm, "BLOCK_S", {"cpu": 0.001, "gpu": 0.001})
+    real = gemm.prepare_gemm
+
+    def sometimes_oom(m, n, k, *args, **kw):
+        if m == 192 and n == 192:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 1 GiB")
+        return real(m, n, k, *args, **kw)
+
+    monkeypatch.setattr(gemm, "prepare_gemm", sometimes_oom)
+    found = gemm.search_shapes("fp32", cpu_ctx(), budget_s=3.0)
+    assert found["shapes_tried"] >= 27          # the whole grid, then neighbours of the best
+    assert found["oom_shapes"] >= 1
+    assert found["best"] is not None and found["best"][:2] != (192, 192)
+    tops = [t["quick_tflops"] for t in found["top"]]
+    assert tops == sorted(tops, reverse=True) and tops[0] > 0
+
+
+def test_search_workload_reports_best_shape(monkeypatch):
+    monkeypatch.setattr(gemm, "CPU_DIMS", [64, 128])
+    ctx = cpu_ctx(options={"budget_s": 0.5})
+    w = gemm.GemmSearch()
+    [params] = w.cases("quick", ctx)
+    assert params == {"budget_s": 0.5, "dtype": "fp32"}
+    result = w.execute(params, ctx)
+    assert result["status"] == "ok", result["reason"]
+    best = result["info"]["best_shape"]
+    assert result["work"]["flop"] == 2.0 * best["m"] * best["n"] * best["k"]
+    assert result["info"]["search"]["shapes_tried"] >= 1
+    assert w.supports({"dtype": "int8"}, ctx)[0] is False

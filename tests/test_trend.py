@@ -1,0 +1,68 @@
+"""trend: versions ordered by first run, consecutive steps, change points, first -> last."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_compare import main_inprocess, make_result, make_run, noisy
+
+from gpuparity.analysis.trend import trend, version_label
+from gpuparity.results.store import Store
+
+
+def _runs():
+    out = []
+    plan = [("6.2.4", "2.5.1", 100.0, 1), ("6.2.4", "2.5.1", 100.0, 2), ("7.0.0", "2.5.1", 350.0, 3),
+            ("7.0.0", "2.7.0", 352.0, 4)]
+    for i, (rocm, torch, gemm, day) in enumerate(plan):
+        results = [make_result("gemm", {"m": 8192}, noisy(gemm, 0.01, 12, 10 * i)),
+                   make_result("memory", {"op": "copy"}, noisy(4000.0, 0.005, 12, 10 * i + 1), unit="GB/s",
+                               dtype="fp32")]
+        out.append(make_run(results, run_id=f"r{i}", started_at=f"2026-03-0{day}T00:00:00+00:00",
+                            stack={"hip_version": rocm, "rocm_version": rocm, "torch_version": torch},
+                            product="AMD Instinct MI300X"))
+    return out
+
+
+@pytest.fixture
+def store(tmp_path):
+    with Store(str(tmp_path / "t.db")) as s:
+        for d in _runs():
+            s.save_run(d)
+        yield s
+
+
+def test_trend_finds_the_rocm_step_and_nothing_else(store):
+    result = trend(store, store.run_ids(), by="stack")
+    assert [v["label"] for v in result["versions"]] == ["rocm 6.2.4", "rocm 7.0.0"]
+    assert result["versions"][0]["runs"] == ["r0", "r1"]
+    (step,) = result["steps"]
+    (change,) = step["changes"]
+    assert change["workload"] == "gemm" and change["verdict"] == "faster"
+    assert 1.05 < change["ci_low"] < change["ratio"] < change["ci_high"]
+    assert change["ratio"] == pytest.approx(3.5, rel=0.05)
+    assert step["counts"]["parity"] == 1 and result["overall"] is None and result["note"] is None
+
+
+def test_trend_by_all_has_overall_first_to_last(store):
+    result = trend(store, store.run_ids(), by="all")
+    assert len(result["versions"]) == 3 and len(result["steps"]) == 2
+    assert version_label({"stack": "rocm 7.0.0", "torch": "2.7.0", "driver": None}) == \
+        "rocm 7.0.0 | torch 2.7.0 | driver ?"
+    assert not result["steps"][1]["changes"]                    # torch 2.5 -> 2.7: no change point
+    assert result["overall"]["changes"][0]["ratio"] == pytest.approx(3.52, rel=0.05)
+
+
+def test_trend_cli(store, capsys):
+    code, out, err = main_inprocess(["trend", "--db", store.url, "--by", "stack", "--format", "json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["steps"][0]["changes"][0]["workload"] == "gemm"
+    code, out, err = main_inprocess(["trend", "--db", store.url, "--by", "stack"], capsys)
+    assert code == 0 and "change rocm 6.2.4 -> rocm 7.0.0: gemm" in out
+    code, out, _ = main_inprocess(["trend", "--db", store.url, "--format", "markdown"], capsys)
+    assert code == 0 and "### Change points" in out
+    code, _, err = main_inprocess(["trend", "--db", store.url, "--since", "2026-03-03", "--by", "stack"], capsys)
+    assert code == 2 and "only one version" in err
+    code, _, err = main_inprocess(["trend", "--db", store.url, "--by", "kernel"], capsys)
+    assert code == 2 and "--by" in err
