@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Debian packages the tests use as real parts: Chromium (report rendering), hipcc (HIP compiles),
-# PostgreSQL 15 (team store; the tests start a private server). Skips what is already there.
+# Debian packages the tests use as real parts: Chromium (report rendering), hipcc and the HIP
+# library headers Debian ships (HIP compiles of translated code; Debian has no hipBLAS), and
+# PostgreSQL 15 (team store; the tests start a private server). Installs only what is missing.
 set -euo pipefail
+pkgs=(chromium hipcc libhiprand-dev librocrand-dev libhipsparse-dev librocprim-dev postgresql-15)
 need=()
-command -v chromium >/dev/null 2>&1 || need+=(chromium)
-command -v hipcc >/dev/null 2>&1 || need+=(hipcc)
-[ -x /usr/lib/postgresql/15/bin/initdb ] || need+=(postgresql-15)
+for p in "${pkgs[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
+done
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+  echo "installing: ${need[*]}"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi

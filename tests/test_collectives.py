@@ -141,3 +141,27 @@ def test_scaling_two_ranks_against_the_one_rank_baseline(comm_job):
     per_rank = two["derived"]["tokens_per_s"] / 2
     assert two["derived"]["tokens_per_s_per_rank"] == pytest.approx(per_rank)
     assert two["derived"]["weak_scaling_efficiency"] == pytest.approx(per_rank / base)
+
+
+@pytest.mark.slow
+def test_two_nodes_through_the_c10d_rendezvous(tmp_path):
+    """The SLURM path: one torchrun agent per 'node' meeting at a c10d rendezvous endpoint."""
+    db = str(tmp_path / "nodes.db")
+    env = {k: v for k, v in os.environ.items() if k not in ("WORLD_SIZE", "RANK", "LOCAL_RANK")}
+    env.update(GPUPARITY_SPOOL=str(tmp_path / "spool"), OMP_NUM_THREADS="1")
+    endpoint = f"127.0.0.1:{_free_port()}"
+    cmd = torchrun_cmd() + ["--nnodes", "2", "--nproc-per-node", "1", "--rdzv-id", "t", "--rdzv-backend", "c10d",
+                            "--rdzv-endpoint", endpoint, "-m", "gpuparity", "run", "collectives", "--suite", "comm",
+                            "--set", "ops=all_reduce", "--set", "max_bytes=1K", "--db", db]
+    agents = [subprocess.Popen(cmd, env=env, cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True) for _ in range(2)]
+    outs = [a.communicate(timeout=300) for a in agents]
+    assert [a.returncode for a in agents] == [0, 0], outs[0][1][-2000:] + outs[1][1][-2000:]
+    with Store(db) as store:
+        assert store.count("runs") == 1
+        doc = store.get_run("latest")
+    shape = doc["fingerprint"]["distributed"]
+    assert (shape["world_size"], shape["nodes"], shape["local_world_size"]) == (2, 2, 1)
+    (r,) = doc["results"]
+    assert r["status"] == "ok" and r["params"] == {"op": "all_reduce", "bytes": 1024, "ranks": 2, "nodes": 2,
+                                                   "dtype": "fp32"}

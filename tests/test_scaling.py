@@ -1,4 +1,4 @@
-"""Data-parallel scaling: rank counts, a step that really trains, 1 rank in-process.
+"""Data-parallel scaling: rank counts, and the 1-rank case in-process (the training workload's model).
 
 1 vs 2 ranks under torchrun is checked in test_collectives.py, on the same job as the collectives.
 """
@@ -9,7 +9,7 @@ import pytest
 
 from gpuparity.measure.loop import LoopConfig
 from gpuparity.workloads.base import Context
-from gpuparity.workloads.scaling import SIZES, Scaling, build_model, make_step, rank_counts
+from gpuparity.workloads.scaling import Scaling, rank_counts
 
 
 def test_rank_counts():
@@ -17,16 +17,6 @@ def test_rank_counts():
     assert rank_counts(2) == [1, 2]
     assert rank_counts(6) == [1, 2, 4, 6]
     assert rank_counts(8) == [1, 2, 4, 8]
-
-
-def test_training_step_learns():
-    import torch
-
-    torch.manual_seed(0)
-    cfg = dict(SIZES["cpu"], layers=1)
-    step = make_step(build_model(cfg, "cpu"), cfg, "cpu")
-    losses = [float(step().detach()) for _ in range(8)]
-    assert losses[-1] < losses[0]  # the same batch over and over: loss must fall
 
 
 def test_one_rank_in_process(monkeypatch):
@@ -41,5 +31,6 @@ def test_one_rank_in_process(monkeypatch):
     assert r["status"] == "ok", r["reason"]
     d = r["derived"]
     assert d["tokens_per_s"] == pytest.approx(case["batch"] * case["seq"] / r["summary"]["median"])
+    assert r["info"]["ddp"] is False and r["work"]["flop"] > 0 and d["tflops"] > 0
     assert d["weak_scaling_efficiency"] == 1.0 and d["baseline_tokens_per_s"] == d["tokens_per_s_per_rank"]
     assert w.execute(dict(case, ranks=2), ctx)["status"] == "skipped"

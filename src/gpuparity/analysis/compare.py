@@ -113,20 +113,21 @@ def _parse_sample_texts(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return flat, counts
 
 
-def _build(label: str, runs: list[dict], rows: list[tuple], flat: np.ndarray, counts: np.ndarray,
-           results: list | None) -> Side:
-    """Pool rows (run index, key, workload, category, params, dtype, unit, status, reason), oldest
-    run first, whose samples are flat/counts; results[i] is row i's result dict where read."""
+def _build(label: str, runs: list[dict], run_index: list[int], rows: list[tuple], flat: np.ndarray,
+           counts: np.ndarray, results: list | None) -> Side:
+    """Pool rows (anything, key, workload, category, params, dtype, unit, status, reason) of runs
+    runs[run_index[i]], oldest run first, whose samples are flat/counts; results[i] is row i's
+    result dict where the document was read."""
     row_of = np.repeat(np.arange(len(rows)), counts)
     usable = np.isfinite(flat) & (flat > 0)
     flat, row_of = flat[usable], row_of[usable]
-    good = np.bincount(row_of, minlength=len(rows)) > 0
+    good = (np.bincount(row_of, minlength=len(rows)) > 0).tolist()
     index: dict[str, int] = {}
-    row_key = np.full(len(rows), -1, dtype=np.int64)
+    row_key = [-1] * len(rows)
     newest: list[int] = []
     meta: list[tuple] = []
-    for i, row in enumerate(rows):
-        if row[7] == "ok" and good[i]:
+    for i, row in enumerate(rows):        # the one Python loop over rows: keep it lean
+        if good[i] and row[7] == "ok":
             k = index.get(row[1])
             if k is None:
                 k = index[row[1]] = len(meta)
@@ -136,10 +137,10 @@ def _build(label: str, runs: list[dict], rows: list[tuple], flat: np.ndarray, co
                 meta[k] = row[2:7]
                 newest[k] = i
             row_key[i] = k
-    keep = row_key[row_of] >= 0
-    owner = row_key[row_of[keep]]
-    newest_rows = np.array(newest, dtype=np.int64)
-    run_of_row = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    row_key_arr = np.array(row_key, dtype=np.int64)
+    keep = row_key_arr[row_of] >= 0
+    owner = row_key_arr[row_of[keep]]
+    run_of_row = np.array(run_index, dtype=np.int64)
     failed = {}
     for i, row in enumerate(rows):
         if row_key[i] < 0 and row[1] not in index:
@@ -153,33 +154,34 @@ def _build(label: str, runs: list[dict], rows: list[tuple], flat: np.ndarray, co
         for i, res in enumerate(results):
             if res is None or row_key[i] < 0:
                 continue
-            k = int(row_key[i])
+            k = row_key[i]
             tele = res.get("telemetry") or {}
             if tele.get("valid") is True and isinstance(tele.get("mean_power_w"), (int, float)):
                 watts.setdefault(k, []).append(float(tele["mean_power_w"]))
             extras[k] = {"info": res.get("info") or {}, "work": res.get("work") or {}}
         for k, w in watts.items():
             power[k] = float(np.mean(w))
-    return Side(label, runs, list(index), meta,
-                run_of_row[newest_rows] if len(newest_rows) else np.empty(0, dtype=np.int64),
-                np.bincount(row_key[row_key >= 0], minlength=len(meta)), flat[keep], owner, power, extras, failed)
+    return Side(label, runs, list(index), meta, run_of_row[np.array(newest, dtype=np.int64)],
+                np.bincount(row_key_arr[row_key_arr >= 0], minlength=len(meta)), flat[keep], owner, power,
+                extras, failed)
 
 
 def side_from_runs(docs: list[dict], label: str = "A") -> Side:
     """A side from run documents (pooled by key)."""
     docs = sorted(docs, key=lambda d: (d.get("started_at") or "", d.get("run_id") or ""))
-    runs, rows, results, lists = [], [], [], []
+    runs, run_index, rows, results, lists = [], [], [], [], []
     for ri, doc in enumerate(docs):
         fp = doc.get("fingerprint") or {}
         runs.append(run_summary(doc["run_id"], doc.get("started_at"), doc.get("host"), fp))
         for r in doc.get("results") or []:
+            run_index.append(ri)
             rows.append((ri, r["key"], r["workload"], r.get("category"), r.get("params") or {}, r.get("dtype"),
                          (r.get("metric") or {}).get("unit"), r["status"], r.get("reason")))
             results.append(r)
             lists.append(metric_samples(r))
     counts = np.array([len(x) for x in lists], dtype=np.int64)
     flat = np.array([v for x in lists for v in x], dtype=float)
-    return _build(label, runs, rows, flat, counts, results)
+    return _build(label, runs, run_index, rows, flat, counts, results)
 
 
 def _needs_documents(fp: dict, has_serving: bool) -> bool:
@@ -205,7 +207,6 @@ def side_from_store(store, run_ids: list[str], label: str = "A") -> Side:
             "SELECT run_id, key, workload, category, params, dtype, unit, status, reason, samples"
             f" FROM results WHERE run_id IN ({marks})", chunk)
     fetched.sort(key=lambda r: rank[r[0]])
-    rows = [(rank[r[0]], *r[1:9]) for r in fetched]
     flat, counts = _parse_sample_texts([r[9] or "[]" for r in fetched])
     serving_runs = {r[0] for r in fetched if r[3] == "serving"}
     results = None
@@ -215,7 +216,7 @@ def side_from_store(store, run_ids: list[str], label: str = "A") -> Side:
             docs[run["run_id"]] = {r["key"]: r for r in store.get_run(run["run_id"]).get("results") or []}
     if docs:
         results = [docs.get(r[0], {}).get(r[1]) for r in fetched]
-    return _build(label, runs, rows, flat, counts, results)
+    return _build(label, runs, [rank[r[0]] for r in fetched], fetched, flat, counts, results)
 
 
 def _chunks(items: list, size: int):
@@ -245,29 +246,28 @@ def median_weights(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def log_median_stats(flat: np.ndarray, owner: np.ndarray, n_keys: int) -> tuple[np.ndarray, ...]:
-    """Per key: median, log median and bootstrap variance of the log median (NaN var for n < 2)."""
-    order = np.lexsort((flat, owner))
-    x = np.log(flat[order])
+    """Per key: median, bootstrap variance of the log median (NaN for n < 2), and sample count."""
+    if len(owner) > 1 and np.any(owner[1:] < owner[:-1]):     # pooled runs: group each key's samples
+        order = np.argsort(owner, kind="stable")
+        flat, owner = flat[order], owner[order]
     counts = np.bincount(owner, minlength=n_keys)
     offsets = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
-    ordered = np.concatenate((flat[order], [np.nan]))   # a NaN to point at for keys with no sample
-    last = len(ordered) - 1
-    safe = np.maximum(counts, 1)
-    mid_lo = np.where(counts > 0, offsets + (safe - 1) // 2, last)
-    mid_hi = np.where(counts > 0, offsets + safe // 2, last)
-    median = (ordered[mid_lo] + ordered[mid_hi]) / 2
+    median = np.full(n_keys, np.nan)
     var = np.full(n_keys, np.nan)
-    for n in np.unique(counts):
-        if n < 2:
-            continue
+    for n in np.unique(counts[counts > 0]):
+        n = int(n)
         keys = np.nonzero(counts == n)[0]
-        lo, hi, w = median_weights(int(n))
-        step = max(1, 4_000_000 // (int(n) + len(w)))
+        lo, hi, w = median_weights(n) if n > 1 else (None, None, None)
+        step = max(1, 2_000_000 // (n + (len(w) if w is not None else 0)))
         for i in range(0, len(keys), step):
             sel = keys[i:i + step]
-            xs = x[offsets[sel][:, None] + np.arange(n)[None, :]]
-            xs -= xs[:, [n // 2]]                       # centre: no cancellation in E[v^2] - E[v]^2
-            v = (xs[:, lo] + xs[:, hi]) * 0.5
+            xs = np.sort(flat[offsets[sel][:, None] + np.arange(n)[None, :]], axis=1)   # (g, n)
+            median[sel] = (xs[:, (n - 1) // 2] + xs[:, n // 2]) / 2
+            if n < 2:
+                continue
+            lx = np.log(xs)
+            lx -= lx[:, [n // 2]]                     # centre: no cancellation in E[v^2] - E[v]^2
+            v = (lx[:, lo] + lx[:, hi]) * 0.5         # log median of each distinct resample pattern
             m = v @ w
             var[sel] = np.maximum((v * v) @ w - m * m, 0.0)
     return median, var, counts
@@ -292,8 +292,9 @@ class Core:
 
 def compare_core(a: Side, b: Side, tolerance: float = 0.05, level: float = LEVEL) -> Core:
     """Ratios B/A, CIs and verdicts for every key present (ok) on both sides."""
-    ia = np.fromiter((i for i, k in enumerate(a.keys) if k in b.index), dtype=np.int64)
-    ib = np.fromiter((b.index[a.keys[i]] for i in ia), dtype=np.int64, count=len(ia))
+    other = np.array([b.index.get(k, -1) for k in a.keys], dtype=np.int64)
+    ia = np.nonzero(other >= 0)[0]
+    ib = other[ia]
     ma, va, na = log_median_stats(a.flat, a.owner, len(a.keys))
     mb, vb, nb = log_median_stats(b.flat, b.owner, len(b.keys))
     ratio = mb[ib] / ma[ia] if len(ia) else np.empty(0)

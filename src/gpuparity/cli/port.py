@@ -29,6 +29,7 @@ def register(app: typer.Typer) -> None:
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No per-file summary."),
     ) -> None:
         """Translate CUDA to HIP, score portability and report AMD hazards."""
+        from gpuparity.errors import UserError
         from gpuparity.port import report as reporting
         from gpuparity.port.check import FAIL_TRANSLATION
         from gpuparity.port.run import port
@@ -45,9 +46,12 @@ def register(app: typer.Typer) -> None:
         stream = sys.stderr if dry_run else sys.stdout
         for line in lines:
             print(line, file=stream)
-        if json_path:
-            reporting.write_json(result, json_path)
-        if html_path:
-            reporting.write_html(result, html_path)
+        for path, write in ((json_path, reporting.write_json), (html_path, reporting.write_html)):
+            if path is None:
+                continue
+            try:
+                write(result, path)
+            except OSError as exc:
+                raise UserError(f"cannot write report {path}: {exc.strerror or exc}") from exc
         if check and result.check_counts().get(FAIL_TRANSLATION):
             raise typer.Exit(1)

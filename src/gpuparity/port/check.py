@@ -124,7 +124,7 @@ def _library(header: str) -> str:
 def check_one(tc: Toolchain, original: Path, translated: Path, src_root: Path, dst_root: Path,
               work: Path) -> CheckResult:
     if not translated.name.lower().endswith(COMPILE_SUFFIXES):
-        return CheckResult(SKIPPED, "header or non-compiled file (checked through its includers)")
+        return CheckResult(SKIPPED, "not a compile unit (headers are checked through their includers)")
     if tc.hipcc is None:
         return CheckResult(SKIPPED, "hipcc not found")
     obj = work / (translated.name + ".hip.o")

@@ -71,25 +71,34 @@ def write_json(r: PortReport, path: Path) -> None:
     path.write_text(json.dumps(to_dict(r), indent=2) + "\n", encoding="utf-8")
 
 
+TERMINAL_LIMIT = 50  # rows per section in the terminal; the JSON and HTML reports list all
+
+
+def _capped(rows: list[str], what: str) -> list[str]:
+    if len(rows) <= TERMINAL_LIMIT:
+        return rows
+    return rows[:TERMINAL_LIMIT] + [f"  ... and {len(rows) - TERMINAL_LIMIT} more {what} (see --json / --html)"]
+
+
 def summary_lines(r: PortReport) -> list[str]:
     total = r.score
     out = [f"port: {len(r.files)} file(s), {r.lines} lines, target HIP {r.hip_version}"
            + (f" ({r.toolchain})" if r.toolchain else "")]
     out.append(f"portability score: {total.percent()} ({total.supported}/{total.uses} CUDA API uses map to HIP)")
+    rows = []
     for f in r.files:
         line = f"  {f.rel}: score {f.score.percent()}, {len(f.hazards)} hazard(s)"
         if f.check is not None:
             line += f", check: {f.check.status}"
             if f.check.status not in ("pass",) and f.check.detail:
                 line += f" ({f.check.detail})"
-        out.append(line)
-    for f in r.files:
-        for u in f.unsupported:
-            out.append(f"  unsupported {f.rel}:{u.line}: {u.name} - {u.reason}")
-    for rel, h in r.hazards:
-        out.append(f"  hazard {rel}:{h.line}: {h.kind}" + (f" ({h.detail})" if h.detail else ""))
-    for s in r.skipped:
-        out.append(f"  skipped {s.rel}: {s.reason}")
+        rows.append(line)
+    out += _capped(rows, "files")
+    out += _capped([f"  unsupported {f.rel}:{u.line}: {u.name} - {u.reason}"
+                    for f in r.files for u in f.unsupported], "unsupported uses")
+    out += _capped([f"  hazard {rel}:{h.line}: {h.kind}" + (f" ({h.detail})" if h.detail else "")
+                    for rel, h in r.hazards], "hazards")
+    out += [f"  skipped {s.rel}: {s.reason}" for s in r.skipped]  # always all: a skip must be seen
     for note in r.notes:
         out.append(f"  note: {note}")
     if r.check_counts() and any(f.check for f in r.files):

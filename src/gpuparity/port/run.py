@@ -125,8 +125,8 @@ def _destination(out_root: Path | None, sf: SourceFile, src_real: Path, single: 
     return out
 
 
-def translate_file(sf: SourceFile, opts: Options) -> tuple[FileReport, str]:
-    """Report for one source and its translated text."""
+def translate_file(sf: SourceFile, opts: Options, want_diff: bool = False) -> tuple[FileReport, str]:
+    """Report for one source (with its diff when asked) and its translated text."""
     if sf.language == "cmake":
         tr = translate_cmake(sf.text)
         hazards: list[Hazard] = []
@@ -137,7 +137,8 @@ def translate_file(sf: SourceFile, opts: Options) -> tuple[FileReport, str]:
     return FileReport(
         rel=sf.rel, language=sf.language, engine=tr.engine, lines=len(sf.text.splitlines()),
         score=score_uses(tr.uses), uses=tr.uses, hazards=hazards, rewrites=tr.rewrites,
-        changed=tr.text != sf.text, diff="", written=None,
+        changed=tr.text != sf.text, written=None,
+        diff=unified_diff(sf.rel, sf.text, tr.text) if want_diff and tr.text != sf.text else "",
     ), tr.text
 
 
@@ -145,24 +146,60 @@ _PARALLEL_MIN_FILES = 16
 _PARALLEL_MIN_BYTES = 2 * 1024 * 1024
 
 
-def _translate_all(files: list[SourceFile], opts: Options, jobs: int | None):
+def _translate_all(files: list[SourceFile], opts: Options, jobs: int | None, want_diff: bool):
     """translate_file over all files, in order; large trees use a process pool (the work is
     CPU-bound Python, so threads would not help)."""
     jobs = jobs or os.cpu_count() or 1
     big = len(files) >= _PARALLEL_MIN_FILES and sum(len(f.text) for f in files) >= _PARALLEL_MIN_BYTES
     if jobs < 2 or not big:
         for sf in files:
-            yield translate_file(sf, opts)
+            yield translate_file(sf, opts, want_diff)
         return
     from concurrent.futures import ProcessPoolExecutor
 
+    n = len(files)
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        yield from pool.map(translate_file, files, [opts] * len(files), chunksize=4)
+        yield from pool.map(translate_file, files, [opts] * n, [want_diff] * n, chunksize=4)
 
 
-def unified_diff(rel: str, before: str, after: str) -> str:
-    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                        fromfile=f"a/{rel}", tofile=f"b/{rel}"))
+def unified_diff(rel: str, before: str, after: str, context: int = 3) -> str:
+    """`diff -u` text. C/C++ translation never adds or removes lines, so changed lines pair
+    up by index and hunks are cut directly; difflib (much slower) handles the rest (CMake)."""
+    old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    if len(old) != len(new):
+        return "".join(difflib.unified_diff(old, new, fromfile=f"a/{rel}", tofile=f"b/{rel}"))
+    changed = [i for i, (a, b) in enumerate(zip(old, new, strict=True)) if a != b]
+    if not changed:
+        return ""
+    out = [f"--- a/{rel}\n", f"+++ b/{rel}\n"]
+    groups: list[list[int]] = [[changed[0]]]
+    for i in changed[1:]:
+        if i - groups[-1][-1] - 1 > 2 * context:  # unchanged lines between hunks
+            groups.append([i])
+        else:
+            groups[-1].append(i)
+
+    def line(text: str) -> str:
+        return text if text.endswith("\n") else text + "\n\\ No newline at end of file\n"
+
+    for group in groups:
+        lo, hi = max(0, group[0] - context), min(len(old), group[-1] + context + 1)
+        size = hi - lo
+        out.append(f"@@ -{lo + 1},{size} +{lo + 1},{size} @@\n")
+        members = set(group)
+        k = lo
+        while k < hi:
+            if k not in members:
+                out.append(" " + line(old[k]))
+                k += 1
+                continue
+            run_end = k
+            while run_end < hi and run_end in members:
+                run_end += 1
+            out.extend("-" + line(old[j]) for j in range(k, run_end))
+            out.extend("+" + line(new[j]) for j in range(k, run_end))
+            k = run_end
+    return "".join(out)
 
 
 def port(src: Path, dst: Path | None = None, *, hip_version: str | None = None, launch: str = "chevron",
@@ -191,23 +228,31 @@ def port(src: Path, dst: Path | None = None, *, hip_version: str | None = None, 
                         toolchain=tc.describe() if tc else "", notes=notes)
     files, skips = find_sources(src_real)
     report.skipped = skips
+    if not src_real.is_dir() and not files:
+        raise UserError(f"cannot port {src}: {skips[0].reason}")
     if dst_real is not None and src_real.is_dir():
-        dst_real.mkdir(parents=True, exist_ok=True)
+        try:
+            dst_real.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"cannot create DST {dst}: {exc.strerror or exc}") from exc
 
     single = not src_real.is_dir()
     tmp_ctx = tempfile.TemporaryDirectory(prefix="gpuparity-port-") if (check and dst_real is None) else None
     out_root = dst_real if dst_real is not None else (Path(tmp_ctx.name) if tmp_ctx else None)
     pairs: list[tuple[str, Path, Path]] = []
     try:
-        for sf, (fr, new_text) in zip(files, _translate_all(files, opts, jobs), strict=True):
-            if want_diff and dst_real is None and fr.changed:
-                fr.diff = unified_diff(sf.rel, sf.text, new_text)
-            out = _destination(out_root, sf, src_real, single)
+        diffs = want_diff and dst_real is None
+        for sf, (fr, new_text) in zip(files, _translate_all(files, opts, jobs, diffs), strict=True):
+            try:
+                out = _destination(out_root, sf, src_real, single)
+                if out is not None and not isinstance(out, str):
+                    with open(out, "w", encoding="utf-8", newline="") as fh:
+                        fh.write(new_text)
+            except OSError as exc:
+                out = f"cannot write: {exc.strerror or exc}"
             if isinstance(out, str):
                 report.skipped.append(Skip(sf.rel, out))
             elif out is not None:
-                with open(out, "w", encoding="utf-8", newline="") as fh:
-                    fh.write(new_text)
                 fr.written = str(out) if dst_real is not None else None
                 if sf.language == "cuda":
                     pairs.append((sf.rel, sf.path, out))

@@ -44,7 +44,7 @@ DDL = [
         status TEXT NOT NULL,
         reason TEXT,
         unit TEXT,
-        value REAL,
+        value DOUBLE PRECISION,  -- REAL is 4 bytes in PostgreSQL (8 in SQLite)
         samples TEXT,
         PRIMARY KEY (run_id, key)
     )""",
@@ -176,13 +176,11 @@ class Store:
         """Store a whole run in one transaction. False if that run id is already stored."""
         fp = doc.get("fingerprint") or {}
         with self.transaction() as cur:
-            cur.execute("SELECT 1 FROM runs WHERE run_id = ?", (doc["run_id"],))
-            if cur.fetchone():
-                return False
+            # ON CONFLICT, not SELECT-then-INSERT: two writers of one run id must not collide.
             cur.execute(
                 "INSERT INTO runs (run_id, started_at, finished_at, status, host, vendor, product, spec_id,"
                 " stack, torch, schema_version, benchmark_version, n_results, doc)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING",
                 (
                     doc["run_id"], doc["started_at"], doc.get("finished_at"), doc.get("status", "complete"),
                     doc.get("host"), fp.get("vendor"), fp.get("product"), doc.get("spec_id"),
@@ -190,6 +188,8 @@ class Store:
                     doc.get("benchmark_version", 0), len(doc["results"]), json.dumps(doc),
                 ),
             )
+            if cur.rowcount == 0:
+                return False
             rows = [result_row(doc["run_id"], r) for r in doc["results"]]
             cur.executemany(
                 "INSERT INTO results (run_id, key, workload, category, dtype, params, status, reason, unit,"
@@ -239,16 +239,13 @@ class Store:
         added = 0
         with self.transaction() as cur:
             for row in rows:
-                cur.execute("SELECT 1 FROM reference_results WHERE ref_id = ?", (row["ref_id"],))
-                if cur.fetchone():
-                    continue
                 cur.execute(
                     "INSERT INTO reference_results (ref_id, source, category, spec_id, model, scenario, doc)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (ref_id) DO NOTHING",
                     (row["ref_id"], row["source"], row.get("category"), row.get("spec_id"),
                      row.get("model"), row.get("scenario"), json.dumps(row)),
                 )
-                added += 1
+                added += cur.rowcount
         return added
 
     def references(self, source: str | None = None) -> list[dict]:
@@ -290,6 +287,10 @@ class _Cursor:
 
     def fetchall(self):
         return self._cur.fetchall()
+
+    @property
+    def rowcount(self) -> int:
+        return self._cur.rowcount
 
 
 class StoreUnavailable(UserError):

@@ -74,7 +74,7 @@ def sizes(lo: int, hi: int, factor: int = SIZE_FACTOR) -> list[int]:
 
 def comm_loop(cfg, device: str):
     """The suite's loop settings, capped per message size: a sweep has dozens of cases."""
-    cap = 1.0 if device == "cpu" else 3.0
+    cap = 0.5 if device == "cpu" else 3.0
     return replace(cfg, warmup_s=min(cfg.warmup_s, 0.1), min_time_s=min(cfg.min_time_s, 0.1),
                    max_time_s=min(cfg.max_time_s, cap))
 
@@ -102,8 +102,8 @@ def measure_synchronized(fn, device: str, cfg, active: bool = True, on_sample=No
     first = dist.reduce_max([block(1)])[0]
     warm = max(2, min(1000, math.ceil(cfg.warmup_s / max(first, 1e-9))))
     per_call = dist.reduce_max([block(warm) / warm])[0]
-    # Blocks long enough that the timer's own cost stays under its budget (events: ~us; CPU: ~us).
-    min_block_s = 1e-6 / cfg.timer_overhead_frac
+    # Blocks long enough that the timer's own cost stays under its budget (same reps on every rank).
+    min_block_s = dist.reduce_max([timer.overhead_s()])[0] / cfg.timer_overhead_frac
     reps = max(1, min(math.ceil(min_block_s / max(per_call, 1e-9)), int(cfg.max_time_s / 4 / per_call) or 1))
 
     samples: list[float] = []

@@ -47,7 +47,9 @@ class Conv(Workload):
             "pass": "fwd, bwd", "dtype": "bf16 (fp32 on a CPU without bf16 units)"}
 
     def cases(self, suite: str, ctx: Context) -> list[dict]:
-        dt = (ctx.options.get("dtypes") or [compute_dtype(ctx)])[0]
+        return [c for dt in ctx.options.get("dtypes") or [compute_dtype(ctx)] for c in self._cases(suite, ctx, dt)]
+
+    def _cases(self, suite: str, ctx: Context, dt: str) -> list[dict]:
         cpu = ctx.device == "cpu"
         out = []
         for net, layers in SUITE_LAYERS[suite].items():

@@ -52,8 +52,8 @@ def _arch_has(dtype: str, target: str) -> bool:
     sm = sm_version(target)
     if dtype == "fp8":
         return (sm is not None and sm >= 89) or target.startswith(("gfx942", "gfx950", "gfx12"))
-    if dtype in ("fp4", "fp6"):
-        return (sm is not None and sm >= 100) or target.startswith("gfx950")
+    if dtype in ("fp4", "fp6"):  # MX fp4 in cuBLAS: B200/B300 (sm_100/103), not sm_120
+        return (sm is not None and 100 <= sm < 120) or target.startswith("gfx950")
     return True
 
 

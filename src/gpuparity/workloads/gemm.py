@@ -232,20 +232,21 @@ def _mxfp4_gemm(m, n, k, ctx, gen):
     import torch
     import torch.nn.functional as F
 
-    if k % 64:
-        raise ValueError("MXFP4 needs K divisible by 64")
+    if k % 128 or m % 16 or n % 16:
+        raise ValueError("MXFP4 GEMM needs K divisible by 128 and M, N by 16")
     dev = ctx.device
     nib = torch.randint(0, 16, (m, k // 2), generator=gen, device=dev, dtype=torch.uint8)
     a_bytes = nib | (nib << 4)
     b_bytes = torch.randint(0, 256, (n, k // 2), generator=gen, device=dev, dtype=torch.uint8)
     a = a_bytes.view(torch.float4_e2m1fn_x2)
     b = b_bytes.view(torch.float4_e2m1fn_x2).t()       # (k/2, n) column-major
-    if ctx.backend == "rocm":
-        count_a, count_b = -(-m // 32) * (k // 2), -(-(k // 2) // 32) * n
+    blocks = k // 32                                  # one scale per 32 values along K, per row
+    if ctx.backend == "rocm":                         # plain (rows, K/32) scales
+        count_a, count_b = m * blocks, n * blocks
         swizzle = F.SwizzleType.NO_SWIZZLE
-    else:
-        count_a = -(-m // 128) * 128 * (-(-(k // 32) // 4) * 4)
-        count_b = -(-n // 128) * 128 * (-(-(k // 32) // 4) * 4)
+    else:                                             # cuBLAS: rows padded to 128, blocks to 4, swizzled
+        count_a = -(-m // 128) * 128 * (-(-blocks // 4) * 4)
+        count_b = -(-n // 128) * 128 * (-(-blocks // 4) * 4)
         swizzle = F.SwizzleType.SWIZZLE_32_4_4
 
     def ones(count):  # e8m0 byte 127 = 2^0
@@ -253,15 +254,24 @@ def _mxfp4_gemm(m, n, k, ctx, gen):
 
     sa, sb = ones(count_a), ones(count_b)
     recipe = F.ScalingType.BlockWise1x32
-    out = torch.empty(m, n, device=dev, dtype=torch.bfloat16)
+    out = _Latest()
 
-    def fn():
-        out.copy_(F.scaled_mm(a, b, sa, recipe, sb, recipe, swizzle, swizzle, output_dtype=torch.bfloat16))
+    def fn():  # F.scaled_mm has no out=; keep the latest output rather than copy it (a copy is timed)
+        out.tensor = F.scaled_mm(a, b, sa, recipe, sb, recipe, swizzle, swizzle, output_dtype=torch.bfloat16)
 
     def reference(rows):
         return decode_e2m1(a_bytes[:rows]) @ decode_e2m1(b_bytes).t()
 
     return fn, reference, out, {"scaling": "mx", "fp4_type": "float4_e2m1fn_x2", "scale_type": "float8_e8m0fnu"}
+
+
+class _Latest:
+    """The most recent output of a call that allocates its result; sliced like that tensor."""
+
+    tensor = None
+
+    def __getitem__(self, index):
+        return self.tensor[index]
 
 
 def decode_e2m1(bytes_2d, low_first: bool = True):
@@ -366,12 +376,18 @@ class GemmSearch(Workload):
     category = "kernel"
     description = ("Max-achievable GEMM (mamf-finder style): sweep M,N,K within a time budget, "
                    "then measure the best shape; TFLOP/s vs the dense datasheet peak")
-    axes = {"dtype": "fp32 (CPU); bf16, fp8 (standard); + tf32, fp16 (full)",
+    axes = {"dtype": "quick: fp32 (CPU) or bf16; standard: bf16, fp8; full: + fp32, tf32, fp16",
             "budget_s": "search time budget per dtype (--set budget_s=N)"}
 
     def cases(self, suite: str, ctx: Context) -> list[dict]:
-        dtypes = ctx.options.get("dtypes") or SEARCH_DTYPES[suite]
-        budget = float(ctx.options.get("budget_s") or SEARCH_BUDGET_S[suite])
+        from gpuparity.errors import UserError
+
+        gpu_quick = suite == "quick" and ctx.device != "cpu"
+        dtypes = ctx.options.get("dtypes") or (("bf16",) if gpu_quick else SEARCH_DTYPES[suite])
+        try:
+            budget = float(ctx.options.get("budget_s") or (10.0 if gpu_quick else SEARCH_BUDGET_S[suite]))
+        except ValueError:
+            raise UserError(f"budget_s must be a number of seconds, got {ctx.options['budget_s']!r}") from None
         out = []
         for dt in dtypes:
             p = {"budget_s": budget, "dtype": dt}
