@@ -297,3 +297,36 @@ def test_cli_bad_input_is_one_line(tmp_path, capsys):
         code, _, err = main_inprocess(["compare", *args, "--db", db], capsys)
         assert code == 2 and needle in err and "Traceback" not in err, (args, err)
         assert err.startswith("error: ") and err.count("\n") == 1
+
+
+def test_a_figure_without_samples_counts_as_one_sample(tmp_path):
+    a = make_run([make_result("serving", {"concurrency": 8}, [500.0], dtype=None, unit="tokens/s",
+                              category="serving")])
+    b = make_run([make_result("serving", {"concurrency": 8}, [600.0], dtype=None, unit="tokens/s",
+                              category="serving")], run_id="b")
+    for doc in (a, b):
+        doc["results"][0]["metric"].pop("samples")        # only metric.value, as a serving sweep may write
+    (row,) = compare_runs([a], [b])["rows"]
+    assert row["ratio"] == pytest.approx(1.2) and row["verdict"] == "inconclusive" and row["ci_low"] is None
+    with Store(str(tmp_path / "s.db")) as s:
+        s.save_run(a)
+        s.save_run(b)
+        (fast,) = compare_sides(side_from_store(s, ["run-a"]), side_from_store(s, ["b"], "B"))["rows"]
+    assert fast["ratio"] == pytest.approx(1.2)
+
+
+def test_ci_agrees_with_a_textbook_percentile_bootstrap():
+    rng = np.random.default_rng(5)
+    ra, rb, raw = [], [], []
+    for i, n in enumerate((5, 6, 10, 30, 100)):
+        a, b = 100 * np.exp(0.03 * rng.standard_normal(n)), 110 * np.exp(0.03 * rng.standard_normal(n))
+        ra.append(make_result("gemm", {"i": i}, a.tolist()))
+        rb.append(make_result("gemm", {"i": i}, b.tolist()))
+        raw.append((a, b))
+    rows = {r["params"]["i"]: r for r in compare_runs([make_run(ra)], [make_run(rb, run_id="b")])["rows"]}
+    for i, (a, b) in enumerate(raw):
+        reps = (np.median(b[rng.integers(0, b.size, (4000, b.size))], axis=1)
+                / np.median(a[rng.integers(0, a.size, (4000, a.size))], axis=1))
+        lo, hi = np.quantile(reps, [0.025, 0.975])
+        width = hi - lo
+        assert abs(rows[i]["ci_low"] - lo) < 0.3 * width and abs(rows[i]["ci_high"] - hi) < 0.3 * width, (i, lo, hi)

@@ -78,3 +78,19 @@ def test_gpu_cases_sweep_long_sequences():
     assert max(c["seq"] for c in cases) == 16384 and min(c["seq"] for c in cases) == 1024
     assert {c["head_dim"] for c in cases} == {64, 128} and {c["pass"] for c in cases} == {"fwd", "bwd"}
     assert all(c["dtype"] == "bf16" for c in cases)
+
+
+def test_gqa_falls_back_to_repeated_heads_when_fused_kernels_refuse(monkeypatch):
+    from torch.nn.attention import SDPBackend
+
+    real = attention.find_backend
+
+    def no_fused_gqa(q, k, v, causal, gqa):
+        return SDPBackend.MATH if gqa else real(q, k, v, causal, gqa)
+
+    monkeypatch.setattr(attention, "find_backend", no_fused_gqa)
+    for pas in ("fwd", "bwd"):
+        result = attention.Attention().execute(params(**{"pass": pas}), ctx())
+        assert result["status"] == "ok", result["reason"]
+        assert result["info"]["gqa"] == "repeated kv heads"
+        assert result["info"]["backend"] != "math"

@@ -160,3 +160,18 @@ def test_search_workload_reports_best_shape(monkeypatch):
     assert result["work"]["flop"] == 2.0 * best["m"] * best["n"] * best["k"]
     assert result["info"]["search"]["shapes_tried"] >= 1
     assert w.supports({"dtype": "int8"}, ctx)[0] is False
+
+
+def test_mx_scale_counts_per_backend():
+    assert gemm.mx_scale_counts(8192, 8192, 8192, "cuda") == (8192 * 256, 8192 * 256)
+    assert gemm.mx_scale_counts(8192, 8192, 8192, "rocm") == (8192 * 256, 8192 * 256)
+    # cuBLAS pads rows to 128 and K blocks to 4; ROCm does not.
+    assert gemm.mx_scale_counts(16, 32, 128, "cuda") == (128 * 4, 128 * 4)
+    assert gemm.mx_scale_counts(16, 32, 128, "rocm") == (16 * 4, 32 * 4)
+
+
+def test_search_budget_must_be_a_number():
+    from gpuparity.errors import UserError
+
+    with pytest.raises(UserError, match="budget_s"):
+        gemm.GemmSearch().cases("quick", cpu_ctx(options={"budget_s": "soon"}))

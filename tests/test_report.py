@@ -143,3 +143,17 @@ def test_normalised_rows_round_trip_numbers():
     gemm = [r for r in out["rows"] if r["workload"] == "gemm"]
     assert all(np.isclose(r["ratio"], 1.2, rtol=0.05) for r in gemm)
     assert out["serving"] and all(p["ratio"] == pytest.approx(1.2) for p in out["serving"] if p.get("ratio"))
+
+
+def test_report_from_store_filters(tmp_path, tmp_db, capsys):
+    from gpuparity.results.store import Store
+
+    with Store(tmp_db) as s:
+        s.save_run(_side("mi300x", 1.0, "run-a"))
+        s.save_run(_side("h100-sxm", 0.5, "run-b"))
+    out = str(tmp_path / "s.html")
+    code, _, err = main_inprocess(["report", "gpu=mi300x", "--gpu-b", "h100", "-o", out, "--no-claims"], capsys)
+    assert code == 0, err
+    text = open(out, encoding="utf-8").read()
+    assert text.count('class="chart"') == 5 and "claims not evaluated: left out (--no-claims)" in text
+    assert '<td class="slower">slower</td>' in text

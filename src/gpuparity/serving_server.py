@@ -33,6 +33,7 @@ class Engine:
         self.loaded = load_causal_lm(name, device, dtype)
         self.model, self.tok = self.loaded.model, self.loaded.tokenizer
         self.lock = threading.Lock()
+        self.completed = 0  # finished generations, reported by /health (lets scripts watch progress)
 
     def encode(self, prompt) -> list[int]:
         if isinstance(prompt, list) and all(isinstance(t, int) for t in prompt):
@@ -60,16 +61,17 @@ class Engine:
             out = self.model(input_ids=x, use_cache=True)
             generated: list[int] = []
             text = ""
-            for _ in range(max_tokens):
+            for i in range(max_tokens):
                 nxt = int(out.logits[0, -1].argmax())
                 generated.append(nxt)
                 new_text = self.tok.decode(generated, skip_special_tokens=True) if self.tok else f" {nxt}"
                 delta, text = (new_text[len(text):], new_text) if self.tok else (new_text, text + new_text)
                 yield nxt, delta
-                if nxt in eos and not ignore_eos:
-                    return
+                if i == max_tokens - 1 or (nxt in eos and not ignore_eos):
+                    break
                 out = self.model(input_ids=torch.tensor([[nxt]], device=self.device), use_cache=True,
                                  **{key: getattr(out, key)})
+            self.completed += 1
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -94,7 +96,7 @@ class Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") in ("/v1/models", "/models"):
             self._json(200, {"object": "list", "data": [{"id": self.engine.name, "object": "model"}]})
         elif self.path.rstrip("/") == "/health":
-            self._json(200, {"status": "ok"})
+            self._json(200, {"status": "ok", "completed": self.engine.completed})
         else:
             self._error(404, f"no route {self.path}")
 

@@ -79,7 +79,8 @@ class Side:
     index: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        self.index = {k: i for i, k in enumerate(self.keys)}
+        if not self.index:
+            self.index = {k: i for i, k in enumerate(self.keys)}
 
     def params(self, i: int) -> dict:
         p = self.meta[i][2]
@@ -142,8 +143,9 @@ def _build(label: str, runs: list[dict], run_index: list[int], rows: list[tuple]
     owner = row_key_arr[row_of[keep]]
     run_of_row = np.array(run_index, dtype=np.int64)
     failed = {}
-    for i, row in enumerate(rows):
-        if row_key[i] < 0 and row[1] not in index:
+    for i in np.nonzero(row_key_arr < 0)[0].tolist():
+        row = rows[i]
+        if row[1] not in index:
             failed[row[1]] = {"key": row[1], "workload": row[2], "category": row[3], "params": row[4],
                               "dtype": row[5], "unit": row[6], "status": row[7],
                               "reason": row[8] if row[7] != "ok" else "no throughput samples"}
@@ -163,7 +165,7 @@ def _build(label: str, runs: list[dict], run_index: list[int], rows: list[tuple]
             power[k] = float(np.mean(w))
     return Side(label, runs, list(index), meta, run_of_row[np.array(newest, dtype=np.int64)],
                 np.bincount(row_key_arr[row_key_arr >= 0], minlength=len(meta)), flat[keep], owner, power,
-                extras, failed)
+                extras, failed, index)
 
 
 def side_from_runs(docs: list[dict], label: str = "A") -> Side:
@@ -178,10 +180,17 @@ def side_from_runs(docs: list[dict], label: str = "A") -> Side:
             rows.append((ri, r["key"], r["workload"], r.get("category"), r.get("params") or {}, r.get("dtype"),
                          (r.get("metric") or {}).get("unit"), r["status"], r.get("reason")))
             results.append(r)
-            lists.append(metric_samples(r))
+            lists.append(_samples_or_value(metric_samples(r), (r.get("metric") or {}).get("value")))
     counts = np.array([len(x) for x in lists], dtype=np.int64)
     flat = np.array([v for x in lists for v in x], dtype=float)
     return _build(label, runs, run_index, rows, flat, counts, results)
+
+
+def _samples_or_value(samples: list, value) -> list:
+    """A result with a figure but no raw samples counts as one sample (no CI: inconclusive)."""
+    if not samples and isinstance(value, (int, float)) and value > 0:
+        return [float(value)]
+    return samples
 
 
 def _needs_documents(fp: dict, has_serving: bool) -> bool:
@@ -204,10 +213,10 @@ def side_from_store(store, run_ids: list[str], label: str = "A") -> Side:
     for chunk in _chunks([r["run_id"] for r in runs], 500):
         marks = ",".join("?" * len(chunk))
         fetched += store.query(
-            "SELECT run_id, key, workload, category, params, dtype, unit, status, reason, samples"
+            "SELECT run_id, key, workload, category, params, dtype, unit, status, reason, samples, value"
             f" FROM results WHERE run_id IN ({marks})", chunk)
     fetched.sort(key=lambda r: rank[r[0]])
-    flat, counts = _parse_sample_texts([r[9] or "[]" for r in fetched])
+    flat, counts = _parse_sample_texts([r[9] if r[9] and r[9] != "[]" else _value_text(r[10]) for r in fetched])
     serving_runs = {r[0] for r in fetched if r[3] == "serving"}
     results = None
     docs = {}
@@ -217,6 +226,10 @@ def side_from_store(store, run_ids: list[str], label: str = "A") -> Side:
     if docs:
         results = [docs.get(r[0], {}).get(r[1]) for r in fetched]
     return _build(label, runs, [rank[r[0]] for r in fetched], fetched, flat, counts, results)
+
+
+def _value_text(value) -> str:
+    return f"[{float(value)!r}]" if isinstance(value, (int, float)) and value > 0 else "[]"
 
 
 def _chunks(items: list, size: int):

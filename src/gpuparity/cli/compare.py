@@ -56,7 +56,13 @@ def register(app: typer.Typer) -> None:
             None, "--fail-if-slower",
             help="Exit 1 if any result or category geomean is slower than this (e.g. 5%) with 95% confidence."),
     ) -> None:
-        """Compare platform B with platform A: ratio B/A with 95% CI and a verdict per result."""
+        """Compare platform B with platform A: ratio B/A with 95% CI and a verdict per result.
+
+        A side is an exported JSON run file, a SQLite store file, a run id (prefix or 'latest') in
+        --db, or a filter 'gpu=mi300x,stack=rocm' (keys: gpu, stack, host, since, db). Several runs
+        on a side are pooled by result key. Exit status: 0, 1 with --fail-if-slower when slower, 2 on
+        bad input.
+        """
         from gpuparity.analysis.compare import compare_sides, load_side, slower_than
 
         if output_format not in FORMATS:

@@ -175,17 +175,17 @@ def prepare_attention(p: dict, ctx: Context) -> Prepared:
 
     def check():
         rows = _check_rows(s)
+        if p["pass"] == "fwd":
+            with torch.no_grad():
+                got = forward()
+        else:
+            got = fn()[0]                 # dQ
         errs = []
         for head in (0, h - 1):
             kv = head // (h // hkv) if k.shape[1] < h else head
             ref = _reference(q[0, head], k[0, kv], v[0, kv], rows, causal,
                              grad[0, head] if p["pass"] == "bwd" else None)
-            if p["pass"] == "fwd":
-                with torch.no_grad():
-                    got = forward()[0, head, rows]
-            else:
-                got = fn()[0][0, head, rows]
-            errs.append(rel_error(got, ref))
+            errs.append(rel_error(got[0, head, rows.to(got.device)], ref))
         err = max(errs)
         tol = TOLERANCE[dt] * (2.5 if p["pass"] == "bwd" else 1.0)
         return err <= tol, f"relative error {err:.2e} vs fp64 ({'dQ' if p['pass'] == 'bwd' else 'output'} rows; " \

@@ -130,6 +130,10 @@ def prepare_gemm(m: int, n: int, k: int, dt: str, ctx: Context, layout: str = "n
     info: dict = {"layout": layout}
     if ctx.backend == "rocm":
         info["tunableop"] = bool(ctx.fingerprint.get("tunableop", False))
+        if dt == "tf32":  # ROCm torch honours the TF32 (XF32) mode only with this set
+            import os
+
+            info["hipblaslt_allow_tf32"] = os.environ.get("HIPBLASLT_ALLOW_TF32", "unset")
     teardown = None
 
     if dt in FLOAT_DTYPES:
@@ -240,14 +244,8 @@ def _mxfp4_gemm(m, n, k, ctx, gen):
     b_bytes = torch.randint(0, 256, (n, k // 2), generator=gen, device=dev, dtype=torch.uint8)
     a = a_bytes.view(torch.float4_e2m1fn_x2)
     b = b_bytes.view(torch.float4_e2m1fn_x2).t()       # (k/2, n) column-major
-    blocks = k // 32                                  # one scale per 32 values along K, per row
-    if ctx.backend == "rocm":                         # plain (rows, K/32) scales
-        count_a, count_b = m * blocks, n * blocks
-        swizzle = F.SwizzleType.NO_SWIZZLE
-    else:                                             # cuBLAS: rows padded to 128, blocks to 4, swizzled
-        count_a = -(-m // 128) * 128 * (-(-blocks // 4) * 4)
-        count_b = -(-n // 128) * 128 * (-(-blocks // 4) * 4)
-        swizzle = F.SwizzleType.SWIZZLE_32_4_4
+    count_a, count_b = mx_scale_counts(m, n, k, ctx.backend)
+    swizzle = F.SwizzleType.NO_SWIZZLE if ctx.backend == "rocm" else F.SwizzleType.SWIZZLE_32_4_4
 
     def ones(count):  # e8m0 byte 127 = 2^0
         return torch.full((count,), 127, dtype=torch.uint8, device=dev).view(torch.float8_e8m0fnu)
@@ -263,6 +261,16 @@ def _mxfp4_gemm(m, n, k, ctx, gen):
         return decode_e2m1(a_bytes[:rows]) @ decode_e2m1(b_bytes).t()
 
     return fn, reference, out, {"scaling": "mx", "fp4_type": "float4_e2m1fn_x2", "scale_type": "float8_e8m0fnu"}
+
+
+def mx_scale_counts(m: int, n: int, k: int, backend: str) -> tuple[int, int]:
+    """e8m0 scales A and B need: one per 32 values along K per row. ROCm takes plain (rows, K/32)
+    scales; cuBLAS takes them swizzled, rows padded to 128 and K blocks to 4."""
+    blocks = -(-k // 32)
+    if backend == "rocm":
+        return m * blocks, n * blocks
+    padded = -(-blocks // 4) * 4
+    return -(-m // 128) * 128 * padded, -(-n // 128) * 128 * padded
 
 
 class _Latest:
@@ -285,7 +293,7 @@ def decode_e2m1(bytes_2d, low_first: bool = True):
 
 
 # -- max-achievable search ---------------------------------------------------
-SEARCH_BUDGET_S = {"quick": 3.0, "standard": 45.0, "full": 120.0}
+SEARCH_BUDGET_S = {"quick": 2.0, "standard": 45.0, "full": 120.0}
 SEARCH_DTYPES = {"quick": ("fp32",), "standard": ("bf16", "fp8"), "full": ("fp32", "tf32", "bf16", "fp16", "fp8")}
 GPU_DIMS = list(range(1024, 16385, 1024))
 CPU_DIMS = list(range(128, 1025, 128))

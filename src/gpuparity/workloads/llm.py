@@ -71,6 +71,9 @@ class LLM(Workload):
         opts = ctx.options
         model, batches, inputs, outputs = SUITE_CASES.get(suite, SUITE_CASES["quick"])
         model = opts.get("model") or model
+        from gpuparity.models.load import resolve
+
+        resolve(model)  # a wrong name or path is the user's error before any work
         default_dt = "fp32" if ctx.device == "cpu" else "bf16"
         dtypes = opts.get("dtypes") or ([default_dt, "fp16"] if suite == "full" and ctx.device != "cpu"
                                         else [default_dt])

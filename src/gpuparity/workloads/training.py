@@ -118,11 +118,16 @@ def train_step(model, optimizer, batch, dtype: str = "bf16"):
     return loss.detach()
 
 
-def flops_per_token(model, cfg: TrainConfig) -> float:
-    """6 * N_matmul + 12 * L * d_attn * T (see the module docstring)."""
+def matmul_params(model) -> int:
+    """N of the FLOPs formula: weights of every nn.Linear (works through a DDP wrapper too)."""
     import torch
 
-    n_matmul = sum(m.weight.numel() for m in model.modules() if isinstance(m, torch.nn.Linear))
+    return sum(m.weight.numel() for m in model.modules() if isinstance(m, torch.nn.Linear))
+
+
+def flops_per_token(model, cfg: TrainConfig) -> float:
+    """6 * N_matmul + 12 * L * d_attn * T (see the module docstring)."""
+    n_matmul = matmul_params(model)
     lcfg = cfg.llama_config()
     d_attn = lcfg.num_attention_heads * (getattr(lcfg, "head_dim", None) or lcfg.hidden_size // lcfg.num_attention_heads)
     return 6.0 * n_matmul + 12.0 * cfg.layers * d_attn * cfg.seq
@@ -204,7 +209,7 @@ class Training(Workload):
         peak = "flop:fp32" if dt == "fp32" else f"flop:{dt}"
         info = {"flops_per_token": fpt, "flops_formula": "6*N_matmul + 12*L*d_attn*T (PaLM)",
                 "params": sum(p.numel() for p in model.parameters()),
-                "params_matmul": int((fpt - 12.0 * cfg.layers * cfg.hidden * cfg.seq) / 6)}
+                "params_matmul": matmul_params(model)}
         return Prepared(fn=fn, work={"tokens": tokens, "flop": fpt * tokens}, peak=peak, check=check,
                         info=info, teardown=teardown)
 

@@ -1,0 +1,32 @@
+"""The compare fast path (Store.run_fingerprints + results columns) on a real PostgreSQL server."""
+
+from __future__ import annotations
+
+import uuid
+
+from test_compare import make_result, make_run, noisy
+from test_store_pg import pg_server, psycopg, with_db  # noqa: F401  (the session's server fixture)
+
+from gpuparity.analysis.compare import compare_runs, compare_sides, side_from_store
+from gpuparity.results.store import Store
+
+
+def test_postgres_fast_path_matches_documents(pg_server):  # noqa: F811
+    name = "cmp_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(pg_server["url"], autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    docs_a = [make_run([make_result("gemm", {"m": m}, noisy(100, 0.02, 8, m + i)) for m in range(3)],
+                       run_id=f"a{i}", started_at=f"2026-01-0{i + 1}T00:00:00+00:00") for i in range(2)]
+    doc_b = make_run([make_result("gemm", {"m": m}, noisy(120, 0.02, 8, 10 + m)) for m in range(4)], run_id="b",
+                     spec_id="h100-sxm")
+    with Store(with_db(pg_server["url"], name)) as store:
+        for d in (*docs_a, doc_b):
+            store.save_run(d)
+        assert store.run_fingerprints(["a0", "b"])["b"]["spec"]["id"] == "h100-sxm"
+        fast = compare_sides(side_from_store(store, ["a0", "a1"], "A"), side_from_store(store, ["b"], "B"))
+    slow = compare_runs(docs_a, [doc_b])
+    assert fast["rows"] == slow["rows"] and fast["only_b"] == slow["only_b"]
+    assert [r["verdict"] for r in fast["rows"]] == ["faster"] * 3
+    assert all(r["a_runs"] == 2 for r in fast["rows"])
+
+
