@@ -54,6 +54,7 @@ def bare_tflops(m: int, n: int, k: int, dtype, device: str, seconds: float) -> f
 
 
 def main() -> None:
+    from gpuparity.platform.detect import fingerprint, torch_device
     from gpuparity.runner import build_context, run_case
     from gpuparity.workloads.dtypes import torch_dtype
     from gpuparity.workloads.gemm import GemmSearch
@@ -64,8 +65,7 @@ def main() -> None:
     ap.add_argument("--bare-seconds", type=float, default=None, help="time for each bare measurement")
     args = ap.parse_args()
 
-    probe = build_context("quick", {})
-    gpu = probe.device != "cpu"
+    gpu = torch_device(fingerprint()) != "cpu"
     dt = args.dtype or ("bf16" if gpu else "fp32")
     budget = args.budget if args.budget is not None else (30.0 if gpu else 3.0)
     suite = "standard" if gpu else "quick"

@@ -124,10 +124,12 @@ def test_one_sided_failed_and_pooled_results_are_listed():
     assert row["params"]["m"] == 1 and row["a_n"] == 12 and row["a_runs"] == 2 and row["b_n"] == 5
     assert [r["params"]["m"] for r in out["only_a"]] == [3]
     assert [r["params"]["m"] for r in out["only_b"]] == [4]
-    (nc,) = out["not_compared"]
+    nc, skipped = out["not_compared"]
     assert nc["params"]["m"] == 2 and nc["side"] == "A" and nc["status"] == "failed" and "memory" in nc["reason"]
-    # a result skipped on B with nothing on A is B's own business: neither compared nor one-sided
-    assert all(r["params"]["m"] != 5 for r in out["only_b"] + out["not_compared"])
+    assert nc["other_side"] == "ok"
+    # skipped on B with nothing on A: listed as not compared, not as a one-sided result
+    assert (skipped["params"]["m"], skipped["side"], skipped["other_side"]) == (5, "B", "absent")
+    assert all(r["params"]["m"] != 5 for r in out["only_b"])
 
 
 def test_newer_failure_does_not_hide_older_success():
@@ -179,7 +181,7 @@ def serving_run(scale: float, run_id: str, spec_id: str, errors_at: int | None =
                 "serving": {"interactivity": inter, "throughput_per_gpu": tput, "ttft_p50_s": 0.1,
                             "tpot_p50_s": 1 / inter, "errors": 3 if c == errors_at else 0}}
         results.append(make_result("serving", {"concurrency": c}, noisy(tput, 0.02, 5, c), dtype=None,
-                                   unit="tokens/s", category="serving", info=info))
+                                   unit="tokens/s/GPU", category="serving", info=info))
     return make_run(results, run_id=run_id, spec_id=spec_id)
 
 
@@ -190,6 +192,8 @@ def test_serving_compares_at_equal_interactivity():
     for p in points:
         assert p["ratio"] == pytest.approx(2.0, rel=1e-6) and p["verdict"] == "faster"
     assert {r["category"] for r in out["rows"]} == {"serving"}
+    row = out["rows"][0]
+    assert row["a_usd_per_mtok"] == pytest.approx(row["a_usd_per_hour"] / (row["a_value"] * 3600) * 1e6)
 
 
 def test_pareto_keeps_the_best_curve_and_errors_are_dropped():
@@ -244,7 +248,7 @@ def test_cli_compares_two_real_runs_from_exported_files(cli, tmp_path, capsys):
         assert code == 0 and needle in out_text, err
 
 
-def test_cli_filters_fail_gate_and_errors(cli, tmp_path):
+def test_cli_filters_fail_gate_and_errors(cli, tmp_path, capsys):
     db = str(tmp_path / "s.db")
     fast = make_run([make_result("gemm", {"m": 1}, noisy(100, 0.01, 10, 1))], run_id="r-mi", spec_id="mi300x",
                     stack={"hip_version": "6.2", "rocm_version": "6.2.4"}, product="AMD Instinct MI300X")
@@ -262,6 +266,10 @@ def test_cli_filters_fail_gate_and_errors(cli, tmp_path):
     assert r.returncode == 0, r.stderr
     row = json.loads(r.stdout)["rows"][0]
     assert row["verdict"] == "faster" and row["ratio_per_dollar"] == pytest.approx(row["ratio"] * 4.0)
+    # a SQLite file named as a side is a whole store; the side filters still apply
+    code, out, err = main_inprocess(["compare", db, db, "--gpu-a", "h100", "--gpu-b", "mi300x", "-f", "json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["sides"]["a"]["run_ids"] == ["r-h1"] and json.loads(out)["rows"][0]["verdict"] == "faster"
 
 
 
@@ -293,6 +301,7 @@ def test_cli_bad_input_is_one_line(tmp_path, capsys):
                          (("r-mi", "r-h1", "--since", "yesterday"), "ISO date"),
                          (("r-mi", "r-h1", "--format", "xml"), "--format"),
                          ((str(bad), "r-h1"), "not valid JSON"),
+                         (("missing.json", "r-h1"), "no such file"),
                          (("colour=red", "r-h1"), "unknown filter"), (("r-mi",), "name two sides")):
         code, _, err = main_inprocess(["compare", *args, "--db", db], capsys)
         assert code == 2 and needle in err and "Traceback" not in err, (args, err)

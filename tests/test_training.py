@@ -6,7 +6,13 @@ import pytest
 
 
 def test_train_step_learns_a_fixed_batch():
-    from gpuparity.workloads.training import TrainConfig, build_model, make_optimizer, synthetic_batch, train_step
+    from gpuparity.workloads.training import (
+        TrainConfig,
+        build_model,
+        make_optimizer,
+        synthetic_batch,
+        train_step,
+    )
 
     cfg = TrainConfig(hidden=64, layers=2, heads=4, vocab=512, seq=32, batch=2, lr=3e-3)
     model = build_model(cfg, "cpu")

@@ -378,7 +378,7 @@ def _normalise(row: dict, facts_a: tuple, facts_b: tuple, unit: str | None) -> N
         row[f"{tag}_per_dollar"] = _div(value, price)          # unit per ($ per GPU-hour)
         row[f"{tag}_watts"], row[f"{tag}_power_source"] = watts, source
         row[f"{tag}_per_watt"] = _div(value, watts)
-        tokens = value if unit == "tokens/s" else None
+        tokens = value if (unit or "").startswith("tokens/s") else None     # tokens/s and tokens/s/GPU
         row[f"{tag}_usd_per_mtok"] = usd_per_million_tokens(price, tokens)
         row[f"{tag}_tokens_per_kw"] = _div(tokens, watts / 1000.0 if watts else None)
     for suffix, fa, fb in (("per_peak", facts_a[0], facts_b[0]), ("per_dollar", facts_a[1], facts_b[1]),
@@ -450,13 +450,13 @@ def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level:
             row["note"] = f"units differ: {row['unit']} vs {unit_b}"
         _normalise(row, fa.get(i), fb.get(k), row["unit"])
         rows.append(row)
-    not_compared = []
+    not_compared = []          # every failed / skipped result, whether or not the other side has the key
     for side, other in ((a, b), (b, a)):
         for key, info in side.failed.items():
-            if key in other.index or key in other.failed:
-                p = info["params"]
-                not_compared.append({**info, "params": json.loads(p) if isinstance(p, str) else p,
-                                     "side": side.label})
+            p = info["params"]
+            there = "ok" if key in other.index else other.failed[key]["status"] if key in other.failed else "absent"
+            not_compared.append({**info, "params": json.loads(p) if isinstance(p, str) else p,
+                                 "side": side.label, "other_side": there})
     not_compared.sort(key=lambda r: (r["workload"], r["key"], r["side"]))
     only_a = [_ident(a, i) for i, k in enumerate(a.keys) if k not in b.index and k not in b.failed]
     only_b = [_ident(b, i) for i, k in enumerate(b.keys) if k not in a.index and k not in a.failed]
@@ -479,6 +479,7 @@ def _geomeans(rows: list[dict], tolerance: float, level: float) -> dict:
         if not sel or (cat == "all" and len(cats) < 2):
             continue
         ratios = np.array([r["ratio"] for r in sel])
+        # The row CI is ratio * exp(+-z * sd) of the log ratio: recover each key's variance from it.
         log_var = np.array([(math.log(r["ci_high"] / r["ratio"]) / z) ** 2 for r in sel])
         g, lo, hi = geomean(ratios, log_var, level)
         entry = {"ratio": g, "ci_low": lo, "ci_high": hi, "verdict": verdict(lo, hi, tolerance), "n": len(sel)}
@@ -518,7 +519,8 @@ def _serving_points(side: Side) -> dict[str, list[tuple[float, float]]]:
         info = extra.get("info") or {}
         s = info.get("serving") or {}
         x, y, ckey = s.get("interactivity"), s.get("throughput_per_gpu"), info.get("curve_key")
-        if side.meta[i][1] != "serving" or not ckey or x is None or y is None or (s.get("errors") or 0) > 0:
+        failures = (s.get("errors") or 0) + (s.get("timeouts") or 0)
+        if side.meta[i][1] != "serving" or not ckey or x is None or y is None or failures > 0:
             continue
         curves.setdefault(str(ckey), []).append((float(x), float(y)))
     return curves
@@ -538,7 +540,8 @@ def pareto(points: list[tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
 def serving_at_equal_interactivity(a: Side, b: Side, tolerance: float = 0.05, levels: int = 5) -> list[dict]:
     """Throughput per GPU of B over A at equal tokens/s per user, along each side's Pareto curve
     (linear interpolation of the monotone envelope), at levels spread over the shared range.
-    Point estimates (one measurement per concurrency): the verdict uses the point alone."""
+    Point estimates (one measurement per concurrency): the verdict uses the point alone. Points
+    with request errors or timeouts are left out of the curves."""
     pa, pb = _serving_points(a), _serving_points(b)
     out = []
     for ckey in sorted(set(pa) & set(pb)):
@@ -643,6 +646,8 @@ def resolve_runs(token: str | None, db: str | None = None, **filters) -> tuple[s
         db = parsed.pop("db", None) or db
         filters = {**filters, **parsed}
         token = None
+    if token and not os.path.exists(token) and (token.endswith((".json", ".db", ".sqlite")) or os.sep in token):
+        raise_user(f"{token}: no such file")
     if token and os.path.isfile(token) and not _is_sqlite(token):
         return token, load_run_docs(token), []
     if token and os.path.isfile(token):

@@ -176,4 +176,4 @@ def print_table(result: dict) -> None:
                 + (" ..." if len(result[name]) > 20 else ""))
     for r in result["not_compared"]:
         con.print(escape(f"not compared: {r['workload']} {params_text(r['params'])} {r['dtype'] or ''}"
-                         f" is {r['status']} on {r['side']}: {r['reason']}"))
+                         f" is {r['status']} on {r['side']}: {r['reason']} (other side: {r['other_side']})"))

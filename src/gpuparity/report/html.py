@@ -33,6 +33,8 @@ METHOD = [
     "along each side's Pareto curve; points with request errors are left out.",
     "Roofline: arithmetic intensity = FLOP / bytes per invocation; GEMM bytes are the minimum traffic "
     "(each of A, B, C moved once) where the workload did not report bytes.",
+    "Prices are per GPU-hour and figures are taken as one GPU's throughput (serving figures are per GPU by "
+    "definition); multi-GPU results are not divided by the device count.",
     "Failed and skipped results are never compared; they are listed with their reason.",
 ]
 

@@ -67,8 +67,8 @@ def compare_markdown(result: dict, title: str = "gpuparity comparison") -> str:
                 f"{r['workload']} {_params(r['params'])} {r['dtype'] or ''}".strip() for r in result[name])), ""]
     if result["not_compared"]:
         out += ["### Not compared (failed or skipped)", "", table(
-            ["side", "workload", "params", "dtype", "status", "reason"],
-            [[r["side"], r["workload"], _params(r["params"]), r["dtype"], r["status"], r["reason"]]
+            ["side", "workload", "params", "dtype", "status", "reason", "other side"],
+            [[r["side"], r["workload"], _params(r["params"]), r["dtype"], r["status"], r["reason"], r["other_side"]]
              for r in result["not_compared"]]), ""]
     return "\n".join(out)
 

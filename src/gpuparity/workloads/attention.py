@@ -2,8 +2,8 @@
 
 FLOP (H = query heads, S = sequence, D = head dim, B = batch):
   forward  = 4*B*H*S*S*D   (Q@K^T and P@V, 2*S*S*D each), halved when causal (half the scores);
-  backward = 2.5 x forward (dV, dP, dQ, dK: four S*S*D products, plus the recomputed Q@K^T of
-             flash-style kernels is not counted: 5 vs 2 products).
+  backward = 2.5 x forward: five S*S*D products (the recomputed Q@K^T, dV = P^T dO, dP = dO V^T,
+             dQ = dS K, dK = dS^T Q) against the forward's two (the FlashAttention convention).
 Grouped-query heads: kv_heads < heads, through enable_gqa where the fused kernels take it, else
 with K/V heads repeated once outside the timed region (recorded in info["gqa"]).
 

@@ -14,6 +14,7 @@ F.scaled_mm with block-32 e8m0 scales. Scaled outputs are bf16.
 from __future__ import annotations
 
 import random
+import sys
 import time
 
 from gpuparity.workloads.base import Context, Prepared, Workload
@@ -36,7 +37,8 @@ CPU_SMALL = 128   # emulated half precision and int8 on a CPU: milliseconds, not
 CPU_FP8 = 256
 # (K, N) of Llama-3.1-8B projections: gate/up 4096->14336, down 14336->4096, q/o 4096->4096.
 LLAMA_KN = [(4096, 14336), (14336, 4096), (4096, 4096)]
-SKINNY_M = {"quick": (16,), "standard": (16, 128), "full": (16, 32, 64, 128, 256)}
+FULL_SWEEP = (256, 512, 1024, 2048, 4096, 16384)
+SKINNY_M = {"quick": (), "standard": (16, 128), "full": (16, 32, 64, 128, 256)}   # quick: one square per dtype
 DEFAULT_SCALING = {"fp8": ("tensor", "row"), "fp4": ("mx",), "fp6": ("mx",)}
 CHECK_ROWS = 64
 # fp4 e2m1 code -> value (sign bit 3); all 16 codes are finite.
@@ -102,8 +104,9 @@ class Gemm(Workload):
         if main in dtypes:
             if suite != "quick":
                 out += [_case(n, n, n, main, layout) for layout in ("tn", "nt")]
-            kn = LLAMA_KN[2:] if suite == "quick" else LLAMA_KN
-            out += [_case(m, nn, k, main) for m in SKINNY_M[suite] for k, nn in kn]
+            out += [_case(m, nn, k, main) for m in SKINNY_M[suite] for k, nn in LLAMA_KN]
+            if suite == "full":  # how throughput grows with size
+                out += [_case(d, d, d, main) for d in FULL_SWEEP if d != n]
         if not cpu and "fp8" in dtypes and suite != "quick":
             out += [_case(m, nn, k, "fp8", scaling="row") for m in SKINNY_M[suite] for k, nn in LLAMA_KN]
         return out
@@ -334,37 +337,41 @@ def search_shapes(dt: str, ctx: Context, budget_s: float, scaling: str | None = 
     best: tuple | None = None
     t0 = time.perf_counter()
     explore_until = 0.7 * budget_s
-    while time.perf_counter() - t0 < budget_s:
-        if time.perf_counter() - t0 < explore_until and queue:
-            shape = queue.pop(0)
-        else:  # refine around the best
-            if best is None:
-                break
-            shape = tuple(max(dims[0], d + rng.choice((-step, 0, step))) for d in best)
-        if shape in tried:
-            if not queue and all(s in tried for s in _neighbours(best, step, dims[0])):
-                break
-            continue
-        try:
-            prepared = prepare_gemm(*shape, dt, ctx, scaling=scaling)
-            try:
-                tried[shape] = quick_tflops(prepared.fn, prepared.work["flop"], ctx.device,
-                                            BLOCK_S["cpu" if cpu else "gpu"])
-            finally:
-                if prepared.teardown:
-                    prepared.teardown()
-            del prepared
-        except Exception as exc:  # noqa: BLE001 - one shape must not end the sweep
-            if not is_oom(exc):
-                raise
-            tried[shape] = "out of memory"
-            if not cpu:
-                import torch
 
-                torch.cuda.empty_cache()
-            continue
-        if best is None or tried[shape] > tried[best]:
-            best = shape
+    def next_shape():
+        if time.perf_counter() - t0 < explore_until and queue:
+            return queue.pop(0)
+        if best is not None:  # refine: untried neighbours of the best, else keep exploring
+            untried = [s for s in _neighbours(best, step, dims[0]) if s not in tried]
+            if untried:
+                return rng.choice(untried)
+        return queue.pop(0) if queue else None
+
+    try:
+        while time.perf_counter() - t0 < budget_s:
+            shape = next_shape()
+            if shape is None:
+                break
+            if shape in tried:
+                continue
+            try:
+                tried[shape] = _time_shape(shape, dt, ctx, scaling)
+            except Exception as exc:  # noqa: BLE001 - one shape must not end the sweep
+                if not is_oom(exc):
+                    raise
+                tried[shape] = "out of memory"
+                if not cpu:
+                    import torch
+
+                    torch.cuda.empty_cache()
+                continue
+            if best is None or tried[shape] > tried[best]:
+                best = shape
+    except KeyboardInterrupt:  # as mamf-finder does: say the best so far, then stop
+        if best is not None:
+            print(f"\ngemm_search {dt}: best so far m={best[0]} n={best[1]} k={best[2]} "
+                  f"~{tried[best]:.4g} TFLOP/s", file=sys.stderr)
+        raise
     measured = {s: v for s, v in tried.items() if isinstance(v, float)}
     top = sorted(measured.items(), key=lambda kv: -kv[1])[:5]
     return {
@@ -372,6 +379,15 @@ def search_shapes(dt: str, ctx: Context, budget_s: float, scaling: str | None = 
         "oom_shapes": sum(1 for v in tried.values() if not isinstance(v, float)),
         "top": [{"m": s[0], "n": s[1], "k": s[2], "quick_tflops": round(v, 4)} for s, v in top],
     }
+
+
+def _time_shape(shape, dt, ctx, scaling) -> float:
+    prepared = prepare_gemm(*shape, dt, ctx, scaling=scaling)
+    try:
+        return quick_tflops(prepared.fn, prepared.work["flop"], ctx.device, BLOCK_S["cpu" if ctx.device == "cpu" else "gpu"])
+    finally:
+        if prepared.teardown:
+            prepared.teardown()
 
 
 def _neighbours(best, step, floor):

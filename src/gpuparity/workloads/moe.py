@@ -112,7 +112,8 @@ def prepare_moe(p: dict, ctx: Context) -> Prepared:
     shared2 = rand(h, f * ns, fan_in=f * ns) if ns else None
     grouped, why = grouped_mm_status(tdt, dev)
     align = group_align(dev)
-    rows_total = t * k + e * (align - 1)     # static upper bound: no host sync for the padded size
+    # Static upper bound of the padded rows, itself aligned: no host sync to learn the real size.
+    rows_total = -(-(t * k + e * (align - 1)) // align) * align
 
     def swiglu(z):
         gate, up = z.chunk(2, dim=-1)

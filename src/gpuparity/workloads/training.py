@@ -82,8 +82,8 @@ def build_model(cfg: TrainConfig, device: str = "cpu", seed: int = 0):
     torch.manual_seed(seed)
     with torch.device(device):
         model = AutoModelForCausalLM.from_config(cfg.llama_config(), dtype=torch.float32)
-    if cfg.checkpointing:
-        model.gradient_checkpointing_enable()
+    if cfg.checkpointing:  # transformers 5 renamed gradient_checkpointing_enable
+        (getattr(model, "activation_checkpointing_enable", None) or model.gradient_checkpointing_enable)()
     return model.train()
 
 
