@@ -32,6 +32,7 @@ from statistics import NormalDist
 import numpy as np
 
 from gpuparity.results.schema import metric_samples, run_stack
+from gpuparity.results.store import encode_samples
 
 LEVEL = 0.95
 DRAWS = 20000
@@ -102,15 +103,10 @@ def run_summary(run_id: str, started_at: str, host: str | None, fp: dict) -> dic
     }
 
 
-def _parse_sample_texts(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """JSON number arrays (as the store writes them) -> (flat values, count per text), in C."""
-    counts = np.fromiter((t.count(",") + 1 if len(t) > 2 else 0 for t in texts), dtype=np.int64, count=len(texts))
-    body = ",".join(t[1:-1] for t in texts if len(t) > 2)
-    flat = np.fromstring(body, sep=",") if body else np.empty(0)
-    if flat.size != counts.sum():  # unusual formatting: take the slow, exact route
-        lists = [json.loads(t) for t in texts]
-        counts = np.array([len(x) for x in lists], dtype=np.int64)
-        flat = np.array([v for x in lists for v in x], dtype=float)
+def _parse_sample_blobs(blobs: list) -> tuple[np.ndarray, np.ndarray]:
+    """float64 sample blobs (as the store writes them) -> (flat values, count per blob), in C."""
+    counts = np.fromiter((len(b) // 8 for b in blobs), dtype=np.int64, count=len(blobs))
+    flat = np.frombuffer(b"".join(blobs), dtype="<f8") if counts.sum() else np.empty(0)
     return flat, counts
 
 
@@ -216,7 +212,7 @@ def side_from_store(store, run_ids: list[str], label: str = "A") -> Side:
             "SELECT run_id, key, workload, category, params, dtype, unit, status, reason, samples, value"
             f" FROM results WHERE run_id IN ({marks})", chunk)
     fetched.sort(key=lambda r: rank[r[0]])
-    flat, counts = _parse_sample_texts([r[9] if r[9] and r[9] != "[]" else _value_text(r[10]) for r in fetched])
+    flat, counts = _parse_sample_blobs([bytes(r[9]) if r[9] else _value_blob(r[10]) for r in fetched])
     serving_runs = {r[0] for r in fetched if r[3] == "serving"}
     results = None
     docs = {}
@@ -228,8 +224,9 @@ def side_from_store(store, run_ids: list[str], label: str = "A") -> Side:
     return _build(label, runs, [rank[r[0]] for r in fetched], fetched, flat, counts, results)
 
 
-def _value_text(value) -> str:
-    return f"[{float(value)!r}]" if isinstance(value, (int, float)) and value > 0 else "[]"
+def _value_blob(value) -> bytes:
+    """A result with a figure but no raw samples counts as one sample (see _samples_or_value)."""
+    return encode_samples([float(value)]) if isinstance(value, (int, float)) and value > 0 else b""
 
 
 def _chunks(items: list, size: int):

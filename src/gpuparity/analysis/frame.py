@@ -54,7 +54,7 @@ def load(db: str | None = None, **filters):
         rec = {**meta[run_id], "workload": workload, "category": category, "dtype": dtype, "key": key,
                "status": status, "reason": reason, "value": value, "unit": unit,
                "pct_peak": 100.0 * value / peak if value is not None and peak else None,
-               "n_samples": len(json.loads(samples or "[]"))}
+               "n_samples": len(samples or b"") // 8}
         for name, v in (json.loads(params or "{}")).items():
             if name == "dtype":
                 continue

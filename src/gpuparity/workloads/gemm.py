@@ -299,7 +299,7 @@ def decode_e2m1(bytes_2d, low_first: bool = True):
 SEARCH_BUDGET_S = {"quick": 2.0, "standard": 45.0, "full": 120.0}
 SEARCH_DTYPES = {"quick": ("fp32",), "standard": ("bf16", "fp8"), "full": ("fp32", "tf32", "bf16", "fp16", "fp8")}
 GPU_DIMS = list(range(1024, 16385, 1024))
-CPU_DIMS = list(range(128, 1025, 128))
+CPU_DIMS = list(range(256, 1025, 128))   # below 256^3 a CPU GEMM is mostly threading overhead
 GPU_SEEDS = [(8192, 8192, 8192), (4096, 4096, 4096), (6144, 16384, 2048), (16384, 8192, 4096)]
 BLOCK_S = {"cpu": 0.05, "gpu": 0.02}   # time per quick-timing block
 

@@ -196,9 +196,10 @@ def generate_timed(model, ids, n_out: int, device: str) -> dict:
     import torch
 
     key = cache_keyword(model)
+    last_only = last_logits_kwarg(model)
     sync(device)
     t0 = time.perf_counter()
-    out = model(input_ids=ids, use_cache=True)
+    out = model(input_ids=ids, use_cache=True, **last_only)
     nxt = out.logits[:, -1].argmax(-1, keepdim=True)
     sync(device)
     t1 = time.perf_counter()
@@ -217,6 +218,18 @@ def cache_keyword(model) -> str:
     import inspect
 
     return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+
+
+def last_logits_kwarg(model) -> dict:
+    """Prefill computes logits for the last position only, as generate() does (batch x prompt x vocab
+    logits would be gigabytes and time the LM head over every prompt token)."""
+    import inspect
+
+    params = inspect.signature(model.forward).parameters
+    for name in ("logits_to_keep", "num_logits_to_keep"):
+        if name in params:
+            return {name: 1}
+    return {}
 
 
 def repeat_until_stable(fn, ctx: Context) -> list[dict]:
