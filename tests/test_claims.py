@@ -94,7 +94,7 @@ def test_untested_claims_say_how_to_settle(shipped):
     for cid in ("1", "2", "3", "7", "8", "9", "11"):
         assert shipped[cid]["verdict"] == "untested"
         assert shipped[cid]["command"].startswith("gpuparity run "), cid
-    assert "--set model=deepseek-ai/DeepSeek-R1" in shipped["3"]["command"]
+    assert "--set model=synthetic:deepseek-v3" in shipped["3"]["command"]
 
 
 def test_without_reference_data_mlperf_claims_are_untested(tmp_path):

@@ -67,6 +67,8 @@ def test_sweep_1_4_16_is_stored_and_shown(cli, tmp_db, tmp_path, server):
         assert r["metric"]["value"] == pytest.approx(s["throughput_per_gpu"])
         assert r["derived"]["tokens_per_s"] == pytest.approx(2 * s["throughput_per_gpu"])  # gpus=2
         assert len(r["metric"]["samples"]) == 16
+        assert sum(r["metric"]["samples"]) / 16 == pytest.approx(r["metric"]["value"])
+        assert r["metric"]["ci_low"] <= r["metric"]["value"] <= r["metric"]["ci_high"]
         assert r["info"]["curve_key"] == "smollm2 in=8 out=4 completions"
     assert "table" not in results[0]["info"]
     assert [row[0] for row in results[-1]["info"]["table"]["rows"]] == ["c=1", "c=4", "c=16"]
@@ -89,6 +91,16 @@ def test_rate_mode_chat_and_goodput(cli, tmp_db, tmp_path, server):
         assert r["status"] == "ok", r["reason"]
         good = r["info"]["serving"]["goodput"]
         assert good["fraction"] == 0.0 and good["requests_per_s"] == 0.0  # nobody decodes in 1 us/token
+
+
+def test_server_errors_are_counted_not_dropped(cli, tmp_db, tmp_path, server):
+    out = tmp_path / "run.json"
+    p = cli("run", "serving", "--set", f"url={server}", "--set", "concurrency=2", "--set", "num_prompts=3",
+            "--set", "output_len=999999", "--no-store", "--json", str(out))  # over the server's max_tokens
+    assert p.returncode == 0, p.stderr
+    (r,) = json.loads(out.read_text())["results"]
+    assert r["status"] == "failed" and "HTTP 400" in r["reason"]
+    assert r["info"]["serving"]["errors"] == r["info"]["serving"]["requests"] == 3
 
 
 def test_killed_server_mid_sweep_counts_errors(cli, tmp_db, tmp_path, smollm2_dir):

@@ -67,13 +67,21 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.exit_code)
     except SystemExit:
         raise
-    except Exception as exc:  # click usage errors and the like
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
+    except Exception as exc:  # usage errors from typer's click
+        click_exc = _click_exceptions()
+        if isinstance(exc, click_exc.ClickException):
             exc.show()
             sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Abort):
+        if isinstance(exc, click_exc.Abort):
             print("aborted", file=sys.stderr)
             sys.exit(130)
         raise
+
+
+def _click_exceptions():
+    """typer >= 0.2x vendors click as typer._click; older ones use click itself."""
+    try:
+        from typer._click import exceptions
+    except ImportError:
+        from click import exceptions
+    return exceptions

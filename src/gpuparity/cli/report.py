@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import List, Optional
 
+import sys
+
 import typer
 
 from gpuparity.cli.common import db_option
@@ -26,7 +28,8 @@ def register(app: typer.Typer) -> None:
     def report(
         a: Optional[str] = typer.Argument(None, help="Side A: run file, store file, run id or filter."),
         b: Optional[str] = typer.Argument(None, help="Side B (optional): compared against A."),
-        output: str = typer.Option(..., "--output", "-o", help="File to write ('-' for stdout)."),
+        output: str = typer.Option("report.html", "--output", "-o",
+                                   help="File to write ('-' for stdout; markdown goes to stdout unless -o is given)."),
         db: Optional[str] = db_option(),
         gpu_a: Optional[str] = typer.Option(None, "--gpu-a"),
         stack_a: Optional[str] = typer.Option(None, "--stack-a"),
@@ -62,6 +65,8 @@ def register(app: typer.Typer) -> None:
                 claims = evaluate_claims(store, claims_file)
         ctx = build(docs_a, docs_b, tol, prices, claims, title)
         text = render_html(ctx) if output_format == "html" else render_markdown(ctx)
+        if output_format == "markdown" and "--output" not in sys.argv and "-o" not in sys.argv:
+            output = "-"
         if output == "-":
             print(text)
             return

@@ -57,36 +57,51 @@ def resolve(name: str) -> tuple[str, str]:
 
 def load_causal_lm(name: str, device: str, dtype: str, layers: int | None = None,
                    quiet: bool = False) -> LoadedModel:
-    """Load (or build) a causal LM on `device` with weights in `dtype` (fp32 | bf16 | fp16 | fp8)."""
+    """Load (or build) a causal LM on `device` with weights in `dtype` (fp32 | bf16 | fp16 | fp8).
+
+    info: source, path, config, params, import_s (transformers and the model's code, once per
+    process), load_s (weights + tokenizer, or building a synthetic model; a GGUF cache miss
+    includes its one-time conversion) and, for GGUF files, cache hit/miss.
+    """
     from gpuparity.models import gguf, synthetic
 
     kind, where = resolve(name)
     info: dict = {"model": name, "source": kind, "path": where, "dtype": dtype}
-    import transformers  # noqa: F401 - imported before the clock starts: load_s is the model's own
-
+    if kind == "synthetic" and dtype == "fp8":
+        raise UserError("fp8 needs a checkpoint to quantise on load; synthetic models run bf16/fp16")
+    if kind != "synthetic" and layers is not None:
+        raise UserError("layers=N applies to synthetic models only")
     t0 = time.perf_counter()
+    if kind == "gguf":
+        info.update(cache="hit" if gguf.is_prepared(where) else "miss", gguf=where)
+        where = info["path"] = gguf.prepare(where, quiet=quiet)
+        info["prepared"] = gguf.source_info(where)
+    prepare_s = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    cfg = synthetic.make_config(where, layers=layers) if kind == "synthetic" else _config(where)
+    _model_class(cfg)  # imports the architecture's code outside the load clock
+    info["import_s"] = round(time.perf_counter() - t1, 3)
+    t2 = time.perf_counter()
     if kind == "synthetic":
-        if dtype == "fp8":
-            raise UserError("fp8 needs a checkpoint to quantise on load; synthetic models run bf16/fp16")
-        cfg = synthetic.make_config(where, layers=layers)
-        model = synthetic.build(cfg, device, _torch_dtype(dtype))
-        tok = None
+        model, tok = synthetic.build(cfg, device, _torch_dtype(dtype)), None
     else:
-        if layers is not None:
-            raise UserError("layers=N applies to synthetic models only")
-        folder = where
-        if kind == "gguf":
-            info["cache"] = "hit" if gguf.is_prepared(where) else "miss"
-            folder = gguf.prepare(where, quiet=quiet)
-            info["prepared"] = gguf.source_info(folder)
-            info["path"] = folder
-            info["gguf"] = where
-        model, tok = _from_folder(folder, device, dtype)
-        cfg = model.config
-    info["load_s"] = round(time.perf_counter() - t0, 3)
-    info["config"] = describe(cfg)
+        model, tok = _from_folder(where, device, dtype)
+    info["load_s"] = round(prepare_s + time.perf_counter() - t2, 3)
+    info["config"] = describe(model.config)
     info["params"] = sum(p.numel() for p in model.parameters())
     return LoadedModel(model, tok, info)
+
+
+def _config(folder: str):
+    from transformers import AutoConfig
+
+    return AutoConfig.from_pretrained(folder)
+
+
+def _model_class(config):
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING
+
+    return MODEL_FOR_CAUSAL_LM_MAPPING[type(config)]
 
 
 def _torch_dtype(dtype: str):

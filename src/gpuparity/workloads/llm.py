@@ -66,6 +66,7 @@ class LLM(Workload):
 
     def __init__(self):
         self._loaded = None   # (load key, LoadedModel): cases of one model share one load
+        self._last_case = None  # the model is freed after it, so later workloads get the memory
 
     def cases(self, suite: str, ctx: Context) -> list[dict]:
         opts = ctx.options
@@ -78,11 +79,13 @@ class LLM(Workload):
         dtypes = opts.get("dtypes") or ([default_dt, "fp16"] if suite == "full" and ctx.device != "cpu"
                                         else [default_dt])
         extra = {"layers": int_list(opts, "layers", [1])[0]} if opts.get("layers") else {}
-        return [dict(model=model, batch=b, input_len=i, output_len=o, **extra, dtype=dt)
+        cases = [dict(model=model, batch=b, input_len=i, output_len=o, **extra, dtype=dt)
                 for dt in dtypes
                 for b in int_list(opts, "batch", batches)
                 for i in int_list(opts, "input_len", inputs)
                 for o in int_list(opts, "output_len", outputs)]
+        self._last_case = cases[-1] if cases else None
+        return cases
 
     def supports(self, params: dict, ctx: Context) -> tuple[bool, str]:
         from gpuparity.models.load import resolve
@@ -103,7 +106,8 @@ class LLM(Workload):
                 return ok, reason
             if kind == "synthetic":
                 return False, "fp8 quantises a checkpoint on load; synthetic models run bf16/fp16"
-        if kind == "synthetic" and where != "tiny-llama":
+        loaded_now = self._loaded is not None and self._loaded[0] == self._key(params, ctx)
+        if kind == "synthetic" and where != "tiny-llama" and not loaded_now:
             return self._synthetic_fits(where, params.get("layers"), dt, ctx)
         return True, ""
 
@@ -122,10 +126,14 @@ class LLM(Workload):
                            "pass --set layers=N to fit one device")
         return True, ""
 
+    @staticmethod
+    def _key(params: dict, ctx: Context) -> tuple:
+        return (params["model"], params.get("layers"), params["dtype"], ctx.device)
+
     def _load(self, params: dict, ctx: Context):
         from gpuparity.models import load_causal_lm
 
-        key = (params["model"], params.get("layers"), params["dtype"], ctx.device)
+        key = self._key(params, ctx)
         if self._loaded and self._loaded[0] == key:
             return self._loaded[1], True
         self.release(ctx)
@@ -146,6 +154,13 @@ class LLM(Workload):
             torch.cuda.empty_cache()
 
     def execute(self, params: dict, ctx: Context) -> dict:
+        try:
+            return self._execute(params, ctx)
+        finally:
+            if params == self._last_case:
+                self.release(ctx)
+
+    def _execute(self, params: dict, ctx: Context) -> dict:
         import torch
 
         from gpuparity.measure.stats import summarize

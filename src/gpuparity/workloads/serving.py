@@ -13,8 +13,8 @@ One result per point; metric = output tokens/s per GPU. Server errors and timeou
 never dropped; a point where every request failed is a failed result with the first error.
 
 Metric samples (what comparisons bootstrap over): per request, its own output rate times the mean
-number of requests in flight (sum of e2e / wall time), per GPU: estimates of the aggregate rate
-whose spread reflects how uneven the requests were.
+number of requests in flight (sum of e2e / wall time), per GPU, rescaled so that their mean is the
+measured aggregate rate: their spread reflects how uneven the requests were.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from gpuparity.errors import UserError
 from gpuparity.results.schema import mark, new_result
-from gpuparity.workloads.base import Context, Workload
+from gpuparity.workloads.base import Context, Workload, telemetry_window
 from gpuparity.workloads.llm import int_list
 
 WORDS = ("the of and to in is you that it he was for on are as with his they at be this have from or one "
@@ -117,7 +117,9 @@ class Serving(Workload):
         cfg = PointConfig.from_params(params, o)
         result["info"].update(url=cfg.url, curve_key=curve_key(params), prompt_words=params["input_len"],
                               tokenizer=o.get("tokenizer"))
-        records, wall = asyncio.run(run_point(cfg))
+        with telemetry_window(ctx) as tele:  # power of this machine's GPUs, when the server runs here
+            records, wall = asyncio.run(run_point(cfg))
+        result["telemetry"] = tele.get("result")
         stats = point_stats(records, wall, params, o)
         result["info"]["serving"] = stats
         row = table_row(params, stats)
@@ -132,15 +134,15 @@ class Serving(Workload):
                         f"({stats['errors']} errors, {stats['timeouts']} timeouts); first: {first}")
         e2e = [r.e2e for r in good]
         in_flight = sum(e2e) / wall
-        samples = [r.out_tokens / r.e2e * in_flight / params["gpus"] for r in good]
+        rates = [r.out_tokens / r.e2e * in_flight / params["gpus"] for r in good]
         value = stats["throughput_per_gpu"]
+        samples = [v * value / float(np.mean(rates)) for v in rates]  # scaled so their mean is the value
         lo, hi = bootstrap_ci(samples, stat=np.mean)
-        scale = value / float(np.mean(samples))
         result["samples"] = e2e
         result["summary"] = summarize(e2e)
         result["work"] = {"tokens": sum(r.out_tokens for r in good)}
         result["metric"] = {"name": "tokens", "unit": "tokens/s/GPU", "value": value, "higher_is_better": True,
-                            "ci_low": lo * scale, "ci_high": hi * scale, "samples": samples}
+                            "ci_low": lo, "ci_high": hi, "samples": samples}
         result["derived"].update(tokens_per_s=value * params["gpus"], interactivity=stats["interactivity"],
                                  ttft_s=stats["ttft_p50_s"], tpot_s=stats["tpot_p50_s"])
         if stats["errors"] or stats["timeouts"]:
@@ -336,6 +338,7 @@ def point_stats(records: list[Record], wall: float, params: dict, options: dict)
                          ("itl", [g for r in good for g in r.itl]), ("e2e", [r.e2e for r in good])):
         stats.update(_pcts(values, name))
     slo_ttft, slo_tpot = options.get("slo_ttft_ms"), options.get("slo_tpot_ms")
+    stats["goodput"] = None  # without SLOs (--set slo_ttft_ms= / slo_tpot_ms=) there is no goodput
     if slo_ttft or slo_tpot:
         try:
             t_lim = float(slo_ttft) / 1e3 if slo_ttft else math.inf

@@ -204,6 +204,8 @@ class Training(Workload):
         def teardown():
             nonlocal model, opt
             model = opt = None
+            if dev != "cpu":
+                torch.cuda.empty_cache()
 
         # MFU is measured against the bf16 peak on GPUs (the dtype the matmuls run in under autocast).
         peak = "flop:fp32" if dt == "fp32" else f"flop:{dt}"
