@@ -48,6 +48,12 @@ def int_list(options: dict, key: str, default: list[int]) -> list[int]:
     return values
 
 
+def has_transformers() -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in ("transformers", "accelerate"))
+
+
 def sync(device: str) -> None:
     if device != "cpu":
         import torch
@@ -71,10 +77,11 @@ class LLM(Workload):
     def cases(self, suite: str, ctx: Context) -> list[dict]:
         opts = ctx.options
         model, batches, inputs, outputs = SUITE_CASES.get(suite, SUITE_CASES["quick"])
-        model = opts.get("model") or model
-        from gpuparity.models.load import resolve
+        if opts.get("model"):
+            from gpuparity.models.load import resolve
 
-        resolve(model)  # a wrong name or path is the user's error before any work
+            resolve(opts["model"])  # a wrong name or path is the user's error, before any work
+        model = opts.get("model") or model
         default_dt = "fp32" if ctx.device == "cpu" else "bf16"
         dtypes = opts.get("dtypes") or ([default_dt, "fp16"] if suite == "full" and ctx.device != "cpu"
                                         else [default_dt])
@@ -95,7 +102,12 @@ class LLM(Workload):
             return False, f"dtype {dt} is not one of {', '.join(DTYPES)}"
         if params["output_len"] < 2:
             return False, "output_len must be >= 2 (one prefill token plus decode steps)"
-        kind, where = resolve(params["model"])
+        if not has_transformers():
+            return False, "needs transformers, gguf and accelerate: pip install 'gpuparity[llm]'"
+        try:
+            kind, where = resolve(params["model"])
+        except UserError as exc:  # e.g. the default model's package is not installed
+            return False, str(exc)
         if dt == "fp8":
             if ctx.device == "cpu":
                 return False, "fp8 inference needs a GPU with fp8 units"

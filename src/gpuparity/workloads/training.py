@@ -178,6 +178,10 @@ class Training(Workload):
             return False, f"training runs fp32, bf16 or fp16 autocast, not {params['dtype']}"
         if ctx.device == "cpu" and params["dtype"] == "fp16":
             return False, "fp16 autocast training needs a GPU"
+        import importlib.util
+
+        if importlib.util.find_spec("transformers") is None:
+            return False, "needs transformers for the model: pip install 'gpuparity[llm]'"
         return True, ""
 
     def prepare(self, params: dict, ctx: Context) -> Prepared:
