@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
-
 import sys
+from typing import List, Optional
 
 import typer
 
