@@ -74,15 +74,21 @@ class Workload:
     def prepare(self, params: dict, ctx: Context) -> Prepared:
         raise NotImplementedError
 
+    def begin(self, params: dict, ctx: Context) -> tuple[dict, bool]:
+        """A fresh result for these params, already marked skipped (with the reason) if unsupported."""
+        result = new_result(self.name, self.category, params, params.get("dtype"))
+        ok, reason = self.supports(params, ctx)
+        if not ok:
+            mark(result, "skipped", reason)
+        return result, ok
+
     def execute(self, params: dict, ctx: Context) -> dict:
         """Default path: prepare, check once, measure, derive."""
         from gpuparity.measure.loop import measure
 
-        dtype = params.get("dtype")
-        result = new_result(self.name, self.category, params, dtype)
-        ok, reason = self.supports(params, ctx)
+        result, ok = self.begin(params, ctx)
         if not ok:
-            return mark(result, "skipped", reason)
+            return result
         prepared = self.prepare(params, ctx)
         try:
             result["info"].update(prepared.info)

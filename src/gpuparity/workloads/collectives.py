@@ -23,7 +23,7 @@ from dataclasses import replace
 
 from gpuparity import dist
 from gpuparity.errors import UserError
-from gpuparity.results.schema import mark, new_result
+from gpuparity.results.schema import mark
 from gpuparity.workloads.base import Context, Workload, derive, telemetry_window
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast")
@@ -167,10 +167,9 @@ class Collectives(Workload):
         return True, ""
 
     def execute(self, params: dict, ctx: Context) -> dict:
-        result = new_result(self.name, self.category, params, params["dtype"])
-        ok, reason = self.supports(params, ctx)
+        result, ok = self.begin(params, ctx)
         if not ok:
-            return mark(result, "skipped", reason)
+            return result
         op, n = params["op"], dist.world_size()
         call, buffers, count, esize = _setup(op, params["bytes"], params["dtype"], n)
         size = count * esize

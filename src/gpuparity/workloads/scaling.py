@@ -18,7 +18,7 @@ override them as for `training`.
 from __future__ import annotations
 
 from gpuparity import dist
-from gpuparity.results.schema import canonical, mark, new_result
+from gpuparity.results.schema import canonical
 from gpuparity.workloads.base import Context, Workload, derive
 from gpuparity.workloads.collectives import measure_into
 
@@ -78,10 +78,9 @@ class Scaling(Workload):
         return True, ""
 
     def execute(self, params: dict, ctx: Context) -> dict:
-        result = new_result(self.name, self.category, params, params["dtype"])
-        ok, reason = self.supports(params, ctx)
+        result, ok = self.begin(params, ctx)
         if not ok:
-            return mark(result, "skipped", reason)
+            return result
         from gpuparity.workloads import training as tr
 
         k = params["ranks"]
