@@ -119,21 +119,13 @@ def _build(label: str, runs: list[dict], run_index: list[int], rows: list[tuple]
     usable = np.isfinite(flat) & (flat > 0)
     flat, row_of = flat[usable], row_of[usable]
     good = (np.bincount(row_of, minlength=len(rows)) > 0).tolist()
-    index: dict[str, int] = {}
-    row_key = [-1] * len(rows)
-    newest: list[int] = []
-    meta: list[tuple] = []
-    for i, row in enumerate(rows):        # the one Python loop over rows: keep it lean
-        if good[i] and row[7] == "ok":
-            k = index.get(row[1])
-            if k is None:
-                k = index[row[1]] = len(meta)
-                meta.append(row[2:7])
-                newest.append(i)
-            else:
-                meta[k] = row[2:7]
-                newest[k] = i
-            row_key[i] = k
+    ok = [g and row[7] == "ok" for g, row in zip(good, rows, strict=True)]
+    # Keys in first-seen order; a pooled key takes its metadata from its newest (last) row.
+    last = {row[1]: i for i, row in enumerate(rows) if ok[i]}
+    index = {k: j for j, k in enumerate(last)}
+    newest = list(last.values())
+    meta = [rows[i][2:7] for i in newest]
+    row_key = [index[row[1]] if ok[i] else -1 for i, row in enumerate(rows)]
     row_key_arr = np.array(row_key, dtype=np.int64)
     keep = row_key_arr[row_of] >= 0
     owner = row_key_arr[row_of[keep]]
@@ -209,7 +201,10 @@ def side_from_store(store, run_ids: list[str], label: str = "A") -> Side:
     for chunk in _chunks([r["run_id"] for r in runs], 500):
         marks = ",".join("?" * len(chunk))
         fetched += store.query(
-            "SELECT run_id, key, workload, category, params, dtype, unit, status, reason, samples, value"
+            # reason and value only where they are used: building 100k needless objects costs time
+            "SELECT run_id, key, workload, category, params, dtype, unit, status,"
+            " CASE WHEN status = 'ok' THEN NULL ELSE reason END, samples,"
+            " CASE WHEN length(samples) > 0 THEN NULL ELSE value END"
             f" FROM results WHERE run_id IN ({marks})", chunk)
     fetched.sort(key=lambda r: rank[r[0]])
     flat, counts = _parse_sample_blobs([bytes(r[9]) if r[9] else _value_blob(r[10]) for r in fetched])

@@ -34,6 +34,7 @@ DDL = [
         schema_version INTEGER NOT NULL,
         benchmark_version INTEGER NOT NULL,
         n_results INTEGER NOT NULL,
+        fingerprint TEXT NOT NULL,
         doc TEXT NOT NULL
     )""",
     """CREATE TABLE IF NOT EXISTS results (
@@ -181,13 +182,13 @@ class Store:
             # ON CONFLICT, not SELECT-then-INSERT: two writers of one run id must not collide.
             cur.execute(
                 "INSERT INTO runs (run_id, started_at, finished_at, status, host, vendor, product, spec_id,"
-                " stack, torch, schema_version, benchmark_version, n_results, doc)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING",
+                " stack, torch, schema_version, benchmark_version, n_results, fingerprint, doc)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING",
                 (
                     doc["run_id"], doc["started_at"], doc.get("finished_at"), doc.get("status", "complete"),
                     doc.get("host"), fp.get("vendor"), fp.get("product"), doc.get("spec_id"),
                     run_stack(fp), fp.get("torch_version"), doc["schema_version"],
-                    doc.get("benchmark_version", 0), len(doc["results"]), json.dumps(doc),
+                    doc.get("benchmark_version", 0), len(doc["results"]), json.dumps(fp), json.dumps(doc),
                 ),
             )
             if cur.rowcount == 0:
@@ -259,13 +260,12 @@ class Store:
 
     # -- added for analysis/compare (issue 4): fingerprints without parsing whole documents --
     def run_fingerprints(self, run_ids: list[str]) -> dict[str, dict]:
-        """{run_id: fingerprint} read with the database's JSON functions (a run's doc can be MBs)."""
-        expr = "doc::json->>'fingerprint'" if self.postgres else "json_extract(doc, '$.fingerprint')"
+        """{run_id: fingerprint}, from its own column: a run's whole document can be megabytes."""
         out = {}
         for i in range(0, len(run_ids), 500):
             chunk = list(run_ids[i:i + 500])
             marks = ",".join("?" * len(chunk))
-            for run_id, fp in self.query(f"SELECT run_id, {expr} FROM runs WHERE run_id IN ({marks})", chunk):
+            for run_id, fp in self.query(f"SELECT run_id, fingerprint FROM runs WHERE run_id IN ({marks})", chunk):
                 out[run_id] = json.loads(fp) if fp else {}
         return out
     # -- end of addition --
