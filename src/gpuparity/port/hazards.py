@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from gpuparity.port.tokens import Token
+from gpuparity.port.tokens import Token, launch_config
 from gpuparity.port.translate import WARP_SYNC_MASKED, call_args, int_value, is_full_mask_32
 
 LDS_BYTES = 65536  # LDS per workgroup on CDNA2/CDNA3 (MI200/MI300); gfx950 has 160 KB
@@ -334,19 +334,8 @@ class _Scan:
 
     def _launch_shared(self, i: int) -> None:
         t = self.t
-        depth, parts, cur = 0, [], i + 1
-        for j in range(i + 1, min(len(t), i + 200)):
-            s = t[j].text
-            if s in ("(", "[", "{"):
-                depth += 1
-            elif s in (")", "]", "}"):
-                depth -= 1
-            elif s == "," and depth == 0:
-                parts.append(t[cur:j])
-                cur = j + 1
-            elif s == ">>>" and depth == 0:
-                parts.append(t[cur:j])
-                break
+        config, _ = launch_config(t, i, limit=200)
+        parts = [t[a:b + 1] for a, b in config]
         if len(parts) >= 3:
             v = _ConstEval(self.consts).value(parts[2])
             if v is not None and v > LDS_BYTES:

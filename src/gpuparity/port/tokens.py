@@ -265,3 +265,23 @@ def tokenize(text: str, engine: str = "auto") -> tuple[list[Token], str]:
     if tokens is None:
         tokens = lex(text)
     return tag_directives(text, tokens), used
+
+
+def launch_config(toks: list[Token], i: int, limit: int | None = None) -> tuple[list[tuple[int, int]], int | None]:
+    """The parts of a `<<<grid, block, shared, stream>>>` whose `<<<` is toks[i]: the (first, last)
+    token index of each top-level comma-separated part, and the index of `>>>` (None if unclosed)."""
+    depth, parts, cur = 0, [], i + 1
+    end = len(toks) if limit is None else min(len(toks), i + limit)
+    for j in range(i + 1, end):
+        s = toks[j].text
+        if s in ("(", "[", "{"):
+            depth += 1
+        elif s in (")", "]", "}"):
+            depth -= 1
+        elif s == "," and depth == 0:
+            parts.append((cur, j - 1))
+            cur = j + 1
+        elif s == ">>>" and depth == 0:
+            parts.append((cur, j - 1))
+            return parts, j
+    return parts, None

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from gpuparity.port import mappings
-from gpuparity.port.tokens import Token, tokenize
+from gpuparity.port.tokens import Token, launch_config, tokenize
 
 SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".hxx", ".inl")
 COMPILE_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx")
@@ -418,20 +418,7 @@ def rewrite_launches_ggl(text: str, engine: str = "auto") -> tuple[str, list[int
         start = _kernel_name_start(toks, i)
         if start is None:
             continue
-        depth, config, cur, gt = 0, [], i + 1, None
-        for j in range(i + 1, len(toks)):
-            s = toks[j].text
-            if s in ("(", "[", "{"):
-                depth += 1
-            elif s in (")", "]", "}"):
-                depth -= 1
-            elif s == "," and depth == 0:
-                config.append((cur, j - 1))
-                cur = j + 1
-            elif s == ">>>" and depth == 0:
-                config.append((cur, j - 1))
-                gt = j
-                break
+        config, gt = launch_config(toks, i)
         if gt is None or gt + 1 >= len(toks) or toks[gt + 1].text != "(":
             continue
         parsed = call_args(toks, gt + 1)
