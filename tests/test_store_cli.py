@@ -13,7 +13,7 @@ import pytest
 
 from gpuparity.errors import UserError
 from gpuparity.results.schema import new_result, new_run, result_key, validate_run
-from gpuparity.results.store import Store
+from gpuparity.results.store import Store, decode_samples
 
 WORKLOADS = str(Path(__file__).parent / "data" / "slow_workloads.py")
 
@@ -165,3 +165,32 @@ def test_schema_round_trip_and_key_stability(tmp_path):
     validate_run(doc)
     with pytest.raises(UserError):
         validate_run(dict(doc, results=[dict(r, status="great")]))
+
+
+def test_store_from_an_earlier_schema_is_upgraded_in_place(tmp_path):
+    """Stores written before runs.fingerprint and binary samples existed keep working, nothing lost."""
+    db = str(tmp_path / "old.db")
+    fp = {"host": "h", "backend": "cpu", "product": "x", "spec": {"id": "cpu", "fp32_tflops": 1.0}}
+    doc = new_run(fp)
+    r = new_result("gemm", "kernel", {"m": 8}, "fp32")
+    r.update(samples=[1e-3, 2e-3], work={"flop": 1e9}, metric={"unit": "TFLOP/s", "value": 1.0})
+    doc["results"].append(r)
+    with sqlite3.connect(db) as c:
+        c.execute("CREATE TABLE runs (run_id TEXT PRIMARY KEY, started_at TEXT NOT NULL, finished_at TEXT,"
+                  " status TEXT NOT NULL, host TEXT, vendor TEXT, product TEXT, spec_id TEXT, stack TEXT,"
+                  " torch TEXT, schema_version INTEGER NOT NULL, benchmark_version INTEGER NOT NULL,"
+                  " n_results INTEGER NOT NULL, doc TEXT NOT NULL)")
+        c.execute("CREATE TABLE results (run_id TEXT NOT NULL, key TEXT NOT NULL, workload TEXT NOT NULL,"
+                  " category TEXT, dtype TEXT, params TEXT, status TEXT NOT NULL, reason TEXT, unit TEXT,"
+                  " value REAL, samples TEXT, PRIMARY KEY (run_id, key))")
+        c.execute("INSERT INTO runs VALUES (?, ?, NULL, 'complete', 'h', NULL, 'x', 'cpu', 'cpu', NULL, 1, 1, 1, ?)",
+                  (doc["run_id"], doc["started_at"], json.dumps(doc)))
+        c.execute("INSERT INTO results VALUES (?, ?, 'gemm', 'kernel', 'fp32', '{}', 'ok', NULL, 'TFLOP/s', 1.0, ?)",
+                  (doc["run_id"], r["key"], "[1.0, 0.5]"))
+    with Store(db) as s:
+        assert s.run_fingerprints([doc["run_id"]]) == {doc["run_id"]: fp}
+        (blob,) = s.query("SELECT samples FROM results")[0]
+        assert decode_samples(blob) == [1.0, 0.5]
+        assert s.get_run(doc["run_id"]) == json.loads(json.dumps(doc))
+    with Store(db) as s:  # a second open changes nothing
+        assert s.count("runs") == 1 and s.count("results") == 1

@@ -125,6 +125,26 @@ class Store:
                 cur.execute("SELECT pg_advisory_xact_lock(727272)")
             for ddl in DDL:
                 cur.execute(ddl.replace(" BLOB", " BYTEA") if self.postgres else ddl)
+            self._upgrade(cur)
+
+    def _upgrade(self, cur) -> None:
+        """Bring a store written by an earlier version up to this schema, in the same transaction:
+        runs.fingerprint (copied out of each document) and sample blobs (were JSON text)."""
+        if self.postgres:
+            cur.execute("SELECT 1 FROM information_schema.columns WHERE table_name = 'runs'"
+                        " AND column_name = 'fingerprint'")
+            if not cur.fetchone():
+                cur.execute("ALTER TABLE runs ADD COLUMN fingerprint TEXT")
+                cur.execute("UPDATE runs SET fingerprint = (doc::json->'fingerprint')::text")
+            return
+        cur.execute("PRAGMA table_info(runs)")
+        if "fingerprint" not in {row[1] for row in cur.fetchall()}:
+            cur.execute("ALTER TABLE runs ADD COLUMN fingerprint TEXT")
+            cur.execute("UPDATE runs SET fingerprint = json_extract(doc, '$.fingerprint')")
+        cur.execute("SELECT rowid, samples FROM results WHERE typeof(samples) = 'text'")
+        for rowid, text in cur.fetchall():
+            cur.execute("UPDATE results SET samples = ? WHERE rowid = ?",
+                        (encode_samples([float(v) for v in json.loads(text or "[]")]), rowid))
 
     def close(self) -> None:
         self._conn.close()
