@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import sqlite3
 import sys
+import time
 from array import array
 from contextlib import contextmanager
 from typing import Any, Iterator
@@ -95,16 +97,28 @@ class Store:
     def _connect_sqlite(self) -> sqlite3.Connection:
         path = self.url.removeprefix("sqlite:///")
         folder = os.path.dirname(os.path.abspath(path))
-        try:
-            os.makedirs(folder, exist_ok=True)
-            conn = sqlite3.connect(path, timeout=30, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA foreign_keys=ON")
-        except sqlite3.DatabaseError as exc:
-            raise UserError(f"{path}: not a usable SQLite store ({exc})") from None
-        except OSError as exc:
-            raise UserError(f"{path}: cannot open store ({exc.strerror})") from None
-        return conn
+        deadline = time.monotonic() + 30
+        while True:
+            conn = None
+            try:
+                os.makedirs(folder, exist_ok=True)
+                conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA foreign_keys=ON")
+                return conn
+            except sqlite3.OperationalError as exc:
+                if conn is not None:
+                    conn.close()
+                # Switching a new file to WAL while other processes open it can answer "locked"
+                # without waiting on the busy timeout; that race is transient, so retry it.
+                if "locked" in str(exc) and time.monotonic() < deadline:
+                    time.sleep(0.01 + random.random() * 0.05)
+                    continue
+                raise UserError(f"{path}: not a usable SQLite store ({exc})") from None
+            except sqlite3.DatabaseError as exc:
+                raise UserError(f"{path}: not a usable SQLite store ({exc})") from None
+            except OSError as exc:
+                raise UserError(f"{path}: cannot open store ({exc.strerror})") from None
 
     def _connect_postgres(self, timeout: float):
         try:
@@ -169,7 +183,9 @@ class Store:
             old = None
         cur = self._conn.cursor()
         try:
-            cur.execute("BEGIN")
+            # IMMEDIATE on SQLite: every transaction here writes, and taking the write lock up front
+            # lets the busy timeout wait instead of failing a read-to-write upgrade.
+            cur.execute("BEGIN" if self.postgres else "BEGIN IMMEDIATE")
             yield _Cursor(cur, self)
             cur.execute("COMMIT")
         except BaseException:
