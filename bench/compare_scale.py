@@ -3,7 +3,8 @@
 Each store holds RUNS runs x RESULTS results (distinct keys per run: a GEMM shape sweep, so
 every one of the 100k keys is matched and bootstrapped). The timed part is what
 `gpuparity compare a.db b.db` does: read both stores through the fast path and compute ratios,
-bootstrap CIs, verdicts and geomeans. The peer, measured in the same run, is the naive
+bootstrap CIs, verdicts and geomeans. Also printed: the full comparison document (100k rows of
+per-peak/$/W figures) and the whole CLI end to end, as JSON and as a table. The peer, measured in the same run, is the naive
 per-key bootstrap (a resample matrix and np.median per key) on a subset, extrapolated.
 
 Usage: python bench/compare_scale.py [--runs 100] [--results 1000] [--dir DIR] [--same-keys]
@@ -14,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
+import sys
 import tempfile
 import time
 
@@ -94,6 +97,12 @@ def main() -> None:
     doc = compare_sides(side_a, side_b)
     print(f"full comparison document ({len(doc['rows'])} rows with per-peak/$/W fields, geomeans):"
           f" {time.perf_counter() - t:.2f} s more (what the CLI formats)")
+    for fmt in ("json", "table"):
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "gpuparity", "compare", pa, pb, "-f", fmt], check=True,
+                       stdout=subprocess.DEVNULL)
+        print(f"end to end: gpuparity compare a.db b.db -f {fmt} > /dev/null: {time.perf_counter() - t:.2f} s"
+              " (start-up, load, document, output)")
     subset = side_a.keys[:200]
     naive = naive_seconds_per_key(side_a, side_b, subset) * len(core.ia)
     print(f"peer: textbook per-key bootstrap (1000 resamples), extrapolated to {len(core.ia)} keys: {naive:.1f} s"

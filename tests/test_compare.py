@@ -273,6 +273,36 @@ def test_cli_filters_fail_gate_and_errors(cli, tmp_path, capsys):
 
 
 
+def test_cli_orders_rows_by_size_and_caps_long_tables(tmp_path, capsys):
+    sizes = [1024, 256, 4096, 512, 2048]
+    db = str(tmp_path / "s.db")
+    with Store(db) as s:
+        for run_id, spec_id, center in (("r-a", "mi300x", 100), ("r-b", "h100-sxm", 120)):
+            s.save_run(make_run([make_result("gemm", {"m": m}, noisy(center, 0.01, 8, m)) for m in sizes]
+                                + [make_result("gemm", {"m": 8}, [5.0])],      # one sample: no CI
+                                run_id=run_id, spec_id=spec_id))
+    code, out, err = main_inprocess(["compare", "r-a", "r-b", "--db", db, "-f", "json"], capsys)
+    assert code == 0, err
+    doc = json.loads(out)        # strict JSON: a missing CI is null, never NaN
+    assert [r["params"]["m"] for r in doc["rows"]] == [8, 256, 512, 1024, 2048, 4096]  # by value, not text
+    assert doc["rows"][0]["ci_low"] is None and doc["rows"][0]["verdict"] == "inconclusive"
+    code, out, err = main_inprocess(["compare", "r-a", "r-b", "--db", db, "--rows", "2"], capsys)
+    assert code == 0, err
+    assert "m=256" in out and "m=512" not in out
+    assert "4 more rows not shown (all 6: 5 faster, 1 inconclusive)" in out
+    code, out, err = main_inprocess(["compare", "r-a", "r-b", "--db", db, "--rows", "2", "-f", "markdown"], capsys)
+    assert code == 0 and "4 more results" in out and "m=512" not in out
+    code, out, err = main_inprocess(["compare", "r-a", "r-b", "--db", db, "-f", "csv", "--rows", "1"], capsys)
+    assert code == 0 and len(out.strip().splitlines()) == 1 + 6      # csv holds every row whatever --rows says
+
+
+def test_rows_order_mixed_parameter_types_numbers_first():
+    ms = [16, "auto", 4, [2, 3]]
+    runs = [make_run([make_result("gemm", {"m": m}, noisy(100, 0.01, 6, i)) for i, m in enumerate(ms)], run_id=r)
+            for r in ("a", "b")]
+    assert [r["params"]["m"] for r in compare_runs(runs[:1], runs[1:])["rows"]] == [4, 16, [2, 3], "auto"]  # text: "[2, 3]" < "auto"
+
+
 def main_inprocess(args: list[str], capsys) -> tuple[int, str, str]:
     """The CLI entry point in this process (no interpreter start-up): (exit code, stdout, stderr)."""
     from gpuparity.cli.main import main

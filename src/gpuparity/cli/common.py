@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -26,7 +25,17 @@ def console(stderr: bool = False):
 
 
 def print_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
+    """Indented JSON on stdout; NaN and infinities become null (strict JSON), unknown types str."""
+    import orjson
+
+    opts = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_APPEND_NEWLINE
+    data = orjson.dumps(obj, default=str, option=opts)
+    sys.stdout.flush()
+    if hasattr(sys.stdout, "buffer"):
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:                       # a text-only stream (an embedding caller's StringIO)
+        sys.stdout.write(data.decode())
 
 
 def fmt(value: Any, digits: int = 4) -> str:

@@ -49,6 +49,8 @@ def register(app: typer.Typer) -> None:
         host: Optional[str] = typer.Option(None, "--host", help="Only runs from this host."),
         tolerance: str = typer.Option("5%", "--tolerance", "-t", help="Parity band around 1 (5% or 0.05)."),
         output_format: str = typer.Option("table", "--format", "-f", help="table | markdown | csv | json"),
+        max_rows: int = typer.Option(200, "--rows", min=0,
+                                     help="table, markdown: show at most this many result rows (0: all); csv, json: all."),
         price_basis: str = typer.Option("neocloud", "--price-basis",
                                         help="hyperscaler | neocloud | 3yr-rental | on-demand-typical"),
         price: Optional[List[str]] = typer.Option(None, "--price", help="GPU price override gpu=USD_per_hour."),
@@ -76,7 +78,7 @@ def register(app: typer.Typer) -> None:
         side_a = load_side(a, "A", db, gpu=gpu_a, stack=stack_a, since=since, host=host)
         side_b = load_side(b, "B", db, gpu=gpu_b, stack=stack_b, since=since, host=host)
         result = compare_sides(side_a, side_b, tol, prices)
-        emit(result, output_format)
+        emit(result, output_format, max_rows)
         if threshold is not None:
             bad = slower_than(result, threshold)
             if bad:
@@ -87,7 +89,7 @@ def register(app: typer.Typer) -> None:
                 raise typer.Exit(1)
 
 
-def emit(result: dict, output_format: str) -> None:
+def emit(result: dict, output_format: str, max_rows: int = 0) -> None:
     if output_format == "json":
         print_json(result)
     elif output_format == "csv":
@@ -95,9 +97,9 @@ def emit(result: dict, output_format: str) -> None:
     elif output_format == "markdown":
         from gpuparity.report.markdown import compare_markdown
 
-        print(compare_markdown(result))
+        print(compare_markdown(result, max_rows=max_rows))
     else:
-        print_table(result)
+        print_table(result, max_rows)
 
 
 def write_csv(rows: list[dict]) -> None:
@@ -105,11 +107,11 @@ def write_csv(rows: list[dict]) -> None:
     import json
     import sys
 
-    fields = list(dict.fromkeys(k for r in rows for k in r))
-    w = csv.DictWriter(sys.stdout, fieldnames=fields, lineterminator="\n")
-    w.writeheader()
-    for r in rows:
-        w.writerow({k: json.dumps(v, sort_keys=True) if isinstance(v, dict) else v for k, v in r.items()})
+    fields = list(dict.fromkeys(k for r in rows for k in r))     # "note" is on some rows only
+    w = csv.writer(sys.stdout, lineterminator="\n")
+    w.writerow(fields)
+    w.writerows([json.dumps(v, sort_keys=True) if isinstance(v, dict) else v for v in map(r.get, fields)]
+                for r in rows)
 
 
 def params_text(params: dict) -> str:
@@ -134,7 +136,7 @@ def side_line(s: dict) -> str:
             f" {len(s['run_ids'])} run(s); {price}; power: {s['power']}")
 
 
-def print_table(result: dict) -> None:
+def print_table(result: dict, max_rows: int = 0) -> None:
     from rich.table import Table
 
     con = console()
@@ -144,7 +146,8 @@ def print_table(result: dict) -> None:
     for col in ("workload", "params", "dtype", "A", "B", "unit", "B/A [95% CI]", "verdict",
                 "%peak A", "%peak B", "per peak", "per $", "per W"):
         t.add_column(col)
-    for r in result["rows"]:
+    rows = result["rows"][:max_rows] if max_rows else result["rows"]
+    for r in rows:
         style = VERDICT_STYLE.get(r["verdict"], "")
         t.add_row(escape(r["workload"]), escape(params_text(r["params"])), escape(r["dtype"] or "-"),
                   fmt(r["a_value"]), fmt(r["b_value"]), escape(r["unit"] or "-"),
@@ -152,6 +155,13 @@ def print_table(result: dict) -> None:
                   fmt(r["a_pct_peak"]), fmt(r["b_pct_peak"]), fmt(r["ratio_per_peak"]),
                   fmt(r["ratio_per_dollar"]), fmt(r["ratio_per_watt"]))
     con.print(t)
+    if len(rows) < len(result["rows"]):
+        from collections import Counter
+
+        counts = Counter(r["verdict"] for r in result["rows"])
+        con.print(f"... {len(result['rows']) - len(rows):,} more rows not shown (all {len(result['rows']):,}: "
+                  + ", ".join(f"{counts[v]:,} {v}" for v in VERDICT_STYLE if counts[v])
+                  + "); --rows 0 shows all, --format csv or json writes all")
     if result["geomean"]:
         g = Table(title="Geometric mean of B / A per category")
         for col in ("category", "n", "B/A [95% CI]", "verdict", "per peak", "per $", "per W"):

@@ -40,7 +40,8 @@ def sides_markdown(result: dict) -> str:
     return table(["side", "product", "stack", "torch", "host", "runs", "$/GPU-h", "power"], rows)
 
 
-def compare_markdown(result: dict, title: str = "gpuparity comparison") -> str:
+def compare_markdown(result: dict, title: str = "gpuparity comparison", max_rows: int = 0) -> str:
+    """The comparison as GitHub markdown; max_rows > 0 keeps the per-result table that short."""
     tol = result["tolerance"]
     out = [f"## {cell(title)}", "", sides_markdown(result), "",
            f"Ratio = B / A of throughput (higher is better); 95% bootstrap CI; parity band ±{tol:.0%}.", ""]
@@ -50,12 +51,15 @@ def compare_markdown(result: dict, title: str = "gpuparity comparison") -> str:
             [[cat, g["n"], _ci(g["ratio"], g["ci_low"], g["ci_high"]), f"**{g['verdict']}**",
               g.get("ratio_per_peak"), g.get("ratio_per_dollar"), g.get("ratio_per_watt")]
              for cat, g in result["geomean"].items()]), ""]
+    rows = result["rows"][:max_rows] if max_rows else result["rows"]
     out += ["### Per result", "", table(
         ["workload", "params", "dtype", "A", "B", "unit", "B/A [95% CI]", "verdict", "%peak A", "%peak B",
          "per $", "per W"],
         [[r["workload"], _params(r["params"]), r["dtype"], r["a_value"], r["b_value"], r["unit"],
           _ci(r["ratio"], r["ci_low"], r["ci_high"]), r["verdict"], r["a_pct_peak"], r["b_pct_peak"],
-          r["ratio_per_dollar"], r["ratio_per_watt"]] for r in result["rows"]]), ""]
+          r["ratio_per_dollar"], r["ratio_per_watt"]] for r in rows]), ""]
+    if len(rows) < len(result["rows"]):
+        out += [f"... {len(result['rows']) - len(rows):,} more results (`--format csv` or `json` lists all).", ""]
     if result["serving"]:
         out += ["### Serving at equal interactivity", "", table(
             ["curve", "tok/s per user", "A tok/s/GPU", "B tok/s/GPU", "B/A", "verdict"],
