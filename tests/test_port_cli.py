@@ -9,7 +9,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -40,18 +39,16 @@ def port_cli(*args: str, cwd: Path | None = None, timeout: float = 600) -> subpr
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
 
 
-def test_help_starts_fast_without_torch():
-    code = ("import sys, time; t = time.perf_counter()\n"
+def test_port_loads_without_torch():
+    code = ("import sys\n"
             "import typer\n"
             "from gpuparity.cli import port\n"
             "app = typer.Typer()\n"
             "port.register(app)\n"
             "import gpuparity.port.run, gpuparity.port.report, gpuparity.port.check\n"
-            "assert 'torch' not in sys.modules, 'torch imported'\n"
-            "print(time.perf_counter() - t)\n")
+            "assert 'torch' not in sys.modules, 'torch imported'\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert float(proc.stdout.strip()) < 2.0
+    assert proc.returncode == 0, proc.stderr     # start-up time itself is measured by bench/startup.py
     helped = port_cli("--help")
     assert helped.returncode == 0
     for option in ("--out", "--check", "--json", "--html", "--hip-version", "--launch"):
@@ -221,13 +218,12 @@ def checked(tmp_path_factory):
     (src / "ptx_unguarded.cu").write_text(_UNGUARDED_PTX)
     (src / "broken.cu").write_text(_BROKEN)
     js = base / "r.json"
-    started = time.perf_counter()
     proc = port_cli(str(src), "--out", str(base / "hip"), "--check", "--json", str(js))
-    return proc, json.loads(js.read_text()), time.perf_counter() - started
+    return proc, json.loads(js.read_text())
 
 
 def test_check_compiles_translated_samples_with_hipcc(checked):
-    proc, report, _ = checked
+    proc, report = checked
     status = {f["path"]: f["check"]["status"] for f in report["files"]}
     for name in ("vector_add_streams.cu", "warp_reduce.cu", "curand_pi.cu", "inline_ptx.cu"):
         assert status[name] == "pass", (name, report)
@@ -239,7 +235,7 @@ def test_check_compiles_translated_samples_with_hipcc(checked):
 
 
 def test_check_says_headers_unavailable_for_missing_libraries(checked):
-    _, report, _ = checked
+    _, report = checked
     cublas = next(f for f in report["files"] if f["path"] == "cublas_sgemm.cu")
     if Path("/usr/include/hipblas/hipblas.h").exists() or Path("/opt/rocm/include/hipblas/hipblas.h").exists():
         assert cublas["check"]["status"] == "pass"
@@ -249,7 +245,7 @@ def test_check_says_headers_unavailable_for_missing_libraries(checked):
 
 
 def test_check_tells_translation_errors_from_original_errors(checked):
-    _, report, _ = checked
+    _, report = checked
     files = {f["path"]: f["check"] for f in report["files"]}
     assert files["ptx_unguarded.cu"]["status"] == "fail-translation"
     if shutil.which("nvcc"):

@@ -74,6 +74,7 @@ def _bad_files(tmp_path, good: dict) -> dict:
         "bad samples": json.dumps(dict(good, results=[dict(good["results"][0], samples=["x"])])),
         "not utf8": b"\xff\xfe\x00garbage",
         "top-level list": "[1, 2]",
+        "repeated key": json.dumps(dict(good, results=good["results"][:1] * 2)),
     }
     paths = {}
     for name, content in files.items():
@@ -125,11 +126,19 @@ def test_failures_are_recorded_and_the_run_goes_on(tmp_db, cli):
     assert by["t_quick"]["status"] == "ok" and by["t_quick"]["metric"]["value"] > 0
 
 
+def test_a_workload_named_twice_is_measured_once(tmp_db, cli):
+    p = cli("run", "t_quick", "t_wrong", "t_quick", "--workload-file", WORKLOADS)
+    assert p.returncode == 0 and "spooled" not in p.stderr, p.stderr    # the store took the run
+    doc = json.loads(cli("show", "latest", "--json").stdout)
+    assert doc["status"] == "complete"
+    assert [r["workload"] for r in doc["results"]] == ["t_quick", "t_wrong"]
+
+
 def test_sigint_keeps_finished_results(tmp_db, tmp_path):
     marker = tmp_path / "started"
     env = dict(os.environ, GPUPARITY_TEST_MARKER=str(marker), COLUMNS="200")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gpuparity", "run", "t_quick", "t_block", "t_quick", "--workload-file", WORKLOADS,
+        [sys.executable, "-m", "gpuparity", "run", "t_quick", "t_block", "t_broken", "--workload-file", WORKLOADS,
          "--suite", "full"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 60

@@ -48,14 +48,19 @@ def _free_device_memory(ctx) -> None:
 
 
 def plan(names: list[str], suite: str, ctx) -> list[tuple]:
-    """(workload, params) pairs in order."""
+    """(workload, params) pairs in order, each once: a run holds one result per key, so a workload
+    named twice (or a case listed twice) is measured once."""
+    from gpuparity.results.schema import canonical
     from gpuparity.workloads.base import get
 
-    pairs = []
+    pairs, seen = [], set()
     for name in names:
         w = get(name)
         for params in w.cases(suite, ctx):
-            pairs.append((w, params))
+            ident = canonical([w.name, params])
+            if ident not in seen:
+                seen.add(ident)
+                pairs.append((w, params))
     return pairs
 
 

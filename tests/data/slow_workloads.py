@@ -55,7 +55,8 @@ class Wrong(Workload):
 
 
 class Blocker(Workload):
-    """Signals that it started (a marker file), then works for a long time."""
+    """Signals that it started (a marker file), then works for a long time: each call takes 60 s, so
+    the test's Ctrl-C always lands in the middle of it, however slow the machine."""
     name = "t_block"
     category = "kernel"
     suites = ()
@@ -67,7 +68,7 @@ class Blocker(Workload):
         marker = os.environ["GPUPARITY_TEST_MARKER"]
         with open(marker, "w") as fh:
             fh.write("started")
-        return Prepared(fn=lambda: time.sleep(0.05), work={"items": 1.0})
+        return Prepared(fn=lambda: time.sleep(60), work={"items": 1.0})
 
 
 WORKLOADS = [Quick(), Broken(), Oom(), Wrong(), Blocker()]

@@ -133,12 +133,15 @@ def validate_run(doc: Any, origin: str = "document") -> dict:
     for field, kind in (("run_id", str), ("fingerprint", dict), ("results", list), ("started_at", str)):
         if not isinstance(doc.get(field), kind):
             raise UserError(f"{origin}: field '{field}' is missing or not a {kind.__name__}")
+    first: dict[str, int] = {}
     for i, res in enumerate(doc["results"]):
         if not isinstance(res, dict):
             raise UserError(f"{origin}: result {i} is not an object")
         for field in ("workload", "key", "status"):
             if not isinstance(res.get(field), str):
                 raise UserError(f"{origin}: result {i} has no '{field}'")
+        if first.setdefault(res["key"], i) != i:     # the store holds one result per key and run
+            raise UserError(f"{origin}: result {i} repeats the key of result {first[res['key']]} ({res['workload']})")
         if res["status"] not in STATUSES:
             raise UserError(f"{origin}: result {i} has unknown status {res['status']!r}")
         samples = res.get("samples", [])
