@@ -134,21 +134,33 @@ def test_a_workload_named_twice_is_measured_once(tmp_db, cli):
     assert [r["workload"] for r in doc["results"]] == ["t_quick", "t_wrong"]
 
 
-def test_sigint_keeps_finished_results(tmp_db, tmp_path):
+def _default_sigint() -> None:
+    # A shell that starts CI in the background hands its jobs SIGINT ignored, and Python keeps an
+    # ignored SIGINT ignored: give the child the terminal's default, as a user's Ctrl-C would find.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_stopped_run_keeps_finished_results(tmp_db, tmp_path, signum, code):
+    """Ctrl-C or SIGTERM (a scheduler's time limit) in the middle of a run."""
     marker = tmp_path / "started"
     env = dict(os.environ, GPUPARITY_TEST_MARKER=str(marker), COLUMNS="200")
     proc = subprocess.Popen(
         [sys.executable, "-m", "gpuparity", "run", "t_quick", "t_block", "t_broken", "--workload-file", WORKLOADS,
          "--suite", "full"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 60
-    while not marker.exists() and time.time() < deadline:
-        time.sleep(0.05)
-    assert marker.exists(), proc.communicate()
-    time.sleep(0.3)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint)
+    try:
+        deadline = time.time() + 60
+        while not marker.exists() and time.time() < deadline:
+            time.sleep(0.05)
+        assert marker.exists(), proc.communicate()
+        time.sleep(0.3)
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == code, err
     with sqlite3.connect(tmp_db) as c:
         assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         status, doc = c.execute("SELECT status, doc FROM runs").fetchone()
@@ -156,6 +168,27 @@ def test_sigint_keeps_finished_results(tmp_db, tmp_path):
     assert status == "interrupted"
     assert rows == [("t_quick", "ok")]
     assert len(json.loads(doc)["results"]) == 1
+    assert json.loads(doc)["interrupted_by"] == signal.Signals(signum).name
+
+
+def test_a_signal_during_a_save_waits_for_the_commit(tmp_path):
+    got = []
+
+    def mine(signum, frame):
+        got.append(signum)
+
+    old = signal.signal(signal.SIGTERM, mine)
+    try:
+        with Store(str(tmp_path / "s.db")) as store:
+            with store.transaction() as cur:
+                signal.raise_signal(signal.SIGTERM)
+                assert got == []             # held back while the transaction is open
+                cur.execute("INSERT INTO reference_results (ref_id, source, doc) VALUES (?, ?, ?)", ("r", "t", "{}"))
+            assert got == [signal.SIGTERM]   # delivered to the handler the process had, after COMMIT
+            assert store.count("reference_results") == 1
+            assert signal.getsignal(signal.SIGTERM) is mine          # the process's handler is back
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 def test_schema_round_trip_and_key_stability(tmp_path):

@@ -5,3 +5,8 @@ class UserError(Exception):
     """Bad input (file, option, run id). Message is shown as is."""
 
     exit_code = 2
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a scheduler's time limit, `kill`, torchrun stopping its workers): a run stops as it
+    does on Ctrl-C, keeping the results that finished; the exit status is 143 instead of 130."""

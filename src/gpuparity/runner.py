@@ -2,13 +2,33 @@
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 import time
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
+from gpuparity.errors import Terminated
 from gpuparity.results.schema import mark, new_result, new_run, now_iso
 
 OOM_MARKERS = ("out of memory", "CUDA out of memory", "HIP out of memory", "DefaultCPUAllocator: can't allocate")
+
+
+@contextmanager
+def sigterm_stops_the_run() -> Iterator[None]:
+    """While the block runs, SIGTERM raises Terminated in the main thread (unless it is ignored)."""
+    def terminate(signum, frame):
+        raise Terminated()
+
+    usable = threading.current_thread() is threading.main_thread()
+    old = signal.signal(signal.SIGTERM, terminate) if usable and signal.getsignal(signal.SIGTERM) != signal.SIG_IGN \
+        else None
+    try:
+        yield
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
 
 
 def is_oom(exc: BaseException) -> bool:
@@ -79,9 +99,10 @@ def execute_plan(pairs: list[tuple], ctx, doc: dict,
             if on_result:
                 on_result(result)
         doc["status"] = "complete"
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         doc["status"] = "interrupted"
-        print("\ninterrupted: keeping the results that finished", file=sys.stderr)
+        doc["interrupted_by"] = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
+        print(f"\ninterrupted ({doc['interrupted_by']}): keeping the results that finished", file=sys.stderr)
     doc["finished_at"] = now_iso()
     doc["duration_s"] = round(time.time() - t0, 3)
     return doc

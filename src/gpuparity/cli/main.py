@@ -11,7 +11,7 @@ import sys
 
 import typer
 
-from gpuparity.errors import UserError
+from gpuparity.errors import Terminated, UserError
 
 # Order is the order shown in --help.
 VERBS = [
@@ -61,9 +61,9 @@ def main(argv: list[str] | None = None) -> None:
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         print("interrupted", file=sys.stderr)
-        sys.exit(130)
+        sys.exit(143 if isinstance(exc, Terminated) else 130)     # 128 + signal number
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except SystemExit:

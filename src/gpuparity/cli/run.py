@@ -61,10 +61,12 @@ def register(app: typer.Typer) -> None:
             options["dtypes"] = dtypes
         options["power_required"] = power_required
         from gpuparity import dist
+        from gpuparity.runner import sigterm_stops_the_run
 
         dist.init()  # under torchrun: join the job's process group (a no-op for one process)
         try:
-            _run(names, suite, options, db, json_out, profile, no_store)
+            with sigterm_stops_the_run():
+                _run(names, suite, options, db, json_out, profile, no_store)
         finally:
             dist.destroy()
 
@@ -122,7 +124,7 @@ def _run(names, suite, options, db, json_out, profile, no_store) -> None:
 
         save_or_spool(doc, db, out)
     if doc["status"] == "interrupted":
-        raise typer.Exit(130)
+        raise typer.Exit(143 if doc.get("interrupted_by") == "SIGTERM" else 130)    # 128 + signal number
 
 
 def _short(params: dict) -> str:

@@ -174,13 +174,16 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[Any]:
-        """BEGIN .. COMMIT with SIGINT held back, so Ctrl-C never leaves half a run."""
+        """BEGIN .. COMMIT with Ctrl-C and SIGTERM held back and delivered after it, so neither ever
+        leaves half a run. A signal the process ignores (nohup, a background job) stays ignored."""
         held: list[int] = []
-        old = None
-        try:
-            old = signal.signal(signal.SIGINT, lambda s, f: held.append(s))
-        except ValueError:  # not the main thread
-            old = None
+        old: dict[int, Any] = {}
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            try:
+                if signal.getsignal(signum) != signal.SIG_IGN:
+                    old[signum] = signal.signal(signum, lambda s, f: held.append(s))
+            except ValueError:  # not the main thread: signals go to the main thread anyway
+                break
         cur = self._conn.cursor()
         try:
             # IMMEDIATE on SQLite: every transaction here writes, and taking the write lock up front
@@ -195,10 +198,10 @@ class Store:
                 pass
             raise
         finally:
-            if old is not None:
-                signal.signal(signal.SIGINT, old)
-            if held:
-                raise KeyboardInterrupt
+            for signum, handler in old.items():
+                signal.signal(signum, handler)
+            for signum in dict.fromkeys(held):
+                signal.raise_signal(signum)     # now with the handler the process had before
 
     def query(self, sql: str, params: tuple | list = ()) -> list[tuple]:
         cur = self._conn.cursor()
