@@ -222,6 +222,12 @@ def test_store_fast_path_matches_documents(tmp_path):
     strip = ("sides",)
     assert {k: v for k, v in fast.items() if k not in strip} == {k: v for k, v in slow.items() if k not in strip}
     assert fast["sides"]["a"]["run_ids"] == ["a0", "a1"]
+    # A side that is a small part of a big store reads through the run_id index instead of a scan.
+    with Store(str(tmp_path / "a.db")) as sa, Store(str(tmp_path / "b.db")) as sb:
+        for i in range(2, 9):
+            sa.save_run(dict(docs_a[0], run_id=f"other{i}", started_at=f"2026-02-0{i}T00:00:00+00:00"))
+        one = compare_sides(side_from_store(sa, ["a0"]), side_from_store(sb, sb.run_ids(), "B"))
+    assert one["rows"] == compare_runs(docs_a[:1], [doc_b])["rows"] and one["sides"]["a"]["run_ids"] == ["a0"]
 
 
 # -- CLI ----------------------------------------------------------------------------------

@@ -209,15 +209,17 @@ def side_from_store(store, run_ids: list[str], label: str = "A") -> Side:
             runs.append(run_summary(run_id, started_at, host, fps[run_id]))
     runs.sort(key=lambda r: (r["started_at"] or "", r["run_id"]))
     rank = {r["run_id"]: i for i, r in enumerate(runs)}
-    fetched = []
-    for chunk in _chunks([r["run_id"] for r in runs], 500):
-        marks = ",".join("?" * len(chunk))
-        fetched += store.query(
-            # reason and value only where they are used: building 100k needless objects costs time
-            "SELECT run_id, key, workload, category, params, dtype, unit, status,"
-            " CASE WHEN status = 'ok' THEN NULL ELSE reason END, samples,"
-            " CASE WHEN length(samples) > 0 THEN NULL ELSE value END"
-            f" FROM results WHERE run_id IN ({marks})", chunk)
+    # reason and value only where they are used: building 100k needless objects costs time
+    select = ("SELECT run_id, key, workload, category, params, dtype, unit, status,"
+              " CASE WHEN status = 'ok' THEN NULL ELSE reason END, samples,"
+              " CASE WHEN length(samples) > 0 THEN NULL ELSE value END FROM results")
+    if not store.postgres and 4 * len(runs) >= store.count("runs"):
+        # Most of a SQLite store: one table scan filtered here beats an index lookup per row (~1.7x).
+        fetched = [r for r in store.query(select) if r[0] in rank]
+    else:
+        fetched = []
+        for chunk in _chunks([r["run_id"] for r in runs], 500):
+            fetched += store.query(f"{select} WHERE run_id IN ({','.join('?' * len(chunk))})", chunk)
     fetched.sort(key=lambda r: rank[r[0]])
     flat, counts = _parse_sample_blobs([bytes(r[9]) if r[9] else _value_blob(r[10]) for r in fetched])
     serving_runs = {r[0] for r in fetched if r[3] == "serving"}
