@@ -446,12 +446,15 @@ def _natural(params: dict) -> tuple:
 def _row_order(ident: dict) -> list[int]:
     """Rows by category, workload, dtype, then parameters (m=256 before m=1024), then key."""
     columns = (ident["category"], ident["workload"], ident["dtype"], ident["params"], ident["key"])
+
+    def order(param_key) -> list[int]:
+        keys = [(c or "", w, d or "", param_key(p), k) for c, w, d, p, k in zip(*columns, strict=True)]
+        return sorted(range(len(keys)), key=keys.__getitem__)
+
     try:    # the usual case: a parameter has one type across rows, so its values compare directly
-        keys = [(c or "", w, d or "", tuple(sorted(p.items())) if p else (), k) for c, w, d, p, k in zip(*columns, strict=True)]
-        return sorted(range(len(keys)), key=keys.__getitem__)
+        return order(lambda p: tuple(sorted(p.items())) if p else ())
     except TypeError:
-        keys = [(c or "", w, d or "", _natural(p), k) for c, w, d, p, k in zip(*columns, strict=True)]
-        return sorted(range(len(keys)), key=keys.__getitem__)
+        return order(_natural)
 
 
 NORMALISED = ("per_peak", "per_dollar", "per_watt")
