@@ -22,7 +22,9 @@ import time
 
 import numpy as np
 
-from gpuparity.analysis.compare import VERDICTS, compare_core, compare_sides, side_from_store
+from gpuparity.analysis.compare import compare_core, compare_sides
+from gpuparity.analysis.estimate import VERDICTS
+from gpuparity.analysis.sides import side_from_store
 from gpuparity.platform.specs import all_specs
 from gpuparity.results.schema import new_result, new_run
 from gpuparity.results.store import Store

@@ -8,15 +8,11 @@ import math
 import numpy as np
 import pytest
 
-from gpuparity.analysis.compare import (
-    compare_runs,
-    compare_sides,
-    pareto,
-    side_from_runs,
-    side_from_store,
-    verdict,
-)
+from gpuparity.analysis.compare import compare_runs, compare_sides
+from gpuparity.analysis.estimate import verdict
 from gpuparity.analysis.prices import PriceBook
+from gpuparity.analysis.serving_compare import pareto
+from gpuparity.analysis.sides import side_from_runs, side_from_store
 from gpuparity.platform.specs import all_specs
 from gpuparity.results.schema import new_result
 from gpuparity.results.store import Store
@@ -200,7 +196,7 @@ def test_pareto_keeps_the_best_curve_and_errors_are_dropped():
     xs, ys = pareto([(10, 100), (10, 90), (20, 50), (15, 40), (5, 120)])
     assert xs.tolist() == [5, 10, 20] and ys.tolist() == [120, 100, 50]
     side = side_from_runs([serving_run(1.0, "a", "mi300x", errors_at=64)])
-    from gpuparity.analysis.compare import serving_curves
+    from gpuparity.analysis.serving_compare import serving_curves
 
     (curve,) = serving_curves(side).values()
     assert len(curve["points"]) == 3

@@ -20,7 +20,8 @@ def load(db: str | None = None, **filters):
     workload, category, status. Params become columns (prefixed 'param_' where a name is taken)."""
     import pandas as pd
 
-    from gpuparity.analysis.compare import _check_since, _peak
+    from gpuparity.analysis.normalise import _peak
+    from gpuparity.analysis.sides import _check_since
     from gpuparity.errors import UserError
     from gpuparity.results.store import Store, run_filter_sql
 

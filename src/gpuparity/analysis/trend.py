@@ -12,7 +12,8 @@ comparison answers claims such as "ROCm 7 is 3.5x ROCm 6" on one's own machine.
 
 from __future__ import annotations
 
-from gpuparity.analysis.compare import compare_sides, run_summary, side_from_store
+from gpuparity.analysis.compare import compare_sides
+from gpuparity.analysis.sides import run_summary, side_from_store
 
 BY = ("all", "stack", "torch", "driver")
 

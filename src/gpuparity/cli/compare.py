@@ -65,7 +65,8 @@ def register(app: typer.Typer) -> None:
         on a side are pooled by result key. Exit status: 0, 1 with --fail-if-slower when slower, 2 on
         bad input.
         """
-        from gpuparity.analysis.compare import compare_sides, load_side, slower_than
+        from gpuparity.analysis.compare import compare_sides, slower_than
+        from gpuparity.analysis.sides import load_side
 
         if output_format not in FORMATS:
             raise UserError(f"--format must be one of {', '.join(FORMATS)}")

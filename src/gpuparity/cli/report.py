@@ -12,7 +12,7 @@ from gpuparity.errors import UserError
 
 
 def _docs(token, db, **filters) -> list[dict]:
-    from gpuparity.analysis.compare import resolve_runs
+    from gpuparity.analysis.sides import resolve_runs
     from gpuparity.results.store import Store
 
     origin, docs, ids = resolve_runs(token, db, **filters)

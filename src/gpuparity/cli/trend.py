@@ -24,7 +24,7 @@ def register(app: typer.Typer) -> None:
         output_format: str = typer.Option("table", "--format", "-f", help="table | markdown | json"),
     ) -> None:
         """Track one platform across ROCm / CUDA / driver / torch versions and flag changes."""
-        from gpuparity.analysis.compare import resolve_runs
+        from gpuparity.analysis.sides import resolve_runs
         from gpuparity.analysis.trend import BY, trend
         from gpuparity.cli.compare import parse_fraction
         from gpuparity.results.store import Store

@@ -11,7 +11,9 @@ import json
 from datetime import datetime, timezone
 from importlib import resources
 
-from gpuparity.analysis.compare import compare_sides, serving_curves, side_from_runs, side_summary
+from gpuparity.analysis.compare import compare_sides, side_summary
+from gpuparity.analysis.serving_compare import serving_curves
+from gpuparity.analysis.sides import side_from_runs
 from gpuparity.report import plots
 
 MAX_TABLE_ROWS = 2000

@@ -1,0 +1,72 @@
+"""Normalised views of a comparison: per spec peak, per GPU-hour price, per watt."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpuparity.analysis.sides import Side
+
+NORMALISED = ("per_peak", "per_dollar", "per_watt")
+
+
+def _peak(spec: dict | None, unit: str | None, dtype: str | None) -> float | None:
+    from gpuparity.platform.specs import peak_bandwidth_gbs, peak_tflops
+
+    if unit == "TFLOP/s":
+        return peak_tflops(spec, dtype or "")
+    if unit == "GB/s":
+        return peak_bandwidth_gbs(spec)
+    return None
+
+
+def _facts(side: Side, idx: np.ndarray, prices) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
+    """Per key idx[j] of a side: peak, GPU-hour price, watts (NaN where unknown) and the power
+    source ("measured" telemetry, datasheet "tdp", or None). Looked up once per (run, unit, dtype)."""
+    cache: dict = {}
+
+    def lookup(run: int, unit, dtype) -> tuple:
+        ck = (run, unit, dtype)
+        if ck not in cache:
+            spec = side.runs[run]["fingerprint"].get("spec") if side.runs else None
+            price = prices.price((spec or {}).get("id"))[0] if prices else None
+            tdp = (spec or {}).get("tdp_w")
+            cache[ck] = (_peak(spec, unit, dtype) or np.nan, price or np.nan, float(tdp) if tdp else np.nan)
+        return cache[ck]
+
+    looked = [lookup(run, side.meta[i][4], side.meta[i][3])
+              for run, i in zip(side.newest_run[idx].tolist(), idx.tolist(), strict=True)]
+    peak, price, tdp = np.array(looked, dtype=float).reshape(len(idx), 3).T
+    measured = np.isfinite(side.power[idx])
+    watts = np.where(measured, side.power[idx], tdp)
+    source = np.where(measured, "measured", np.where(np.isfinite(tdp), "tdp", "")).tolist()
+    return peak, price, watts, [x or None for x in source]
+
+
+def _ratio_or_nan(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """x / y where both are known and y is not zero; NaN elsewhere."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(np.isfinite(x) & np.isfinite(y) & (y != 0), x / y, np.nan)
+
+
+def _listed(x: np.ndarray) -> list:
+    """Floats for JSON: NaN and infinities become None."""
+    x = np.asarray(x, dtype=float)
+    out = x.astype(object)
+    out[~np.isfinite(x)] = None
+    return out.tolist()
+
+
+def _normalised_columns(value: np.ndarray, peak, price, watts, source, units: list, tag: str) -> dict:
+    """One side's per-peak, per-dollar and per-watt figures, as columns."""
+    from gpuparity.analysis.prices import usd_per_million_tokens
+
+    tokens = np.where([(u or "").startswith("tokens/s") for u in units], value, np.nan)  # tokens/s(/GPU)
+    price_l, tokens_l = _listed(price), _listed(tokens)
+    return {
+        f"{tag}_peak": _listed(peak), f"{tag}_pct_peak": _listed(100.0 * _ratio_or_nan(value, peak)),
+        f"{tag}_usd_per_hour": price_l, f"{tag}_per_dollar": _listed(_ratio_or_nan(value, price)),
+        f"{tag}_watts": _listed(watts), f"{tag}_power_source": source,
+        f"{tag}_per_watt": _listed(_ratio_or_nan(value, watts)),
+        f"{tag}_usd_per_mtok": [usd_per_million_tokens(p, t) for p, t in zip(price_l, tokens_l, strict=True)],
+        f"{tag}_tokens_per_kw": _listed(_ratio_or_nan(tokens, watts / 1000.0)),
+    }

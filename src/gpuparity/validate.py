@@ -1,0 +1,270 @@
+"""The one validation layer for everything that comes from outside: files, YAML, server
+responses, CLI and environment values. Parsers use these helpers before anything is used or
+stored; every failure is a one-line UserError (exit 2), never a traceback.
+
+- Reads are bounded by the bytes actually read (not by `getsize`, which /dev/zero, pipes and
+  growing files defeat); gzip is bounded by the decompressed bytes.
+- YAML is composed first and rejected when its alias expansion or nesting is too large, before
+  any Python object is built (alias bombs, deep nesting).
+- Structured documents are checked with pydantic models (`parse`): types, ranges, finite
+  numbers, sizes; the first problem is reported with its location.
+- Text shown to a terminal or written into Markdown goes through `terminal_safe` /
+  `markdown_safe`, so data cannot move the cursor, inject headings, links or raw HTML.
+
+Import-light: pydantic is imported only by `parse`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import math
+import os
+import re
+from typing import Any
+
+from gpuparity.errors import UserError
+
+MiB = 2**20
+DEFAULT_FILE_LIMIT = 256 * MiB
+MAX_DEPTH = 64                 # nesting of JSON / YAML containers
+MAX_YAML_NODES = 200_000       # nodes after alias expansion
+MAX_TEXT = 10_000              # characters of one free-text field (ids, labels, notes)
+
+
+# -- bounded reads ---------------------------------------------------------------------------
+def file_limit(default: int = DEFAULT_FILE_LIMIT) -> int:
+    """GPUPARITY_MAX_IMPORT_BYTES overrides the byte limit of every imported file."""
+    return env_int("GPUPARITY_MAX_IMPORT_BYTES", default, lo=1)
+
+
+def read_bounded(path: str, limit: int | None = None, what: str = "file") -> bytes:
+    """The file's bytes, decompressed if it is gzip, refusing more than `limit` bytes read."""
+    limit = file_limit() if limit is None else limit
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(2)
+            fh.seek(0)
+            if head == b"\x1f\x8b":
+                return _read_capped(gzip.GzipFile(fileobj=fh), limit, path, what, "decompressed ")
+            return _read_capped(fh, limit, path, what, "")
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a folder, not a {what}") from None
+    except (gzip.BadGzipFile, EOFError, OSError) as exc:
+        if isinstance(exc, UserError):
+            raise
+        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
+        raise UserError(f"{path}: cannot read {what} ({detail})") from None
+
+
+def _read_capped(stream: io.BufferedIOBase, limit: int, path: str, what: str, kind: str) -> bytes:
+    chunks, total = [], 0
+    while True:
+        chunk = stream.read(min(4 * MiB, limit + 1 - total))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            raise UserError(f"{path}: {kind}{what} is over the {limit}-byte limit")
+
+
+def decode_text(data: bytes, origin: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UserError(f"{origin}: not UTF-8 text") from None
+
+
+def load_json(path: str, limit: int | None = None, what: str = "JSON file") -> Any:
+    """Parse a bounded JSON file (gzip allowed); NaN/Infinity literals and deep nesting refused."""
+    return parse_json(read_bounded(path, limit, what), path)
+
+
+def parse_json(data: bytes | str, origin: str) -> Any:
+    import json
+
+    def no_constants(name: str):
+        raise ValueError(f"{name} is not a JSON number")
+
+    text = decode_text(data, origin) if isinstance(data, bytes) else data
+    try:
+        obj = json.loads(text, parse_constant=no_constants)
+    except RecursionError:
+        raise UserError(f"{origin}: nested deeper than this reader allows") from None
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{origin}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    except ValueError as exc:
+        raise UserError(f"{origin}: not valid JSON ({exc})") from None
+    check_depth(obj, origin)
+    return obj
+
+
+def check_depth(obj: Any, origin: str, limit: int = MAX_DEPTH) -> None:
+    """Refuse containers nested deeper than `limit` (iterative: no recursion limit to hit)."""
+    stack = [(obj, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (dict, list)):
+            if depth > limit:
+                raise UserError(f"{origin}: nested deeper than {limit} levels")
+            children = node.values() if isinstance(node, dict) else node
+            stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+
+
+# -- YAML ------------------------------------------------------------------------------------
+def load_yaml(text: str, origin: str, max_nodes: int = MAX_YAML_NODES, max_depth: int = MAX_DEPTH) -> Any:
+    """Safe YAML with alias expansion and nesting bounded before any object is constructed."""
+    import yaml
+
+    loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        loader = loader_cls(text)
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                return None
+            _check_yaml_node(node, origin, max_nodes, max_depth)
+            return loader.construct_document(node)
+        finally:
+            loader.dispose()
+    except UserError:
+        raise
+    except RecursionError:
+        raise UserError(f"{origin}: YAML nested too deeply") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise UserError(f"{origin}: not valid YAML{where}: {problem}") from None
+    except (ValueError, TypeError, OverflowError) as exc:   # e.g. a timestamp out of range
+        raise UserError(f"{origin}: YAML value not readable: {str(exc).splitlines()[0][:200]}") from None
+
+
+def _check_yaml_node(root, origin: str, max_nodes: int, max_depth: int) -> None:
+    """Count nodes as they would be expanded (aliases share nodes) and the nesting depth,
+    iteratively, memoising each node's expanded size so a bomb is measured without expanding it."""
+    import yaml
+
+    size: dict[int, int] = {}
+    depth: dict[int, int] = {}
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    on_path: set[int] = set()
+    while stack:
+        node, done = stack.pop()
+        nid = id(node)
+        if done:
+            on_path.discard(nid)
+            kids = _yaml_children(node)
+            size[nid] = 1 + sum(size[id(k)] for k in kids)
+            depth[nid] = 1 + max((depth[id(k)] for k in kids), default=0)
+            if size[nid] > max_nodes:
+                raise UserError(f"{origin}: YAML expands to more than {max_nodes} nodes (aliases?)")
+            if depth[nid] > max_depth:
+                raise UserError(f"{origin}: YAML nested deeper than {max_depth} levels")
+            continue
+        if nid in size:
+            continue
+        if nid in on_path:
+            raise UserError(f"{origin}: YAML refers to itself (recursive alias)")
+        on_path.add(nid)
+        stack.append((node, True))
+        if isinstance(node, (yaml.SequenceNode, yaml.MappingNode)):
+            stack.extend((k, False) for k in _yaml_children(node) if id(k) not in size)
+        if len(on_path) > max_depth + 1:
+            raise UserError(f"{origin}: YAML nested deeper than {max_depth} levels")
+
+
+def _yaml_children(node) -> list:
+    import yaml
+
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [x for pair in node.value for x in pair]
+    return []
+
+
+# -- structured documents (pydantic) -----------------------------------------------------------
+def parse(model, data: Any, origin: str):
+    """Validate `data` against a pydantic model; the first error becomes one line with its path."""
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in err.get("loc", ())) or "top level"
+        raise UserError(f"{origin}: {where}: {err.get('msg', 'invalid')}"[:500]) from None
+    except RecursionError:
+        raise UserError(f"{origin}: nested deeper than this reader allows") from None
+
+
+def finite(value: float, name: str = "value") -> float:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number")
+    return float(value)
+
+
+_BAD_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def clean_text(value: str, name: str = "text", max_len: int = MAX_TEXT) -> str:
+    """A free-text field: bounded length, no NUL or other control characters but tab and newline."""
+    if len(value) > max_len:
+        raise ValueError(f"{name} is longer than {max_len} characters")
+    if _BAD_CHARS.search(value):
+        raise ValueError(f"{name} holds control characters")
+    return value
+
+
+# -- environment and CLI values ----------------------------------------------------------------
+def env_int(name: str, default: int, lo: int | None = None, hi: int | None = None) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise UserError(f"environment variable {name}={raw[:40]!r} is not an integer") from None
+    return check_range(value, name, lo, hi)
+
+
+def env_float(name: str, default: float, lo: float | None = None, hi: float | None = None) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        raise UserError(f"environment variable {name}={raw[:40]!r} is not a number") from None
+    if not math.isfinite(value):
+        raise UserError(f"environment variable {name}={raw[:40]!r} is not a finite number")
+    return check_range(value, name, lo, hi)
+
+
+def check_range(value, name: str, lo=None, hi=None):
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        span = f"{lo if lo is not None else '-inf'}..{hi if hi is not None else 'inf'}"
+        raise UserError(f"{name}={value} is out of range ({span})")
+    return value
+
+
+# -- text for terminals and Markdown ------------------------------------------------------------
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: Any) -> str:
+    """A string fit for a terminal line: control characters (ESC, CR, newline) shown as escapes."""
+    s = str(text)
+    return _CONTROL.sub(lambda m: ascii(m.group())[1:-1], s) if _CONTROL.search(s) else s
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+
+
+def markdown_safe(text: Any, max_len: int = 2000) -> str:
+    """Data as literal Markdown inline text: no headings, links, images, HTML or table breaks."""
+    s = re.sub(r"[\r\n\t]+", " ", str(text)[:max_len])
+    s = _CONTROL.sub("", s)
+    return _MD_SPECIAL.sub(r"\\\1", s)
