@@ -12,7 +12,7 @@ from gpuparity.errors import UserError
 ROWS = [
     ("product", "product"), ("vendor", "vendor"), ("architecture", "architecture"), ("target", "target"),
     ("warp / wavefront", "warp_size"), ("memory GB", "memory_gb"), ("bandwidth TB/s", "memory_bw_tbs"),
-    ("board power W", "tdp_w"), ("scale-up GB/s", "interconnect_gbs"), ("FP64 vector", "fp64_tflops"),
+    ("board power W", "tdp_w"), ("scale-up GB/s", "interconnect_gbs"), ("host link GB/s", "host_link_gbs"), ("FP64 vector", "fp64_tflops"),
     ("FP64 matrix", "fp64_matrix_tflops"), ("FP32", "fp32_tflops"), ("TF32", "tf32_tflops"),
     ("BF16", "bf16_tflops"), ("FP16", "fp16_tflops"), ("FP8", "fp8_tflops"), ("FP6", "fp6_tflops"),
     ("FP4", "fp4_tflops"), ("INT8 TOPS", "int8_tops"),

@@ -1,10 +1,21 @@
-"""Summaries of raw samples: median, mean, p10/p90, bootstrap 95% CI, relative noise."""
+"""Statistics of raw samples: summaries (median, mean, p10/p90, bootstrap 95% CI, relative noise),
+the standard error of a log median (order statistics, drift-inflated), Student-t quantiles.
+
+These are the estimator's building blocks; results/figure.py turns them into a result's figure
+and analysis/estimate.py into comparisons.
+"""
 
 from __future__ import annotations
+
+import math
+from functools import lru_cache
 
 import numpy as np
 
 BOOTSTRAP_RESAMPLES = 2000
+DRAWS = 20000            # draws of the bootstrap median's order-statistic pattern, once per n
+SEED = 20240601
+MAX_AR1 = 0.9            # lag-1 autocorrelation used for the drift inflation is clipped here
 
 
 def bootstrap_ci(samples, stat=np.median, level: float = 0.95, resamples: int = BOOTSTRAP_RESAMPLES,
@@ -52,3 +63,130 @@ def summarize(samples) -> dict:
         "ci_high": hi,
         "rel_noise": (hi - lo) / 2 / med if med > 0 else float("inf"),
     }
+
+
+# -- the standard error of a log median --------------------------------------------------------
+def _median_pattern(n: int, draws: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """0-based indices (lo, hi) of the two middle order statistics of n draws with replacement
+    from n sorted items, one pair per draw (lo == hi for odd n)."""
+    k = (n + 1) // 2 if n % 2 else n // 2
+    u_lo = rng.beta(k, n - k + 1, size=draws)
+    lo = np.minimum((u_lo * n).astype(np.int64), n - 1)
+    if n % 2:
+        return lo, lo
+    u_hi = u_lo + (1.0 - u_lo) * rng.beta(1, n - k, size=draws)
+    return lo, np.minimum((u_hi * n).astype(np.int64), n - 1)
+
+
+@lru_cache(maxsize=4096)
+def median_weights(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct (lo, hi) order-statistic pairs of a bootstrap median of n samples and their weights.
+
+    For n sorted samples the median of a bootstrap resample is the mean of two order statistics
+    whose indices depend only on n, so their distribution is drawn once per n (Beta order
+    statistics of uniforms) and applied to any sample set of that size as weights: the bootstrap
+    variance of the median without resampling each set."""
+    lo, hi = _median_pattern(n, DRAWS, np.random.default_rng([SEED, n]))
+    codes, counts = np.unique(lo * n + hi, return_counts=True)
+    return codes // n, codes % n, counts / DRAWS
+
+
+def ar1_inflation(lags: np.ndarray, n: np.ndarray | int) -> np.ndarray:
+    """Variance inflation (1 + r) / (1 - r) for lag-1 autocorrelation r (clipped to [0, MAX_AR1]):
+    consecutive samples that drift together carry less information than independent ones."""
+    r = np.clip(np.nan_to_num(np.asarray(lags, dtype=float), nan=0.0), 0.0, MAX_AR1)
+    return np.where(np.asarray(n) >= 4, (1 + r) / (1 - r), 1.0)
+
+
+def lag1(x: np.ndarray) -> float:
+    """Lag-1 autocorrelation of a sample series in measurement order (0 for fewer than 4)."""
+    x = np.asarray(x, dtype=float)
+    if x.size < 4:
+        return 0.0
+    d = x - x.mean()
+    den = float(d @ d)
+    return float(d[1:] @ d[:-1]) / den if den > 0 else 0.0
+
+
+def log_median_se(samples) -> float:
+    """Standard error of log(median) of samples in measurement order: the order-statistic
+    bootstrap standard deviation, inflated for drift (AR(1)). NaN for fewer than 2 samples."""
+    x = np.asarray([v for v in samples if v > 0], dtype=float)
+    n = x.size
+    if n < 2:
+        return float("nan")
+    lo, hi, w = median_weights(n)
+    lx = np.log(np.sort(x))
+    lx -= lx[n // 2]
+    v = (lx[lo] + lx[hi]) * 0.5
+    m = float(v @ w)
+    var = max(float((v * v) @ w) - m * m, 0.0)
+    return math.sqrt(var * float(ar1_inflation(lag1(np.log(x)), n)))
+
+
+# -- Student-t quantiles (no SciPy: one small, tested routine) ----------------------------------
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the regularised incomplete beta function (modified Lentz)."""
+    tiny, qab, qap, qam = 1e-300, a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-15:
+            break
+    return h
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def t_cdf(t: float, df: float) -> float:
+    """P(T <= t) for Student's t with df > 0 degrees of freedom (df may be fractional)."""
+    if math.isinf(df):
+        return 0.5 * math.erfc(-t / math.sqrt(2.0))
+    tail = 0.5 * _betainc(df / 2.0, 0.5, df / (df + t * t))
+    return 1.0 - tail if t > 0 else tail
+
+
+@lru_cache(maxsize=4096)
+def t_quantile(p: float, df: float) -> float:
+    """The p-quantile (p > 0.5) of Student's t; df = inf gives the normal quantile."""
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(p)
+    if math.isinf(df) or df > 1e7:
+        return z
+    lo, hi = z, max(z * 2, 1.0)
+    while t_cdf(hi, df) < p:
+        hi *= 2.0
+    for _ in range(200):
+        mid = (lo + hi) / 2.0
+        if t_cdf(mid, df) < p:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-10 * hi:
+            break
+    return (lo + hi) / 2.0

@@ -1,6 +1,7 @@
 """Datasheet figures (dense peaks, memory, bandwidth, power) from the curated CSV shipped as data.
 
-The CSV is ../shared/reference/gpu_specs.csv copied as is: facts with their sources.
+The CSV is ../shared/reference/gpu_specs.csv plus one column, host_link_gbs (the host link per
+direction, PCIe generation x16 per PCI-SIG or NVLink-C2C), with its source in the notes.
 A CPU has no datasheet row: it gets an estimated peak from cores x clock x FMA width.
 """
 
@@ -25,7 +26,7 @@ PEAK_COLUMN = {
     "int8": "int8_tops",
 }
 NUMERIC = [
-    "warp_size", "memory_gb", "memory_bw_tbs", "tdp_w", "interconnect_gbs", "fp64_tflops",
+    "warp_size", "memory_gb", "memory_bw_tbs", "tdp_w", "interconnect_gbs", "host_link_gbs", "fp64_tflops",
     "fp64_matrix_tflops", "fp32_tflops", "tf32_tflops", "bf16_tflops", "fp16_tflops", "fp8_tflops",
     "fp6_tflops", "fp4_tflops", "int8_tops",
 ]
@@ -57,6 +58,30 @@ def peak_bandwidth_gbs(spec: dict | None) -> float | None:
     if not spec or spec.get("memory_bw_tbs") is None:
         return None
     return spec["memory_bw_tbs"] * 1000.0
+
+
+# What a result's GB/s or TFLOP/s is measured against ("peak kind", recorded per result):
+#   flop:<dtype>        dense peak of that dtype
+#   bytes | bytes:hbm   device memory bandwidth (HBM; a CPU's DRAM estimate)
+#   bytes:interconnect  GPU-to-GPU fabric per direction (the bidirectional figure / 2), for
+#                       collectives' bus bandwidth (nccl-tests' busbw convention)
+#   bytes:host          the host link per direction (host <-> device copies)
+def peak_for(spec: dict | None, kind: str | None) -> tuple[float, str] | None:
+    """(peak, unit) for a peak kind, or None where the spec has no such figure."""
+    if not spec or not kind:
+        return None
+    if kind.startswith("flop:"):
+        p = peak_tflops(spec, kind.split(":", 1)[1])
+        return (p, "TFLOP/s") if p else None
+    if kind in ("bytes", "bytes:hbm"):
+        p = peak_bandwidth_gbs(spec)
+    elif kind == "bytes:interconnect":
+        p = spec["interconnect_gbs"] / 2 if spec.get("interconnect_gbs") else None
+    elif kind == "bytes:host":
+        p = spec.get("host_link_gbs")
+    else:
+        return None
+    return (float(p), "GB/s") if p else None
 
 
 def _norm(text: str) -> str:

@@ -76,6 +76,7 @@ def new_result(workload: str, category: str, params: dict, dtype: str | None) ->
         "metric": None,
         "derived": {},
         "telemetry": None,
+        "flags": [],
         "info": {},
     }
 

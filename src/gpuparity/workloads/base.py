@@ -3,7 +3,10 @@
 A workload has a name, a category (kernel | model | serving | comm), axes of parameters, a
 `supports()` that says why not, and `prepare()` returning one invocation plus the work it
 does (FLOP, bytes, tokens). Throughput and % of peak are derived from that work and the
-measured time in one place (`derive`), never typed in.
+measured time in one place (results/figure.py), never typed in.
+
+`execute()` measures one trial of a case; the runner calls it once per trial (fresh inputs each
+time) and `merge_trials()` folds the trials into the case's result.
 
 Workloads that drive their own measurement (a serving sweep, a collective across ranks)
 override `execute()` and still fill the same result fields.
@@ -17,7 +20,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from gpuparity.results.schema import mark, new_result, primary_metric
+from gpuparity.results.figure import derive
+from gpuparity.results.schema import mark, new_result
 
 CATEGORIES = ("kernel", "model", "serving", "comm")
 # Built-in workload modules, imported on demand (each defines WORKLOADS = [instances]).
@@ -82,8 +86,12 @@ class Workload:
             mark(result, "skipped", reason)
         return result, ok
 
+    def merge_trials(self, trials: list[dict], ctx: Context) -> dict:
+        """One result from the results of a case's trials (in trial order); see merge_trials."""
+        return merge_trials(trials, ctx.spec)
+
     def execute(self, params: dict, ctx: Context) -> dict:
-        """Default path: prepare, check once, measure, derive."""
+        """One trial: prepare (fresh inputs), check once, measure, derive."""
         from gpuparity.measure.loop import measure
 
         result, ok = self.begin(params, ctx)
@@ -159,43 +167,80 @@ def fill_measurement(result: dict, m) -> None:
         timer=m.timer, reps_per_sample=m.reps_per_sample, warmup_invocations=m.warmup_invocations,
         timed_out=m.timed_out, measure_s=round(m.elapsed_s, 3),
     )
+    flags = result.setdefault("flags", [])
     if m.timed_out:
         result["info"]["warning"] = "stopped at the timeout before reaching the noise target"
+        flags.append("timed_out")
+    if getattr(m, "hit_max_samples", False):
+        flags.append("max_samples")
 
 
-def derive(result: dict, peak: str | None, spec: dict | None) -> None:
-    """Throughput from work / time, CI from the time CI, % of spec peak where a peak exists."""
-    from gpuparity.platform.specs import peak_bandwidth_gbs, peak_tflops
+TRIAL_FIELDS = ("timer", "reps_per_sample", "warmup_invocations", "measure_s", "method", "pid", "position",
+                "started_at")
 
-    s = result["summary"]
-    pm = primary_metric(result["work"])
-    if not s or not s.get("n") or pm is None:
-        return
-    kind, unit, scale = pm
-    amount = result["work"][kind]
-    value = amount / s["median"] / scale
-    result["metric"] = {
-        "name": kind, "unit": unit, "value": value, "higher_is_better": True,
-        "ci_low": amount / s["ci_high"] / scale, "ci_high": amount / s["ci_low"] / scale,
-    }
-    d = result["derived"]
-    if result["work"].get("flop"):
-        d["tflops"] = result["work"]["flop"] / s["median"] / 1e12
-    if result["work"].get("bytes"):
-        d["gbs"] = result["work"]["bytes"] / s["median"] / 1e9
-    if result["work"].get("tokens"):
-        d["tokens_per_s"] = result["work"]["tokens"] / s["median"]
-    if peak and spec:
-        if peak.startswith("flop:") and d.get("tflops"):
-            p = peak_tflops(spec, peak.split(":", 1)[1])
-            if p:
-                d["pct_peak"] = 100.0 * d["tflops"] / p
-                d["peak"] = {"value": p, "unit": "TFLOP/s", "estimated": bool(spec.get("estimated"))}
-        elif peak == "bytes" and d.get("gbs"):
-            p = peak_bandwidth_gbs(spec)
-            if p:
-                d["pct_peak"] = 100.0 * d["gbs"] / p
-                d["peak"] = {"value": p, "unit": "GB/s", "estimated": bool(spec.get("estimated"))}
+
+def trial_record(result: dict, trial: int) -> dict:
+    """What a case's result keeps of each trial: its figure, noise, flags and how it was measured
+    (its samples stay in the result's `samples`, trial after trial, `n` each)."""
+    metric, summary, info = result.get("metric") or {}, result.get("summary") or {}, result.get("info") or {}
+    record = {"trial": trial, "status": result["status"], "n": len(result.get("samples") or []),
+              "value": metric.get("value"), "log_se": metric.get("log_se"),
+              "rel_noise": summary.get("rel_noise"), "median_s": summary.get("median"),
+              "flags": list(result.get("flags") or [])}
+    record.update({k: info[k] for k in TRIAL_FIELDS if k in info})
+    if result["status"] != "ok":
+        record["reason"] = result.get("reason")
+    if result.get("telemetry"):
+        record["telemetry"] = result["telemetry"]
+    return record
+
+
+def merge_trials(trials: list[dict], spec: dict | None) -> dict:
+    """Fold a case's trial results into one: samples trial after trial, a record per trial, the
+    figure and its interval from the trials (results.figure.combine), derived rates from that
+    figure, stability flags. A failed trial fails the case (a wrong answer in any trial must
+    fail its gate); a case skipped in every trial is skipped."""
+    import copy
+
+    from gpuparity.measure.stats import summarize
+    from gpuparity.results.figure import combine, derive_rates, stability_flags
+
+    records = [trial_record(r, i + 1) for i, r in enumerate(trials)]
+    ok = [r for r in trials if r["status"] == "ok" and (r.get("metric") or {}).get("value")]
+    base = copy.deepcopy(ok[0] if ok else trials[0])
+    base["trials"] = records
+    failed = [(i, r) for i, r in enumerate(trials) if r["status"] == "failed"]
+    if failed:
+        i, r = failed[0]
+        prefix = f"trial {i + 1} of {len(trials)}: " if len(trials) > 1 else ""
+        return mark(base, "failed", f"{prefix}{r.get('reason')}")
+    if not ok:
+        return base
+    base["samples"] = [s for r in ok for s in r.get("samples") or []]
+    if len(ok) > 1:
+        base["summary"] = summarize(base["samples"])
+        base["telemetry"] = _merged_telemetry([r.get("telemetry") for r in ok])
+    c = combine([r["metric"]["value"] for r in ok], [r["metric"].get("log_se") for r in ok])
+    base["metric"].update(value=c["value"], ci_low=c["ci_low"], ci_high=c["ci_high"], log_se=c.get("log_se"),
+                          spread=c["spread"], trials=c["trials"], ci_basis=c["ci_basis"])
+    derive_rates(base, spec)
+    base["flags"] = stability_flags(base)
+    return base
+
+
+def _merged_telemetry(teles: list[dict | None]) -> dict | None:
+    """Power over trials: valid only if every trial's is; the mean of the trials' figures."""
+    present = [t for t in teles if t]
+    if not present:
+        return None
+    merged = dict(present[0])
+    merged["valid"] = len(present) == len(teles) and all(t.get("valid") is True for t in present)
+    for name in ("mean_power_w", "energy_j", "energy_per_invocation_j"):
+        values = [t.get(name) for t in present]
+        if all(isinstance(v, (int, float)) for v in values):
+            merged[name] = sum(values) / len(values)
+    merged["per_trial"] = present
+    return merged
 
 
 # -- registry ----------------------------------------------------------------

@@ -23,8 +23,9 @@ from dataclasses import replace
 
 from gpuparity import dist
 from gpuparity.errors import UserError
+from gpuparity.results.figure import derive
 from gpuparity.results.schema import mark
-from gpuparity.workloads.base import Context, Workload, derive, telemetry_window
+from gpuparity.workloads.base import Context, Workload, telemetry_window
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast")
 MIN_BYTES = 1024
@@ -190,9 +191,11 @@ class Collectives(Workload):
             return mark(result, "failed", f"wrong result on some rank: {detail}")
         for t in buffers:
             t.uniform_()                              # never time zeros
-        result["work"] = {"bytes": float(size)}
+        # Bus bytes: the metric is nccl-tests' bus bandwidth (algbw x bus factor), the figure that
+        # compares with the fabric's per-direction bandwidth whatever the collective and rank count.
+        result["work"] = {"bytes": float(size) * bus_factor(op, n)}
         measure_into(result, call, ctx)
-        derive(result, None, ctx.spec)
+        derive(result, "bytes:interconnect", ctx.spec)
         median = result["summary"]["median"]
         algbw, busbw = bandwidths(op, size, median, n)
         result["derived"].update(algbw_gbs=algbw, busbw_gbs=busbw, bus_factor=bus_factor(op, n),

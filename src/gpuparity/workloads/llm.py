@@ -20,8 +20,9 @@ from __future__ import annotations
 import time
 
 from gpuparity.errors import UserError
+from gpuparity.results.figure import derive
 from gpuparity.results.schema import mark, new_result
-from gpuparity.workloads.base import Context, Workload, derive, telemetry_window
+from gpuparity.workloads.base import Context, Workload, telemetry_window
 
 GREEDY_PROMPT = "The capital of France is"
 GREEDY_TOKENS = 16

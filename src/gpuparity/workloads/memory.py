@@ -89,7 +89,7 @@ def _kernel(params: dict, ctx: Context) -> Prepared:
             err = float((out[head].double() - ref).abs().max())
             return err < 1e-5, f"max abs error {err:.1e} vs fp64"
 
-    return Prepared(fn=fn, work={"bytes": float(KERNELS[op] * n * 4)}, peak="bytes", check=check,
+    return Prepared(fn=fn, work={"bytes": float(KERNELS[op] * n * 4)}, peak="bytes:hbm", check=check,
                     info={"arrays_bytes": 3 * n * 4})
 
 
@@ -116,7 +116,7 @@ def _transfer(params: dict, ctx: Context) -> Prepared:
             torch.cuda.synchronize()
             ok = bool(torch.equal(device[:CHECK_ELEMS].cpu(), host[:CHECK_ELEMS]))
             return ok, "copy exact" if ok else "copy differs"
-    return Prepared(fn=fn, work={"bytes": float(n * 4)}, peak=None, check=check,
+    return Prepared(fn=fn, work={"bytes": float(n * 4)}, peak="bytes:host", check=check,
                     info={"host_memory": "pinned", "counted": "bytes transferred"})
 
 

@@ -18,8 +18,9 @@ override them as for `training`.
 from __future__ import annotations
 
 from gpuparity import dist
+from gpuparity.results.figure import derive
 from gpuparity.results.schema import canonical
-from gpuparity.workloads.base import Context, Workload, derive
+from gpuparity.workloads.base import Context, Workload
 from gpuparity.workloads.collectives import measure_into
 
 # Per rank. CPU: a step in tens of milliseconds on one core; GPU: about 0.2B parameters.
