@@ -51,6 +51,12 @@ class Context:
     telemetry: Any = None                  # measure.telemetry sampler or None
     profile_dir: str | None = None
     options: dict = field(default_factory=dict)
+    progress: Callable[[str], None] | None = None   # live status line (the run's progress bar)
+
+    def say(self, text: str) -> None:
+        """Show a short live status for the case in progress (e.g. requests done, ETA)."""
+        if self.progress is not None:
+            self.progress(text)
 
     @property
     def spec(self) -> dict | None:
