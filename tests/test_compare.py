@@ -8,12 +8,15 @@ import math
 import numpy as np
 import pytest
 
+from gpuparity import SCHEMA_VERSION
 from gpuparity.analysis.compare import compare_runs, compare_sides
 from gpuparity.analysis.estimate import verdict
 from gpuparity.analysis.prices import PriceBook
 from gpuparity.analysis.serving_compare import pareto
 from gpuparity.analysis.sides import side_from_runs, side_from_store
+from gpuparity.measure.stats import log_median_se
 from gpuparity.platform.specs import all_specs
+from gpuparity.results.figure import combine
 from gpuparity.results.schema import new_result
 from gpuparity.results.store import Store
 
@@ -21,15 +24,23 @@ from gpuparity.results.store import Store
 # -- synthetic run documents (also used by the trend, report and frame tests) ------------------
 def make_result(workload: str, params: dict, samples, *, dtype: str | None = "bf16", unit: str = "TFLOP/s",
                 category: str = "kernel", status: str = "ok", reason: str | None = None, power: float | None = None,
-                info: dict | None = None, work: dict | None = None) -> dict:
-    """A result whose metric samples (throughput) are given directly."""
+                info: dict | None = None, work: dict | None = None, trials: list | None = None,
+                flags: list | None = None) -> dict:
+    """A result whose throughput samples are given directly: one trial of `samples`, or `trials`
+    (a list of sample lists), folded as the runner folds trials (results.figure.combine)."""
     r = new_result(workload, category, {**params, **({"dtype": dtype} if dtype else {})}, dtype)
     r["status"], r["reason"] = status, reason
     if status == "ok":
-        samples = [float(s) for s in samples]
-        r["metric"] = {"name": "x", "unit": unit, "value": float(np.median(samples)), "samples": samples,
-                       "higher_is_better": True}
+        sets = [[float(x) for x in t] for t in (trials if trials is not None else [samples])]
+        records = [{"trial": i + 1, "status": "ok", "n": len(t), "value": float(np.median(t)),
+                    "log_se": log_median_se(t), "flags": []} for i, t in enumerate(sets) if t]
+        c = combine([t["value"] for t in records], [t["log_se"] for t in records])
+        r["metric"] = {"name": "x", "unit": unit, "value": c["value"], "samples": [x for t in sets for x in t],
+                       "higher_is_better": True, "ci_low": c["ci_low"], "ci_high": c["ci_high"],
+                       "log_se": c.get("log_se"), "trials": c["trials"], "spread": c["spread"]}
+        r["trials"] = records
         r["work"] = work or {}
+        r["flags"] = list(flags or [])
     if power is not None:
         r["telemetry"] = {"method": "nvml", "valid": True, "mean_power_w": power}
     r["info"] = info or {}
@@ -42,7 +53,7 @@ def make_run(results: list[dict], *, spec_id: str = "mi300x", run_id: str = "run
     spec = dict(all_specs()[spec_id]) if spec_id != "cpu" else {"id": "cpu", "fp32_tflops": 1.0, "estimated": True}
     fp = {"host": host, "vendor": spec.get("vendor"), "product": product or spec.get("product"), "spec": spec,
           "backend": "cuda", "torch_version": "2.6.0", "telemetry": {"method": telemetry}, **(stack or {})}
-    return {"schema_version": 1, "benchmark_version": 1, "run_id": run_id, "started_at": started_at,
+    return {"schema_version": SCHEMA_VERSION, "benchmark_version": 1, "run_id": run_id, "started_at": started_at,
             "finished_at": started_at, "status": "complete", "host": host, "fingerprint": fp,
             "spec_id": spec.get("id"), "results": results}
 
@@ -50,6 +61,12 @@ def make_run(results: list[dict], *, spec_id: str = "mi300x", run_id: str = "run
 def noisy(center: float, rel: float, n: int, seed: int) -> list[float]:
     rng = np.random.default_rng(seed)
     return (center * np.exp(rel * rng.standard_normal(n))).tolist()
+
+
+def noisy_trials(center: float, rel: float, n: int, seed: int, trials: int = 3, spread: float = 0.005) -> list:
+    """`trials` sample lists around centres that differ by a run-to-run `spread`."""
+    rng = np.random.default_rng([seed, 7])
+    return [noisy(center * math.exp(spread * rng.standard_normal()), rel, n, seed * 100 + t) for t in range(trials)]
 
 
 # -- verdict ------------------------------------------------------------------------------
@@ -66,7 +83,7 @@ def test_verdict_boundaries():
 
 def test_verdicts_on_sample_sets_with_known_truth():
     gemm = {"m": 4096, "n": 4096}
-    cases = {  # name: (A centre, B centre, noise, n) -> expected verdict
+    cases = {  # name: (A centre, B centre, noise, n) -> expected verdict with 3 trials a side
         "win": (100.0, 130.0, 0.01, 20, "faster"),
         "loss": (100.0, 70.0, 0.01, 20, "slower"),
         "parity": (100.0, 100.5, 0.005, 40, "parity"),
@@ -74,8 +91,8 @@ def test_verdicts_on_sample_sets_with_known_truth():
     }
     ra, rb = [], []
     for i, (name, (ca, cb, rel, n, _)) in enumerate(cases.items()):
-        ra.append(make_result("gemm", {**gemm, "case": name}, noisy(ca, rel, n, 10 + i)))
-        rb.append(make_result("gemm", {**gemm, "case": name}, noisy(cb, rel, n, 100 + i)))
+        ra.append(make_result("gemm", {**gemm, "case": name}, [], trials=noisy_trials(ca, rel, n, 10 + i)))
+        rb.append(make_result("gemm", {**gemm, "case": name}, [], trials=noisy_trials(cb, rel, n, 100 + i)))
     out = compare_runs([make_run(ra)], [make_run(rb, spec_id="h100-sxm", run_id="run-b")])
     got = {r["params"]["case"]: r for r in out["rows"]}
     for name, (*_, expected) in cases.items():
@@ -83,14 +100,41 @@ def test_verdicts_on_sample_sets_with_known_truth():
         assert row["verdict"] == expected, (name, row["ratio"], row["ci_low"], row["ci_high"])
         assert row["ci_low"] < row["ratio"] < row["ci_high"]
         assert math.isclose(row["ratio"], row["b_value"] / row["a_value"])
+        assert row["a_trials"] == row["b_trials"] == 3
+    assert not any("single run" in n for n in out["notes"])
+
+
+def test_single_run_sides_assume_a_run_to_run_floor():
+    """One trial a side cannot see its run-to-run spread: the assumed floor (3%) widens the CI, so a
+    0.5% difference is never 'parity' on one run, while a 30% gap still reads 'faster'."""
+    ra = [make_result("gemm", {"case": c}, noisy(100.0, 0.005, 40, i)) for i, c in enumerate(("same", "win"))]
+    rb = [make_result("gemm", {"case": "same"}, noisy(100.5, 0.005, 40, 9)),
+          make_result("gemm", {"case": "win"}, noisy(130.0, 0.005, 40, 8))]
+    out = compare_runs([make_run(ra)], [make_run(rb, run_id="b")])
+    got = {r["params"]["case"]: r for r in out["rows"]}
+    assert got["same"]["verdict"] == "inconclusive" and got["win"]["verdict"] == "faster"
+    half = math.log(got["same"]["ci_high"] / got["same"]["ratio"])
+    assert half > 1.96 * math.sqrt(2) * 0.03                     # at least the two floors
+    assert any("run-to-run spread assumed 3%" in n for n in out["notes"])
+    wide = compare_runs([make_run(ra)], [make_run(rb, run_id="b")], floor=0.10)["rows"]
+    assert math.log(wide[0]["ci_high"] / wide[0]["ratio"]) > half
+
+
+def test_unstable_results_are_at_most_inconclusive():
+    ra = [make_result("gemm", {"m": 1}, [], trials=noisy_trials(100.0, 0.005, 20, 1), flags=["unstable"])]
+    rb = [make_result("gemm", {"m": 1}, [], trials=noisy_trials(150.0, 0.005, 20, 2))]
+    out = compare_runs([make_run(ra)], [make_run(rb, run_id="b")])
+    (row,) = out["rows"]
+    assert row["ci_low"] > 1.05 and row["verdict"] == "inconclusive" and "unstable" in row["flags"]
+    assert out["geomean"]["kernel"]["verdict"] == "inconclusive"
 
 
 def test_ci_coverage_matches_nominal_level():
-    """200 keys with a true ratio of 1.1: about 95% of the CIs must contain it."""
+    """200 keys with a true ratio of 1.1, 3 trials a side: about 95% of the CIs must contain it."""
     ra, rb = [], []
     for i in range(200):
-        ra.append(make_result("gemm", {"i": i}, noisy(50.0, 0.05, 15, i)))
-        rb.append(make_result("gemm", {"i": i}, noisy(55.0, 0.05, 15, 1000 + i)))
+        ra.append(make_result("gemm", {"i": i}, [], trials=noisy_trials(50.0, 0.05, 15, i, spread=0.02)))
+        rb.append(make_result("gemm", {"i": i}, [], trials=noisy_trials(55.0, 0.05, 15, 1000 + i, spread=0.02)))
     rows = compare_runs([make_run(ra)], [make_run(rb, run_id="b")])["rows"]
     covered = sum(r["ci_low"] <= 1.1 <= r["ci_high"] for r in rows) / len(rows)
     assert 0.85 <= covered <= 0.995, covered
@@ -117,7 +161,7 @@ def test_one_sided_failed_and_pooled_results_are_listed():
                   make_result("gemm", {"m": 5}, [], status="skipped", reason="no fp8 units")], run_id="b")
     out = compare_runs([a1, a2], [b])
     (row,) = out["rows"]
-    assert row["params"]["m"] == 1 and row["a_n"] == 12 and row["a_runs"] == 2 and row["b_n"] == 5
+    assert row["params"]["m"] == 1 and row["a_trials"] == 2 and row["a_runs"] == 2 and row["b_trials"] == 1
     assert [r["params"]["m"] for r in out["only_a"]] == [3]
     assert [r["params"]["m"] for r in out["only_b"]] == [4]
     nc, skipped = out["not_compared"]
@@ -153,6 +197,9 @@ def test_normalised_views_per_peak_price_and_watt():
     assert (r["a_watts"], r["a_power_source"]) == (600.0, "measured")
     assert (r["b_watts"], r["b_power_source"]) == (specs["h100-sxm"]["tdp_w"], "tdp")
     assert r["ratio_per_watt"] == pytest.approx(r["ratio"] * 600.0 / specs["h100-sxm"]["tdp_w"])
+    # measured power on A, datasheet TDP on B: shown, flagged, no verdict
+    assert r["verdict_per_watt"] is None and "measured (A) vs tdp (B)" in r["note"]
+    assert any("per watt" in n for n in out["notes"]) and "ratio_per_watt" not in out["geomean"]["kernel"]
     assert "measured" in out["sides"]["a"]["power"] and "TDP" in out["sides"]["b"]["power"]
     g = out["geomean"]["kernel"]
     assert g["ratio_per_dollar"] == pytest.approx(g["ratio"] / 2.0)
@@ -259,17 +306,24 @@ def test_cli_filters_fail_gate_and_errors(cli, tmp_path, capsys):
     with Store(db) as s:
         s.save_run(fast)
         s.save_run(slow)
-    r = cli("compare", "--db", db, "--gpu-a", "mi300x", "--stack-a", "rocm", "--gpu-b", "h100",
+    r = cli("compare", "--db", db, "--gpu-a", "mi300x", "--stack-a", "rocm", "--gpu-b", "h100-sxm",
             "--fail-if-slower", "5%", "--format", "json")
-    assert r.returncode == 1 and "slower than -5%" in r.stderr
-    assert json.loads(r.stdout)["rows"][0]["verdict"] == "slower"
-    r = cli("compare", "gpu=h100", "gpu=mi300x,stack=rocm", "--db", db, "--fail-if-slower", "5%",
+    assert r.returncode == 1 and "regression gate failed: 2 below 0.950x A" in r.stderr
+    assert "gemm m=1 bf16" in r.stderr and "key" not in r.stderr
+    out = json.loads(r.stdout)
+    assert out["rows"][0]["verdict"] == "slower"
+    assert out["gate"]["passed"] is False and out["gate"]["failed"][0]["params"] == {"m": 1, "dtype": "bf16"}
+    # gpu= is exact: 'h100' names no spec id or product, 'h100*' is a prefix
+    r = cli("compare", "gpu=h100", "gpu=mi300x", "--db", db)
+    assert r.returncode == 2 and "no stored run matches gpu=h100" in r.stderr
+    r = cli("compare", "gpu=h100*", "gpu=mi300x,stack=rocm", "--db", db, "--fail-if-slower", "5%",
             "--price", "mi300x=1.0", "--price", "h100=4", "--format", "json")
     assert r.returncode == 0, r.stderr
     row = json.loads(r.stdout)["rows"][0]
     assert row["verdict"] == "faster" and row["ratio_per_dollar"] == pytest.approx(row["ratio"] * 4.0)
     # a SQLite file named as a side is a whole store; the side filters still apply
-    code, out, err = main_inprocess(["compare", db, db, "--gpu-a", "h100", "--gpu-b", "mi300x", "-f", "json"], capsys)
+    code, out, err = main_inprocess(["compare", db, db, "--gpu-a", "h100-sxm", "--gpu-b", "mi300x", "-f", "json"],
+                                    capsys)
     assert code == 0, err
     assert json.loads(out)["sides"]["a"]["run_ids"] == ["r-h1"] and json.loads(out)["rows"][0]["verdict"] == "faster"
 
@@ -364,7 +418,8 @@ def test_ci_agrees_with_a_textbook_percentile_bootstrap():
         ra.append(make_result("gemm", {"i": i}, a.tolist()))
         rb.append(make_result("gemm", {"i": i}, b.tolist()))
         raw.append((a, b))
-    rows = {r["params"]["i"]: r for r in compare_runs([make_run(ra)], [make_run(rb, run_id="b")])["rows"]}
+    # floor 0: the within-trial interval alone is what a percentile bootstrap estimates
+    rows = {r["params"]["i"]: r for r in compare_runs([make_run(ra)], [make_run(rb, run_id="b")], floor=0.0)["rows"]}
     for i, (a, b) in enumerate(raw):
         reps = (np.median(b[rng.integers(0, b.size, (4000, b.size))], axis=1)
                 / np.median(a[rng.integers(0, a.size, (4000, a.size))], axis=1))

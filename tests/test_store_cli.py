@@ -117,7 +117,7 @@ def test_unknown_run_and_workload_are_one_line_errors(tmp_db, cli):
 
 def test_failures_are_recorded_and_the_run_goes_on(tmp_db, cli):
     p = cli("run", "t_broken", "t_oom", "t_wrong", "t_quick", "--workload-file", WORKLOADS)
-    assert p.returncode == 0, p.stderr
+    assert p.returncode == 1, p.stderr          # stored, but a failed result makes the exit status 1
     doc = json.loads(cli("show", "latest", "--json").stdout)
     by = {r["workload"]: r for r in doc["results"]}
     assert by["t_broken"]["status"] == "failed" and "on purpose" in by["t_broken"]["reason"]
@@ -128,7 +128,7 @@ def test_failures_are_recorded_and_the_run_goes_on(tmp_db, cli):
 
 def test_a_workload_named_twice_is_measured_once(tmp_db, cli):
     p = cli("run", "t_quick", "t_wrong", "t_quick", "--workload-file", WORKLOADS)
-    assert p.returncode == 0 and "spooled" not in p.stderr, p.stderr    # the store took the run
+    assert p.returncode == 1 and "spooled" not in p.stderr, p.stderr    # the store took the run
     doc = json.loads(cli("show", "latest", "--json").stdout)
     assert doc["status"] == "complete"
     assert [r["workload"] for r in doc["results"]] == ["t_quick", "t_wrong"]
@@ -147,7 +147,7 @@ def test_a_stopped_run_keeps_finished_results(tmp_db, tmp_path, signum, code):
     env = dict(os.environ, GPUPARITY_TEST_MARKER=str(marker), COLUMNS="200")
     proc = subprocess.Popen(
         [sys.executable, "-m", "gpuparity", "run", "t_quick", "t_block", "t_broken", "--workload-file", WORKLOADS,
-         "--suite", "full"],
+         "--suite", "full", "--in-order"],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint)
     try:
         deadline = time.time() + 60

@@ -9,32 +9,37 @@ nodes) plus MASTER_ADDR/PORT, so `init()` needs no arguments. The back end is NC
 from __future__ import annotations
 
 import os
+import sys
 from datetime import timedelta
 
-# How long a collective may wait for a slow or dead rank before the job fails.
-TIMEOUT_S = float(os.environ.get("GPUPARITY_DIST_TIMEOUT", "900"))
+from gpuparity.validate import env_float, env_int
+
+
+def timeout_s() -> float:
+    """How long a collective may wait for a slow or dead rank before the job fails."""
+    return env_float("GPUPARITY_DIST_TIMEOUT", 900.0, lo=1.0)
 
 
 def world_size() -> int:
-    return int(os.environ.get("WORLD_SIZE", "1"))
+    return env_int("WORLD_SIZE", 1, lo=1)
 
 
 def rank() -> int:
-    return int(os.environ.get("RANK", "0"))
+    return env_int("RANK", 0, lo=0)
 
 
 def local_rank() -> int:
-    return int(os.environ.get("LOCAL_RANK", "0"))
+    return env_int("LOCAL_RANK", 0, lo=0)
 
 
 def local_world_size() -> int:
-    return int(os.environ.get("LOCAL_WORLD_SIZE", str(world_size())))
+    return env_int("LOCAL_WORLD_SIZE", world_size(), lo=1)
 
 
 def nodes() -> int:
     """Nodes in the job: torchrun's GROUP_WORLD_SIZE, else ranks / ranks per node."""
     if os.environ.get("GROUP_WORLD_SIZE"):
-        return int(os.environ["GROUP_WORLD_SIZE"])
+        return env_int("GROUP_WORLD_SIZE", 1, lo=1)
     return max(1, world_size() // max(1, local_world_size()))
 
 
@@ -53,6 +58,8 @@ def _torch_dist():
 
 
 def initialized() -> bool:
+    if "torch.distributed" not in sys.modules:      # never import torch just to ask (or mid-shutdown)
+        return False
     try:
         tdist = _torch_dist()
     except ImportError:
@@ -73,7 +80,7 @@ def init() -> str | None:
     import torch
 
     tdist = _torch_dist()
-    kwargs = {"timeout": timedelta(seconds=TIMEOUT_S)}
+    kwargs = {"timeout": timedelta(seconds=timeout_s())}
     if torch.cuda.is_available():
         torch.cuda.set_device(local_rank())
         name = "nccl"

@@ -1,22 +1,35 @@
-"""Comparison statistics: per-key estimates and their variances, intervals, verdicts."""
+"""Comparison statistics: per-key side estimates, ratio intervals, verdicts, joint geomeans.
+
+The estimator (the README's "Statistics" repeats it):
+- Unit: one trial of a key in one run (sides.py). Its figure v and log standard error se come
+  from results/figure.py. Trials of different runs count alike (each is a fresh process).
+- Side estimate per key: L = mean of log v over its units (the geometric mean; with one unit it
+  is that unit's figure, the number the run table shows).
+  Variance: n >= 2 units: s^2 / n with n - 1 degrees of freedom (s: sd of log v), so within-
+  trial noise, drift and trial-to-trial spread are all inside it; n = 1: se^2 + floor^2 with
+  infinite degrees of freedom, where floor is the run-to-run spread assumed for a single run
+  (default 3%, --run-spread / GPUPARITY_RUN_SPREAD): one run cannot see its own spread.
+- Ratio B/A per key: exp(L_B - L_A); 95% interval exp(log ratio +- t(df) sqrt(var_A + var_B)),
+  df by Welch-Satterthwaite.
+- Verdict: faster / slower when the whole interval lies beyond 1 +- tolerance, parity when it lies
+  within, else inconclusive; a result flagged unstable on either side is at most inconclusive.
+- Category (and overall) geometric mean of the keys' ratios: G = mean over keys of L, per side.
+  When every key has >= 2 units, the keys are not treated as independent: each unit's residuals
+  (log v - L) are averaged over the keys it holds (a trial is one machine state for every key),
+  and var(G) = var(those unit means) / units, with units - 1 degrees of freedom. When some key has
+  one unit: var(G) = sum of the keys' within variances / K^2 + floor^2 (the assumed run-to-run
+  shift moves every key of the run together).
+"""
 
 from __future__ import annotations
 
 import math
-from functools import lru_cache
-from statistics import NormalDist
 
 import numpy as np
 
+from gpuparity.measure.stats import t_quantile
+
 LEVEL = 0.95
-
-
-DRAWS = 20000
-
-
-SEED = 20240601
-
-
 VERDICTS = ("faster", "parity", "slower", "inconclusive")
 
 
@@ -41,57 +54,76 @@ def verdicts(ci_low: np.ndarray, ci_high: np.ndarray, tolerance: float) -> np.nd
         return np.select([ci_low > hi, ci_high < lo, (ci_low >= lo) & (ci_high <= hi)], [0, 2, 1], 3)
 
 
-def _median_pattern(n: int, draws: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """0-based indices (lo, hi) of the two middle order statistics of n draws with replacement
-    from n sorted items, one pair per draw (lo == hi for odd n)."""
-    k = (n + 1) // 2 if n % 2 else n // 2
-    u_lo = rng.beta(k, n - k + 1, size=draws)
-    lo = np.minimum((u_lo * n).astype(np.int64), n - 1)
-    if n % 2:
-        return lo, lo
-    u_hi = u_lo + (1.0 - u_lo) * rng.beta(1, n - k, size=draws)
-    return lo, np.minimum((u_hi * n).astype(np.int64), n - 1)
+def key_estimates(side, floor: float) -> tuple[np.ndarray, ...]:
+    """Per key of a side: (value, L = mean log figure, its variance, degrees of freedom, units).
+    value = exp(L), except that one unit's value is its figure as stored (the run table's number)."""
+    n_keys = len(side.keys)
+    logs = np.log(side.u_value)
+    n = np.bincount(side.u_key, minlength=n_keys).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.bincount(side.u_key, weights=logs, minlength=n_keys) / n
+        dev = logs - mean[side.u_key]
+        ss = np.bincount(side.u_key, weights=dev * dev, minlength=n_keys)
+        single_se = np.bincount(side.u_key, weights=np.where(n[side.u_key] == 1, side.u_se, 0.0), minlength=n_keys)
+        var = np.where(n >= 2, ss / np.maximum(n - 1, 1) / n, single_se ** 2 + floor ** 2)
+    first = np.zeros(n_keys, dtype=np.int64)
+    first[side.u_key[::-1]] = np.arange(len(side.u_key))[::-1]
+    value = np.where(n == 1, side.u_value[first], np.exp(mean)) if n_keys else mean
+    df = np.where(n >= 2, n - 1, np.inf)
+    return value, mean, var, df, n
 
 
-@lru_cache(maxsize=4096)
-def median_weights(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct (lo, hi) order-statistic pairs of a bootstrap median of n samples and their weights."""
-    lo, hi = _median_pattern(n, DRAWS, np.random.default_rng([SEED, n]))
-    codes, counts = np.unique(lo * n + hi, return_counts=True)
-    return codes // n, codes % n, counts / DRAWS
+def welch_df(va: np.ndarray, dfa: np.ndarray, vb: np.ndarray, dfb: np.ndarray) -> np.ndarray:
+    """Welch-Satterthwaite degrees of freedom of var_A + var_B (infinite df terms drop out)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        den = np.where(np.isinf(dfa), 0.0, va * va / dfa) + np.where(np.isinf(dfb), 0.0, vb * vb / dfb)
+        return np.where(den > 0, (va + vb) ** 2 / den, np.inf)
 
 
-def log_median_stats(flat: np.ndarray, owner: np.ndarray, n_keys: int) -> tuple[np.ndarray, ...]:
-    """Per key: median, bootstrap variance of the log median (NaN for n < 2), and sample count."""
-    if len(owner) > 1 and np.any(owner[1:] < owner[:-1]):     # pooled runs: group each key's samples
-        order = np.argsort(owner, kind="stable")
-        flat, owner = flat[order], owner[order]
-    counts = np.bincount(owner, minlength=n_keys)
-    offsets = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
-    median = np.full(n_keys, np.nan)
-    var = np.full(n_keys, np.nan)
-    for n in np.unique(counts[counts > 0]):
-        n = int(n)
-        keys = np.nonzero(counts == n)[0]
-        lo, hi, w = median_weights(n) if n > 1 else (None, None, None)
-        step = max(1, 2_000_000 // (n + (len(w) if w is not None else 0)))
-        for i in range(0, len(keys), step):
-            sel = keys[i:i + step]
-            xs = np.sort(flat[offsets[sel][:, None] + np.arange(n)[None, :]], axis=1)   # (g, n)
-            median[sel] = (xs[:, (n - 1) // 2] + xs[:, n // 2]) / 2
-            if n < 2:
-                continue
-            lx = np.log(xs)
-            lx -= lx[:, [n // 2]]                     # centre: no cancellation in E[v^2] - E[v]^2
-            v = (lx[:, lo] + lx[:, hi]) * 0.5         # log median of each distinct resample pattern
-            m = v @ w
-            var[sel] = np.maximum((v * v) @ w - m * m, 0.0)
-    return median, var, counts
+def t_quantiles(p: float, df: np.ndarray) -> np.ndarray:
+    """t(p, df) per element; df rounded down to a quarter (conservative) so few distinct values
+    need the exact routine."""
+    df = np.asarray(df, dtype=float)
+    out = np.full(df.shape, np.nan)
+    finite = np.isfinite(df) & (df > 0)
+    out[np.isinf(df)] = t_quantile(p, math.inf)
+    if finite.any():
+        rounded = np.maximum(np.floor(df[finite] * 4) / 4, 0.25)
+        uniq, inv = np.unique(rounded, return_inverse=True)
+        out[finite] = np.array([t_quantile(p, float(d)) for d in uniq])[inv]
+    return out
 
 
-def geomean(ratios: np.ndarray, log_vars: np.ndarray, level: float = LEVEL) -> tuple[float, float, float]:
-    """Geometric mean of ratios and its CI from the keys' log-ratio bootstrap variances."""
-    logs = np.log(ratios)
-    mean = float(logs.mean())
-    half = NormalDist().inv_cdf(1 - (1 - level) / 2) * math.sqrt(float(log_vars.sum())) / len(logs)
-    return math.exp(mean), math.exp(mean - half), math.exp(mean + half)
+def log_interval(log_ratio: np.ndarray, var: np.ndarray, df: np.ndarray, level: float = LEVEL):
+    """(lo, hi) of exp(log_ratio +- t(df) sqrt(var)); NaN where the variance is unknown."""
+    half = t_quantiles(1 - (1 - level) / 2, df) * np.sqrt(var)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.exp(log_ratio - half), np.exp(log_ratio + half)
+
+
+def side_geomean(side, keys: np.ndarray, est: tuple, floor: float) -> tuple[float, float, float]:
+    """(G, var(G), df) of a side over the given key indices (see the module notes)."""
+    _, mean, var, _, n = est
+    k = len(keys)
+    g = float(mean[keys].mean())
+    if n[keys].min() >= 2:
+        chosen = np.zeros(len(side.keys), dtype=bool)
+        chosen[keys] = True
+        sel = chosen[side.u_key]
+        resid = np.log(side.u_value[sel]) - mean[side.u_key[sel]]
+        ids, inv = np.unique(side.u_id[sel], return_inverse=True)
+        unit_mean = np.bincount(inv, weights=resid) / np.bincount(inv)
+        if len(ids) >= 2:
+            return g, float(unit_mean.var(ddof=1)) / len(ids), float(len(ids) - 1)
+    within = np.where(n[keys] >= 2, var[keys], var[keys] - floor ** 2)
+    return g, float(within.sum()) / (k * k) + floor ** 2, math.inf
+
+
+def geomean_ratio(a, b, ka: np.ndarray, kb: np.ndarray, est_a: tuple, est_b: tuple, floor: float,
+                  level: float = LEVEL) -> tuple[float, float, float]:
+    """Geometric mean of B/A over matched keys (ka[j] on A is kb[j] on B) and its interval."""
+    ga, va, dfa = side_geomean(a, ka, est_a, floor)
+    gb, vb, dfb = side_geomean(b, kb, est_b, floor)
+    df = welch_df(np.array([va]), np.array([dfa]), np.array([vb]), np.array([dfb]))
+    lo, hi = log_interval(np.array([gb - ga]), np.array([va + vb]), df, level)
+    return math.exp(gb - ga), float(lo[0]), float(hi[0])

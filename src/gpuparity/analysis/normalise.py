@@ -9,32 +9,55 @@ from gpuparity.analysis.sides import Side
 NORMALISED = ("per_peak", "per_dollar", "per_watt")
 
 
-def _peak(spec: dict | None, unit: str | None, dtype: str | None) -> float | None:
-    from gpuparity.platform.specs import peak_bandwidth_gbs, peak_tflops
-
+def peak_kind_of(workload: str | None, unit: str | None, dtype: str | None, kind: str | None,
+                 params: dict | str | None = None) -> str | None:
+    """A result's peak kind (platform/specs.peak_for); results stored before kinds were recorded
+    get theirs from the workload: GEMM-like TFLOP/s by dtype, memory kernels against HBM, host
+    copies against the host link, collectives against the fabric; anything else has none."""
+    if kind:
+        return kind
     if unit == "TFLOP/s":
-        return peak_tflops(spec, dtype or "")
+        return f"flop:{dtype or ''}"
     if unit == "GB/s":
-        return peak_bandwidth_gbs(spec)
+        if workload == "collectives":
+            return "bytes:interconnect"
+        if workload == "memory":
+            text = params if isinstance(params, str) else str((params or {}).get("op"))
+            return "bytes:host" if ("h2d" in text or "d2h" in text) else "bytes:hbm"
     return None
+
+
+def _peak(spec: dict | None, unit: str | None, dtype: str | None) -> float | None:
+    """Deprecated (analysis.frame until it reads peak kinds): TFLOP/s by dtype, GB/s against HBM."""
+    return peak_of(spec, peak_kind_of("memory" if unit == "GB/s" else None, unit, dtype, None))
+
+
+def peak_of(spec: dict | None, kind: str | None) -> float | None:
+    from gpuparity.platform.specs import peak_for
+
+    found = peak_for(spec, kind)
+    return found[0] if found else None
 
 
 def _facts(side: Side, idx: np.ndarray, prices) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
     """Per key idx[j] of a side: peak, GPU-hour price, watts (NaN where unknown) and the power
-    source ("measured" telemetry, datasheet "tdp", or None). Looked up once per (run, unit, dtype)."""
+    source ("measured" telemetry, datasheet "tdp", or None). Looked up once per (run, peak kind)."""
     cache: dict = {}
 
-    def lookup(run: int, unit, dtype) -> tuple:
-        ck = (run, unit, dtype)
+    def lookup(run: int, kind) -> tuple:
+        ck = (run, kind)
         if ck not in cache:
             spec = side.runs[run]["fingerprint"].get("spec") if side.runs else None
             price = prices.price((spec or {}).get("id"))[0] if prices else None
             tdp = (spec or {}).get("tdp_w")
-            cache[ck] = (_peak(spec, unit, dtype) or np.nan, price or np.nan, float(tdp) if tdp else np.nan)
+            cache[ck] = (peak_of(spec, kind) or np.nan, price or np.nan, float(tdp) if tdp else np.nan)
         return cache[ck]
 
-    looked = [lookup(run, side.meta[i][4], side.meta[i][3])
-              for run, i in zip(side.newest_run[idx].tolist(), idx.tolist(), strict=True)]
+    def kind_of(i: int):
+        w, _, params, dtype, unit = side.meta[i]
+        return peak_kind_of(w, unit, dtype, side.peak_kind[i], params)
+
+    looked = [lookup(run, kind_of(i)) for run, i in zip(side.newest_run[idx].tolist(), idx.tolist(), strict=True)]
     peak, price, tdp = np.array(looked, dtype=float).reshape(len(idx), 3).T
     measured = np.isfinite(side.power[idx])
     watts = np.where(measured, side.power[idx], tdp)

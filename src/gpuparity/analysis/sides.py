@@ -1,18 +1,24 @@
 """One platform's results (a side), from run documents or the store's results table, and
 how a side is named on the command line (run ids, files, stores, filters).
+
+A side is columnar. Per key (a result's stable hash): metadata from the newest run holding it,
+the number of runs, the union of the results' flags, the peak kind, measured power. Per unit
+(one trial of one key in one run): the trial figure, its log standard error, and a unit id
+(run, trial) shared by every key measured in that trial, so that comparisons can treat a trial
+as one draw of the machine's state across keys (analysis/estimate.py).
 """
 
 from __future__ import annotations
 
 import functools
 import gc
-import json
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpuparity.results.schema import metric_samples, run_stack
-from gpuparity.results.store import encode_samples
+from gpuparity.results.schema import run_stack
+
+MAX_TRIALS = 1024          # unit id = run index * MAX_TRIALS + trial index
 
 
 def gc_paused(fn):
@@ -32,18 +38,22 @@ def gc_paused(fn):
 
 @dataclass
 class Side:
-    """One platform's results, pooled by key, in columns (key i = row i of every array)."""
+    """One platform's results, pooled by key, in columns (key i = row i of every per-key array)."""
 
     label: str
     runs: list                 # run summaries, oldest first (run_id, started_at, host, ..., fingerprint)
-    keys: list                 # keys with status ok and samples
+    keys: list                 # keys with status ok and at least one trial figure
     meta: list                 # per key: (workload, category, params, dtype, unit); params dict or JSON text
     newest_run: np.ndarray     # per key: index into runs of the newest run holding it
-    n_runs: np.ndarray         # per key: how many runs were pooled
-    flat: np.ndarray           # all samples (throughput), grouped by key in owner
-    owner: np.ndarray          # key index of each sample
+    n_runs: np.ndarray         # per key: how many runs hold it
+    u_value: np.ndarray        # per unit: the trial figure
+    u_se: np.ndarray           # per unit: its log standard error (NaN unknown)
+    u_key: np.ndarray          # per unit: key index
+    u_id: np.ndarray           # per unit: run index * MAX_TRIALS + trial index
     power: np.ndarray          # per key: mean valid measured power (W) or NaN
-    extras: dict               # key index -> {"info": ..., "work": ...} where the document was read
+    flags: list                # per key: sorted flags of its results (union over runs)
+    peak_kind: list            # per key: what % of peak divides by (newest run), or None
+    extras: dict               # key index -> {"info", "work", "infos"} where documents were read
     failed: dict               # key -> {ident..., "status", "reason"} for keys with no usable result
     index: dict = field(default_factory=dict)
 
@@ -51,119 +61,139 @@ class Side:
         if not self.index:
             self.index = {k: i for i, k in enumerate(self.keys)}
 
-    def samples(self, i: int) -> np.ndarray:
-        return self.flat[self.owner == i]
+    def units(self, i: int) -> np.ndarray:
+        return self.u_value[self.u_key == i]
 
 
-def run_summary(run_id: str, started_at: str, host: str | None, fp: dict) -> dict:
+def run_summary(run_id: str, started_at: str, host: str | None, fp: dict, label: str | None = None) -> dict:
     spec = fp.get("spec") or None
     return {
         "run_id": run_id, "started_at": started_at, "host": host, "vendor": fp.get("vendor"),
         "product": fp.get("product"), "spec_id": (spec or {}).get("id"), "stack": run_stack(fp),
-        "torch": fp.get("torch_version"), "driver": fp.get("driver_version"), "fingerprint": fp,
+        "torch": fp.get("torch_version"), "driver": fp.get("driver_version"), "label": label, "fingerprint": fp,
     }
 
 
-def _parse_sample_blobs(blobs: list) -> tuple[np.ndarray, np.ndarray]:
-    """float64 sample blobs (as the store writes them) -> (flat values, count per blob), in C."""
+def _parse_blobs(blobs: list) -> tuple[np.ndarray, np.ndarray]:
+    """float64 blobs (as the store writes them) -> (flat values, count per blob), in C."""
     counts = np.fromiter((len(b) // 8 for b in blobs), dtype=np.int64, count=len(blobs))
     flat = np.frombuffer(b"".join(blobs), dtype="<f8") if counts.sum() else np.empty(0)
     return flat, counts
 
 
-def _build(label: str, runs: list[dict], run_index: list[int], rows: list[tuple], flat: np.ndarray,
+# Row layout both loaders produce: (run index, key, workload, category, params, dtype, unit, status,
+# reason, flags text, peak kind, measured power W)
+STATUS, REASON, FLAGS, PEAK, POWER = 7, 8, 9, 10, 11
+
+
+def _build(label: str, runs: list[dict], rows: list[tuple], values: np.ndarray, ses: np.ndarray,
            counts: np.ndarray, results: list | None) -> Side:
-    """Pool rows (anything, key, workload, category, params, dtype, unit, status, reason) of runs
-    runs[run_index[i]], oldest run first, whose samples are flat/counts; results[i] is row i's
-    result dict where the document was read."""
+    """Pool rows of runs (oldest run first) whose trial figures are values/ses (counts per row);
+    results[i] is row i's result dict where the document was read."""
     row_of = np.repeat(np.arange(len(rows)), counts)
-    usable = np.isfinite(flat) & (flat > 0)
-    flat, row_of = flat[usable], row_of[usable]
+    trial_of = np.arange(len(row_of)) - np.repeat(np.cumsum(counts) - counts, counts)
+    usable = np.isfinite(values) & (values > 0)
+    values, ses, row_of, trial_of = values[usable], ses[usable], row_of[usable], trial_of[usable]
     good = (np.bincount(row_of, minlength=len(rows)) > 0).tolist()
-    ok = [g and row[7] == "ok" for g, row in zip(good, rows, strict=True)]
+    ok = [g and row[STATUS] == "ok" for g, row in zip(good, rows, strict=True)]
     # Keys in first-seen order; a pooled key takes its metadata from its newest (last) row.
     last = {row[1]: i for i, row in enumerate(rows) if ok[i]}
     index = {k: j for j, k in enumerate(last)}
     newest = list(last.values())
     meta = [rows[i][2:7] for i in newest]
-    row_key = [index[row[1]] if ok[i] else -1 for i, row in enumerate(rows)]
-    row_key_arr = np.array(row_key, dtype=np.int64)
-    keep = row_key_arr[row_of] >= 0
-    owner = row_key_arr[row_of[keep]]
-    run_of_row = np.array(run_index, dtype=np.int64)
+    row_key = np.array([index[row[1]] if ok[i] else -1 for i, row in enumerate(rows)], dtype=np.int64)
+    run_of_row = np.array([row[0] for row in rows], dtype=np.int64)
+    keep = row_key[row_of] >= 0
+    u_key = row_key[row_of[keep]]
+    u_id = run_of_row[row_of[keep]] * MAX_TRIALS + np.minimum(trial_of[keep], MAX_TRIALS - 1)
     failed = {}
-    for i in np.nonzero(row_key_arr < 0)[0].tolist():
+    for i in np.nonzero(row_key < 0)[0].tolist():
         row = rows[i]
         if row[1] not in index:
             failed[row[1]] = {"key": row[1], "workload": row[2], "category": row[3], "params": row[4],
-                              "dtype": row[5], "unit": row[6], "status": row[7],
-                              "reason": row[8] if row[7] != "ok" else "no throughput samples"}
-    power = np.full(len(meta), np.nan)
+                              "dtype": row[5], "unit": row[6], "status": row[STATUS],
+                              "reason": row[REASON] if row[STATUS] != "ok" else "no throughput figure"}
+    n_keys = len(meta)
+    flags: list[set] = [set() for _ in range(n_keys)]
+    watts: dict[int, list] = {}
+    for i, row in enumerate(rows):
+        k = int(row_key[i])
+        if k < 0:
+            continue
+        if row[FLAGS]:
+            flags[k].update(row[FLAGS].split(",") if isinstance(row[FLAGS], str) else row[FLAGS])
+        if isinstance(row[POWER], (int, float)) and row[POWER] > 0:
+            watts.setdefault(k, []).append(float(row[POWER]))
+    power = np.full(n_keys, np.nan)
+    for k, w in watts.items():
+        power[k] = float(np.mean(w))
     extras = {}
     if results is not None:
-        watts: dict[int, list] = {}
         for i, res in enumerate(results):
-            if res is None or row_key[i] < 0:
+            k = int(row_key[i])
+            if res is None or k < 0:
                 continue
-            k = row_key[i]
-            tele = res.get("telemetry") or {}
-            if tele.get("valid") is True and isinstance(tele.get("mean_power_w"), (int, float)):
-                watts.setdefault(k, []).append(float(tele["mean_power_w"]))
-            extras[k] = {"info": res.get("info") or {}, "work": res.get("work") or {}}
-        for k, w in watts.items():
-            power[k] = float(np.mean(w))
+            info = res.get("info") or {}
+            prev = extras.get(k, {}).get("infos", [])
+            extras[k] = {"info": info, "work": res.get("work") or {}, "infos": [*prev, info]}
     return Side(label, runs, list(index), meta, run_of_row[np.array(newest, dtype=np.int64)],
-                np.bincount(row_key_arr[row_key_arr >= 0], minlength=len(meta)), flat[keep], owner, power,
-                extras, failed, index)
+                np.bincount(row_key[row_key >= 0], minlength=n_keys), values[keep], ses[keep], u_key, u_id,
+                power, [sorted(f) for f in flags], [rows[i][PEAK] for i in newest], extras, failed, index)
+
+
+def _doc_row(ri: int, r: dict) -> tuple:
+    tele = r.get("telemetry") or {}
+    power = tele.get("mean_power_w") if tele.get("valid") is True else None
+    return (ri, r["key"], r["workload"], r.get("category"), r.get("params") or {}, r.get("dtype"),
+            (r.get("metric") or {}).get("unit"), r["status"], r.get("reason"), r.get("flags") or None,
+            (r.get("info") or {}).get("peak_kind"), power)
 
 
 @gc_paused
 def side_from_runs(docs: list[dict], label: str = "A") -> Side:
     """A side from run documents (pooled by key)."""
+    from gpuparity.results.figure import result_units
+
     docs = sorted(docs, key=lambda d: (d.get("started_at") or "", d.get("run_id") or ""))
-    runs, run_index, rows, results, lists = [], [], [], [], []
+    runs, rows, results, vals, ses = [], [], [], [], []
     for ri, doc in enumerate(docs):
         fp = doc.get("fingerprint") or {}
-        runs.append(run_summary(doc["run_id"], doc.get("started_at"), doc.get("host"), fp))
+        runs.append(run_summary(doc["run_id"], doc.get("started_at"), doc.get("host"), fp, doc.get("label")))
         for r in doc.get("results") or []:
-            run_index.append(ri)
-            rows.append((ri, r["key"], r["workload"], r.get("category"), r.get("params") or {}, r.get("dtype"),
-                         (r.get("metric") or {}).get("unit"), r["status"], r.get("reason")))
+            rows.append(_doc_row(ri, r))
             results.append(r)
-            lists.append(_samples_or_value(metric_samples(r), (r.get("metric") or {}).get("value")))
-    counts = np.array([len(x) for x in lists], dtype=np.int64)
-    flat = np.array([v for x in lists for v in x], dtype=float)
-    return _build(label, runs, run_index, rows, flat, counts, results)
-
-
-def _samples_or_value(samples: list, value) -> list:
-    """A result with a figure but no raw samples counts as one sample (no CI: inconclusive)."""
-    if not samples and isinstance(value, (int, float)) and value > 0:
-        return [float(value)]
-    return samples
+            v, s = result_units(r)
+            vals.append(v)
+            ses.append(s)
+    counts = np.array([len(x) for x in vals], dtype=np.int64)
+    return _build(label, runs, rows, np.array([v for x in vals for v in x], dtype=float),
+                  np.array([v for x in ses for v in x], dtype=float), counts, results)
 
 
 def _needs_documents(fp: dict, has_serving: bool) -> bool:
-    """Power telemetry and serving curves live only in the run document."""
-    return has_serving or (fp.get("telemetry") or {}).get("method") != "none"
+    """Serving curves and per-point summaries live only in the run document."""
+    return has_serving
 
 
 @gc_paused
 def side_from_store(store, run_ids: list[str], label: str = "A") -> Side:
     """A side from stored runs, read from the results table columns (fast path)."""
+    from gpuparity.measure.stats import log_median_se_many
+
     fps = store.run_fingerprints(list(run_ids)) if run_ids else {}
     runs = []
     for chunk in _chunks(list(fps), 500):
         marks = ",".join("?" * len(chunk))
-        for run_id, started_at, host in store.query(
-                f"SELECT run_id, started_at, host FROM runs WHERE run_id IN ({marks})", chunk):
-            runs.append(run_summary(run_id, started_at, host, fps[run_id]))
+        for run_id, started_at, host, run_label in store.query(
+                f"SELECT run_id, started_at, host, label FROM runs WHERE run_id IN ({marks})", chunk):
+            runs.append(run_summary(run_id, started_at, host, fps[run_id], run_label))
     runs.sort(key=lambda r: (r["started_at"] or "", r["run_id"]))
     rank = {r["run_id"]: i for i, r in enumerate(runs)}
-    # reason and value only where they are used: building 100k needless objects costs time
+    # reason, value and samples only where they are used: building 100k needless objects costs time
     select = ("SELECT run_id, key, workload, category, params, dtype, unit, status,"
-              " CASE WHEN status = 'ok' THEN NULL ELSE reason END, samples,"
-              " CASE WHEN length(samples) > 0 THEN NULL ELSE value END FROM results")
+              " CASE WHEN status = 'ok' THEN NULL ELSE reason END, flags, peak_kind, power_w, trial_values, trial_se,"
+              " CASE WHEN trial_values IS NULL THEN value END, CASE WHEN trial_values IS NULL THEN samples END"
+              " FROM results")
     if not store.postgres and 4 * len(runs) >= store.count("runs"):
         # Most of a SQLite store: one table scan filtered here beats an index lookup per row (~1.7x).
         fetched = [r for r in store.query(select) if r[0] in rank]
@@ -172,7 +202,16 @@ def side_from_store(store, run_ids: list[str], label: str = "A") -> Side:
         for chunk in _chunks([r["run_id"] for r in runs], 500):
             fetched += store.query(f"{select} WHERE run_id IN ({','.join('?' * len(chunk))})", chunk)
     fetched.sort(key=lambda r: rank[r[0]])
-    flat, counts = _parse_sample_blobs([bytes(r[9]) if r[9] else _value_blob(r[10]) for r in fetched])
+    values, counts = _parse_blobs([bytes(r[12]) if r[12] else _legacy_value(r[14]) for r in fetched])
+    ses, _ = _parse_blobs([bytes(r[13]) if r[12] else b"" for r in fetched])
+    legacy = [i for i, r in enumerate(fetched) if not r[12] and counts[i] == 1]
+    if legacy:          # rows of an earlier schema: one trial, its se from the samples' log median
+        full = np.full(len(values), np.nan)
+        full[np.nonzero(np.repeat([bool(r[12]) for r in fetched], counts))[0]] = ses
+        flat, n = _parse_blobs([bytes(fetched[i][15] or b"") for i in legacy])
+        offsets = np.cumsum(counts) - counts
+        full[offsets[legacy]] = log_median_se_many(flat, n)
+        ses = full
     serving_runs = {r[0] for r in fetched if r[3] == "serving"}
     results = None
     docs = {}
@@ -181,11 +220,13 @@ def side_from_store(store, run_ids: list[str], label: str = "A") -> Side:
             docs[run["run_id"]] = {r["key"]: r for r in store.get_run(run["run_id"]).get("results") or []}
     if docs:
         results = [docs.get(r[0], {}).get(r[1]) for r in fetched]
-    return _build(label, runs, [rank[r[0]] for r in fetched], fetched, flat, counts, results)
+    rows = [(rank[r[0]], *r[1:12]) for r in fetched]
+    return _build(label, runs, rows, values, ses, counts, results)
 
 
-def _value_blob(value) -> bytes:
-    """A result with a figure but no raw samples counts as one sample (see _samples_or_value)."""
+def _legacy_value(value) -> bytes:
+    from gpuparity.results.store import encode_samples
+
     return encode_samples([float(value)]) if isinstance(value, (int, float)) and value > 0 else b""
 
 
@@ -194,6 +235,7 @@ def _chunks(items: list, size: int):
         yield items[i:i + size]
 
 
+# -- naming a side on the command line -------------------------------------------------------
 FILTER_KEYS = ("gpu", "stack", "host", "since", "db")
 
 
@@ -237,23 +279,14 @@ def _is_sqlite(path: str) -> bool:
 
 
 def load_run_docs(path: str) -> list[dict]:
-    """An exported run file (one run document, or a JSON list of them)."""
-    from gpuparity.results.schema import load_run_file, validate_run
+    """An exported run file (one run document, or a JSON list of them), bounded and validated."""
+    from gpuparity.results.schema import validate_run
+    from gpuparity.validate import load_json
 
-    if path.endswith(".json"):
-        try:
-            with open(path, encoding="utf-8") as fh:
-                head = fh.read(1)
-        except OSError as exc:
-            raise_user(f"{path}: cannot read ({exc.strerror})")
-        if head == "[":
-            with open(path, encoding="utf-8") as fh:
-                try:
-                    docs = json.load(fh)
-                except json.JSONDecodeError as exc:
-                    raise_user(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})")
-            return [validate_run(d, f"{path}[{i}]") for i, d in enumerate(docs)]
-    return [load_run_file(path)]
+    data = load_json(path, None, "run file")
+    if isinstance(data, list):
+        return [validate_run(d, f"{path}[{i}]") for i, d in enumerate(data)]
+    return [validate_run(data, path)]
 
 
 def resolve_runs(token: str | None, db: str | None = None, **filters) -> tuple[str, list[dict] | None, list[str]]:

@@ -41,14 +41,16 @@ def register(app: typer.Typer) -> None:
         a: Optional[str] = typer.Argument(None, help="Side A (baseline): run file, store file, run id or filter."),
         b: Optional[str] = typer.Argument(None, help="Side B: compared against A (ratio = B / A)."),
         db: Optional[str] = db_option(),
-        gpu_a: Optional[str] = typer.Option(None, "--gpu-a", help="Side A: product or spec id contains this."),
-        stack_a: Optional[str] = typer.Option(None, "--stack-a", help="Side A: stack prefix (rocm, cuda 12, cpu)."),
+        gpu_a: Optional[str] = typer.Option(None, "--gpu-a", help="Side A: spec id or product (exact; end with * for a prefix)."),
+        stack_a: Optional[str] = typer.Option(None, "--stack-a", help="Side A: stack, whole version parts (rocm, cuda 12, rocm 6.2.4)."),
         gpu_b: Optional[str] = typer.Option(None, "--gpu-b"),
         stack_b: Optional[str] = typer.Option(None, "--stack-b"),
         since: Optional[str] = typer.Option(None, "--since", help="Only runs started at or after (ISO date)."),
         host: Optional[str] = typer.Option(None, "--host", help="Only runs from this host."),
         tolerance: str = typer.Option("5%", "--tolerance", "-t", help="Parity band around 1 (5% or 0.05)."),
-        output_format: str = typer.Option("table", "--format", "-f", help="table | markdown | csv | json"),
+        output_format: str = typer.Option("table", "--format", "-f", help="Output: table, markdown, csv or json."),
+        spread: Optional[str] = typer.Option(
+            None, "--run-spread", help="Run-to-run spread assumed for a single-trial side (default 3% or $GPUPARITY_RUN_SPREAD)."),
         max_rows: int = typer.Option(200, "--rows", min=0,
                                      help="table, markdown: show at most this many result rows (0: all); csv, json: all."),
         price_basis: str = typer.Option("neocloud", "--price-basis",
@@ -65,28 +67,38 @@ def register(app: typer.Typer) -> None:
         on a side are pooled by result key. Exit status: 0, 1 with --fail-if-slower when slower, 2 on
         bad input.
         """
-        from gpuparity.analysis.compare import compare_sides, slower_than
+        from gpuparity.analysis.compare import compare_sides, regression_gate
         from gpuparity.analysis.sides import load_side
 
         if output_format not in FORMATS:
             raise UserError(f"--format must be one of {', '.join(FORMATS)}")
         tol = parse_fraction(tolerance, "--tolerance")
         threshold = parse_fraction(fail_if_slower, "--fail-if-slower") if fail_if_slower else None
+        floor = parse_fraction(spread, "--run-spread") if spread else None
         if not (a or gpu_a or stack_a) or not (b or gpu_b or stack_b):
             raise UserError("name two sides: gpuparity compare A B (run files, run ids, or gpu=..,stack=.. filters)"
                             " or --gpu-a/--stack-a and --gpu-b/--stack-b")
         prices = price_options(price_basis, price)
         side_a = load_side(a, "A", db, gpu=gpu_a, stack=stack_a, since=since, host=host)
         side_b = load_side(b, "B", db, gpu=gpu_b, stack=stack_b, since=since, host=host)
-        result = compare_sides(side_a, side_b, tol, prices)
-        emit(result, output_format, max_rows)
+        result = compare_sides(side_a, side_b, tol, prices, floor=floor)
         if threshold is not None:
-            bad = slower_than(result, threshold)
-            if bad:
-                import sys
+            result["gate"] = regression_gate(result, threshold)
+        emit(result, output_format, max_rows)
+        gate = result.get("gate")
+        if gate is not None:
+            import sys
 
-                print(f"slower than -{threshold:.0%} with 95% confidence: {', '.join(bad[:10])}"
-                      + (f" and {len(bad) - 10} more" if len(bad) > 10 else ""), file=sys.stderr)
+            limit = 1 - threshold
+            if gate["passed"]:
+                print(f"regression gate passed: no result or category geomean is below {limit:.3f}x A "
+                      "with 95% confidence", file=sys.stderr)
+            else:
+                bad = [f"{f['workload']} {params_text(f['params'])} {f['dtype'] or ''}".strip()
+                       + f" ({f['ratio']:.3f}x, CI up to {f['ci_high']:.3f})" for f in gate["failed"]]
+                print(f"regression gate failed: {len(bad)} below {limit:.3f}x A (more than {threshold:.0%} slower) "
+                      "with 95% confidence: " + "; ".join(bad[:10])
+                      + (f"; and {len(bad) - 10} more" if len(bad) > 10 else ""), file=sys.stderr)
                 raise typer.Exit(1)
 
 
@@ -134,7 +146,8 @@ def side_line(s: dict) -> str:
     price = f"${s['usd_per_hour']:.2f}/GPU-h" if s.get("usd_per_hour") else "price unknown"
     return (f"{s['label']}: {', '.join(s['products']) or '-'} ({', '.join(s['stacks']) or '-'};"
             f" torch {', '.join(s['torch']) or '-'}) on {', '.join(s['hosts']) or '-'};"
-            f" {len(s['run_ids'])} run(s); {price}; power: {s['power']}")
+            f" {len(s['run_ids'])} run(s), {s.get('trials_per_result', 0):g} trial(s) per result;"
+            f" {price}; power: {s['power']}")
 
 
 def print_table(result: dict, max_rows: int = 0) -> None:
@@ -143,16 +156,20 @@ def print_table(result: dict, max_rows: int = 0) -> None:
     con = console()
     for s in result["sides"].values():
         con.print(escape(side_line(s)))
+    for note in result.get("notes") or []:
+        con.print(f"[yellow]note: {escape(note)}[/]")
     t = Table(title=f"B / A per result (tolerance ±{result['tolerance']:.0%}, 95% CI)")
-    for col in ("workload", "params", "dtype", "A", "B", "unit", "B/A [95% CI]", "verdict",
+    for col in ("workload", "params", "dtype", "A", "B", "unit", "trials", "B/A [95% CI]", "verdict",
                 "%peak A", "%peak B", "per peak", "per $", "per W"):
         t.add_column(col)
     rows = result["rows"][:max_rows] if max_rows else result["rows"]
     for r in rows:
         style = VERDICT_STYLE.get(r["verdict"], "")
+        shown = r["verdict"] + (" (unstable)" if "unstable" in (r.get("flags") or []) else "")
         t.add_row(escape(r["workload"]), escape(params_text(r["params"])), escape(r["dtype"] or "-"),
                   fmt(r["a_value"]), fmt(r["b_value"]), escape(r["unit"] or "-"),
-                  ratio_text(r["ratio"], r["ci_low"], r["ci_high"]), f"[{style}]{r['verdict']}[/]",
+                  f"{r.get('a_trials', '-')}/{r.get('b_trials', '-')}",
+                  ratio_text(r["ratio"], r["ci_low"], r["ci_high"]), f"[{style}]{shown}[/]",
                   fmt(r["a_pct_peak"]), fmt(r["b_pct_peak"]), fmt(r["ratio_per_peak"]),
                   fmt(r["ratio_per_dollar"]), fmt(r["ratio_per_watt"]))
     con.print(t)
@@ -174,11 +191,12 @@ def print_table(result: dict, max_rows: int = 0) -> None:
         con.print(g)
     if result["serving"]:
         s = Table(title="Serving: throughput per GPU at equal interactivity (Pareto curves)")
-        for col in ("curve", "tok/s per user", "A tok/s/GPU", "B tok/s/GPU", "B/A", "verdict"):
+        for col in ("curve", "tok/s per user", "A tok/s/GPU", "B tok/s/GPU", "B/A [95% CI]", "verdict"):
             s.add_column(col)
         for p in result["serving"]:
             s.add_row(escape(p["curve_key"]), fmt(p.get("interactivity")), fmt(p.get("a_throughput")),
-                      fmt(p.get("b_throughput")), fmt(p.get("ratio")), escape(p.get("verdict") or p.get("note")))
+                      fmt(p.get("b_throughput")), ratio_text(p.get("ratio"), p.get("ci_low"), p.get("ci_high")),
+                      escape(p.get("verdict") or p.get("note")))
         con.print(s)
     for name, title in (("only_a", "only in A"), ("only_b", "only in B")):
         if result[name]:

@@ -1,7 +1,16 @@
-"""`gpuparity run`: benchmark this machine and store the run."""
+"""`gpuparity run`: benchmark this machine and store the run.
+
+Nothing measured is lost: every finished trial goes to the run's journal first (a process that
+dies keeps it, see results/journal.py); Ctrl-C and SIGTERM stop the measuring but never the
+printing and saving that follow (they are held and the run exits 130 / 143 afterwards).
+Exit status: 0 when every result is ok or skipped, 1 when a result failed or none is ok,
+2 for bad input, 130 / 143 when stopped by a signal.
+"""
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 from typing import List, Optional
 
@@ -10,6 +19,9 @@ import typer
 from gpuparity.cli.common import console, db_option, escape, fmt
 from gpuparity.errors import UserError
 
+DEFAULT_TRIALS = {"quick": 1, "standard": 3, "full": 5, "comm": 1}
+GENERIC_SETS = ("case_timeout",)
+
 
 def _parse_sets(values: list[str]) -> dict:
     out = {}
@@ -17,8 +29,48 @@ def _parse_sets(values: list[str]) -> dict:
         if "=" not in item:
             raise UserError(f"--set takes key=value, got '{item}'")
         k, v = item.split("=", 1)
-        out[k.strip()] = v.strip()
+        k, v = k.strip(), v.strip()
+        if not k or not v:
+            raise UserError(f"--set takes key=value, got '{item}'")
+        out[k] = v
     return out
+
+
+def axis_names(workload) -> set[str]:
+    """The --set keys a workload takes: its axes ('m,n,k' names three)."""
+    return {name.strip() for key in workload.axes for name in key.split(",") if name.strip()}
+
+
+def check_sets(sets: dict, workloads: list) -> None:
+    """Every --set key must be an axis of some workload in the run (else exit 2 naming them)."""
+    valid = set(GENERIC_SETS).union(*(axis_names(w) for w in workloads)) - {"dtype"}
+    unknown = sorted(set(sets) - valid)
+    if unknown:
+        names = ", ".join(w.name for w in workloads)
+        raise UserError(f"unknown --set key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} for {names}; "
+                        f"valid: {', '.join(sorted(valid))}")
+
+
+def check_dtypes(dtypes: list[str]) -> None:
+    from gpuparity.workloads.dtypes import GEMM_DTYPES
+
+    known = set(GEMM_DTYPES) | {"fp64_vector"}
+    bad = [d for d in dtypes if d not in known]
+    if bad:
+        raise UserError(f"unknown dtype{'s' if len(bad) > 1 else ''} {', '.join(bad)}; known: {', '.join(GEMM_DTYPES)}")
+
+
+def check_output_path(path: str | None) -> None:
+    """Fail before measuring, not after: the folder of --json must exist and be writable."""
+    if not path or path == "-":
+        return
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    if not os.path.isdir(folder):
+        raise UserError(f"--json {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise UserError(f"--json {path}: not writable")
+    if os.path.isdir(path):
+        raise UserError(f"--json {path}: is a folder")
 
 
 def register(app: typer.Typer) -> None:
@@ -27,13 +79,20 @@ def register(app: typer.Typer) -> None:
         workloads: Optional[List[str]] = typer.Argument(None, help="Workloads to run (default: the suite's)."),
         suite: str = typer.Option("quick", "--suite", "-s", help="quick | standard | full | comm"),
         dtype: Optional[List[str]] = typer.Option(None, "--dtype", "-d", help="Only these dtypes (repeat or comma-separate)."),
+        trials: Optional[int] = typer.Option(None, "--trials", "-t", min=1, max=100,
+                                             help="Independent trials per case (default: quick 1, standard 3, full 5)."),
+        isolate: bool = typer.Option(False, "--isolate", help="Each case and trial in its own process (crash-proof)."),
+        in_process: bool = typer.Option(False, "--in-process", help="Trials in this process, not fresh workers."),
+        seed: Optional[int] = typer.Option(None, "--seed", min=0, max=2**31 - 1, help="Seed of the case order (recorded)."),
+        in_order: bool = typer.Option(False, "--in-order", help="Run cases in the order named, not shuffled."),
+        label: Optional[str] = typer.Option(None, "--label", help="A label for this run (trend --by label)."),
         db: Optional[str] = db_option(),
-        json_out: Optional[str] = typer.Option(None, "--json", help="Also write the run document to this file."),
-        profile: Optional[str] = typer.Option(None, "--profile", help="Write a torch.profiler trace per workload into this folder."),
+        json_out: Optional[str] = typer.Option(None, "--json", help="Also write the run document here ('-': stdout)."),
+        profile: Optional[str] = typer.Option(None, "--profile", help="Write a torch.profiler trace per result into this folder."),
         power_required: bool = typer.Option(False, "--power-required", help="Fail results whose power is missing or invalid."),
         list_only: bool = typer.Option(False, "--list", help="List workloads, their axes and suites, then exit."),
         workload_file: Optional[List[str]] = typer.Option(None, "--workload-file", help="Python file defining WORKLOADS."),
-        sets: Optional[List[str]] = typer.Option(None, "--set", help="Workload option key=value (e.g. model=PATH, url=...)."),
+        sets: Optional[List[str]] = typer.Option(None, "--set", help="Axis or option key=value (e.g. m=256,1024; url=...)."),
         no_store: bool = typer.Option(False, "--no-store", help="Do not write to the store."),
     ) -> None:
         """Run workloads (default: the quick suite), print a table, save the run in the store."""
@@ -43,7 +102,8 @@ def register(app: typer.Typer) -> None:
             raise UserError(f"unknown suite '{suite}'; choose one of {', '.join(SUITES)}")
         from gpuparity.workloads import base
 
-        for path in workload_file or []:
+        files = [os.path.abspath(p) for p in workload_file or []]
+        for path in files:
             base.load_workload_file(path)
         if list_only:
             _print_list()
@@ -53,22 +113,45 @@ def register(app: typer.Typer) -> None:
             from gpuparity.suites import workloads_for
 
             names = workloads_for(suite)
-        for n in names:
-            base.get(n)  # unknown names fail before any work
+        chosen = [base.get(n) for n in names]  # unknown names fail before any work
         options = _parse_sets(sets or [])
+        check_sets(options, chosen)
         dtypes = [d.strip() for item in dtype or [] for d in item.split(",") if d.strip()]
+        check_dtypes(dtypes)
         if dtypes:
             options["dtypes"] = dtypes
+        if "case_timeout" in options:
+            from gpuparity.runner import coerce
+
+            options["case_timeout"] = float(coerce(1.0, options["case_timeout"], "case_timeout")) or None
+        if label is not None:
+            from gpuparity.validate import clean_text
+
+            try:
+                label = clean_text(label, "--label", 200)
+            except ValueError as exc:
+                raise UserError(str(exc)) from None
+        check_output_path(json_out)
         options["power_required"] = power_required
+        options["workload_files"] = files
         from gpuparity import dist
+
+        n_trials = trials or DEFAULT_TRIALS.get(suite, 1)
+        mode = ("in-process" if dist.is_distributed() or in_process or (n_trials == 1 and not isolate)
+                else "isolate" if isolate else "workers")
+        if dist.is_distributed() and isolate:
+            raise UserError("--isolate does not apply to a torchrun job (its ranks must stay together)")
         from gpuparity.runner import sigterm_stops_the_run
 
-        dist.init()  # under torchrun: join the job's process group (a no-op for one process)
         try:
+            dist.init()  # under torchrun: join the job's process group (a no-op for one process)
             with sigterm_stops_the_run():
-                _run(names, suite, options, db, json_out, profile, no_store)
+                code = _run(names, suite, options, db, json_out, profile, no_store, n_trials, mode,
+                            None if in_order else seed, label, shuffle=not in_order)
         finally:
             dist.destroy()
+        if code:
+            raise typer.Exit(code)
 
     def _print_list() -> None:
         from rich.table import Table
@@ -86,76 +169,115 @@ def register(app: typer.Typer) -> None:
         console().print(t)
 
 
-def _run(names, suite, options, db, json_out, profile, no_store) -> None:
+def _run(names, suite, options, db, json_out, profile, no_store, trials, mode, seed, label, shuffle=True) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from gpuparity import dist
-    from gpuparity.runner import build_context, execute_plan, plan, start_run
+    from gpuparity.runner import build_context, execute_plan, plan, short, signals_held, start_run
 
     out = console(stderr=True)
+    writer = dist.is_writer()
+    if writer and not no_store:
+        from gpuparity.results.journal import recover
+
+        recover(out)
     ctx = build_context(suite, options, profile)
     fp = ctx.fingerprint
-    if dist.is_writer():
-        out.print(f"[bold]gpuparity[/] {escape(fp.get('product'))} ({escape(fp.get('backend'))}), suite {suite}")
-    pairs = plan(names, suite, ctx)
-    doc = start_run(ctx, sys.argv[1:])
+    pairs = plan(names, suite, ctx, options)
+    if writer:
+        out.print(f"[bold]gpuparity[/] {escape(fp.get('product'))} ({escape(fp.get('backend'))}), suite {suite}, "
+                  f"{len(pairs)} cases x {trials} trial{'s' if trials > 1 else ''} ({mode})")
+    doc = start_run(ctx, sys.argv[1:], label)
+    journal = None
+    if writer and not no_store:
+        from gpuparity.results.journal import Journal
+
+        journal = Journal(doc, db)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=out, transient=True, disable=not dist.is_writer()) as bar:
-        task = bar.add_task("starting", total=len(pairs))
+                  TextColumn("{task.fields[status]}"), console=out, transient=True, disable=not writer) as bar:
+        task = bar.add_task("starting", total=len(pairs) * trials, status="")
 
         def on_start(w, params):
-            bar.update(task, description=f"{w.name} {_short(params)}")
+            bar.update(task, description=escape(f"{w.name} {short(params)}"[:80]), status="")
 
         def on_result(result):
             bar.advance(task)
 
-        execute_plan(pairs, ctx, doc, on_result=on_result, on_start=on_start)
-    if not dist.is_writer():
-        return
-    print_results(doc)
-    if json_out:
-        import json
+        ctx.progress = lambda text: bar.update(task, status=escape(text[:80]))
+        execute_plan(pairs, ctx, doc, on_result=on_result, on_start=on_start, trials=trials, seed=seed,
+                     mode=mode, journal=journal, shuffle=shuffle)
+    if not writer:
+        return 0
+    with signals_held() as held:          # a finished run is printed and saved whatever arrives now
+        code = _finish(doc, db, json_out, no_store, out)
+        if journal is not None:
+            journal.close(remove=code != "unsaved")
+    if doc["status"] == "interrupted" or held:
+        by = doc.get("interrupted_by") or ("SIGTERM" if held and held[0] == signal.SIGTERM else "SIGINT")
+        return 143 if by == "SIGTERM" else 130      # 128 + signal number
+    if code == "bad json":
+        return 2
+    usable = [r for r in doc["results"] if r["status"] == "ok"]
+    if any(r["status"] == "failed" for r in doc["results"]) or not usable:
+        return 1
+    return 0
 
-        with open(json_out, "w") as fh:
-            json.dump(doc, fh, indent=1)
-        out.print(f"wrote {json_out}")
+
+def _finish(doc: dict, db, json_out, no_store, out) -> str:
+    """Print, write --json, save or spool. Returns 'ok', 'bad json' or 'unsaved' (journal kept)."""
+    import json
+
+    to_stdout = json_out == "-"
+    print_results(doc, stderr=to_stdout)
+    print_notes(doc, out)
+    status = "ok"
+    if json_out:
+        text = json.dumps(doc, indent=1)
+        if to_stdout:
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
+        else:
+            try:
+                with open(json_out, "w") as fh:
+                    fh.write(text)
+                out.print(f"wrote {escape(json_out)}")
+            except OSError as exc:
+                out.print(f"[red]error: cannot write {escape(json_out)} ({escape(exc.strerror)}); "
+                          "the run is still saved[/]")
+                status = "bad json"
     if not no_store:
         from gpuparity.results.spool import save_or_spool
 
-        save_or_spool(doc, db, out)
-    if doc["status"] == "interrupted":
-        raise typer.Exit(143 if doc.get("interrupted_by") == "SIGTERM" else 130)    # 128 + signal number
+        try:
+            save_or_spool(doc, db, out)
+        except UserError as exc:       # neither the store nor the spool took it: keep the journal
+            out.print(f"[red]error: {escape(exc)}; the run stays in its journal and is recovered next time[/]")
+            return "unsaved"
+    return status
 
 
-def _short(params: dict) -> str:
-    return " ".join(f"{k}={v}" for k, v in params.items() if k != "dtype") + (
-        f" {params['dtype']}" if params.get("dtype") else "")
+def print_notes(doc: dict, out) -> None:
+    """What a reader must know beside the table: busy machine, unstable results, best shapes, traces."""
+    from gpuparity.platform.machine import busy_warnings
 
-
-def print_results(doc: dict) -> None:
-    from rich.table import Table
-
-    t = Table(title=f"run {doc['run_id']} ({doc['status']})")
-    for col, just in (("workload", "left"), ("params", "left"), ("dtype", "left"), ("median", "right"),
-                      ("CI", "right"), ("throughput", "right"), ("% peak", "right"), ("status", "left")):
-        t.add_column(col, justify=just)
+    machine = doc.get("machine") or {}
+    for line in busy_warnings(machine.get("start"), "start") + busy_warnings(machine.get("end"), "end"):
+        out.print(f"[yellow]warning: {escape(line)}[/]")
+    unstable = [r for r in doc["results"] if "unstable" in (r.get("flags") or [])]
+    if unstable:
+        out.print(f"[yellow]warning: {len(unstable)} result(s) unstable (noise or trial spread above "
+                  f"the threshold): their comparisons are at most 'inconclusive'[/]")
     for r in doc["results"]:
-        s = r.get("summary") or {}
-        m = r.get("metric") or {}
-        d = r.get("derived") or {}
-        ci = ""
-        if s.get("median"):
-            ci = f"±{100 * (s['ci_high'] - s['ci_low']) / 2 / s['median']:.1f}%"
-        status = r["status"] if r["status"] == "ok" else f"{r['status']}: {r.get('reason')}"
-        style = {"ok": "", "skipped": "yellow", "failed": "red"}[r["status"]]
-        t.add_row(
-            r["workload"], escape(_short({k: v for k, v in r["params"].items() if k != "dtype"})),
-            r.get("dtype") or "", _time(s.get("median")), ci,
-            f"{fmt(m.get('value'))} {m.get('unit', '')}" if m else "",
-            fmt(d.get("pct_peak"), 3) if d.get("pct_peak") is not None else "",
-            f"[{style}]{escape(status)}[/]" if style else status,
-        )
-    console().print(t)
+        info = r.get("info") or {}
+        if info.get("best_shape"):
+            b = info["best_shape"]
+            value = (r.get("metric") or {}).get("value")
+            out.print(f"{escape(r['workload'])} {escape(r.get('dtype') or '')}: best shape m={b.get('m')} "
+                      f"n={b.get('n')} k={b.get('k')}" + (f", {fmt(value)} TFLOP/s" if value else ""))
+        if info.get("trace"):
+            top = info.get("top_kernels") or []
+            head = ", ".join(f"{k['name'][:40]} {100 * k.get('share', 0):.0f}%" for k in top[:3])
+            out.print(f"trace {escape(info['trace'])}" + (f"  top: {escape(head)}" if head else ""))
 
 
 def _time(seconds) -> str:
@@ -165,3 +287,40 @@ def _time(seconds) -> str:
         if seconds >= scale:
             return f"{seconds / scale:.3g} {unit}"
     return f"{seconds:.2e} s"
+
+
+def print_results(doc: dict, stderr: bool = False) -> None:
+    """The run table. `throughput` and its CI are the result's figure (results/figure.py), the same
+    number every other view shows; `median` is the median time of one invocation."""
+    from rich.table import Table
+
+    from gpuparity.runner import short
+
+    t = Table(title=f"run {doc['run_id']} ({doc['status']})")
+    for col, just in (("workload", "left"), ("params", "left"), ("dtype", "left"), ("median", "right"),
+                      ("throughput", "right"), ("95% CI", "right"), ("trials", "right"), ("% peak", "right"),
+                      ("status", "left")):
+        t.add_column(col, justify=just)
+    for r in doc["results"]:
+        s = r.get("summary") or {}
+        m = r.get("metric") or {}
+        d = r.get("derived") or {}
+        ci = ""
+        if m.get("value") and m.get("ci_low") and m.get("ci_high"):
+            ci = f"±{100 * (m['ci_high'] - m['ci_low']) / 2 / m['value']:.1f}%"
+        flags = [f for f in r.get("flags") or [] if f != "unstable"]
+        status = r["status"] if r["status"] == "ok" else f"{r['status']}: {r.get('reason')}"
+        if "unstable" in (r.get("flags") or []):
+            status += " (unstable)"
+        if flags and r["status"] == "ok":
+            status += f" [{', '.join(flags)}]"
+        style = {"ok": "", "skipped": "yellow", "failed": "red"}[r["status"]]
+        t.add_row(
+            escape(r["workload"]), escape(short({k: v for k, v in (r.get("params") or {}).items() if k != "dtype"})),
+            escape(r.get("dtype") or ""), _time(s.get("median")),
+            f"{fmt(m.get('value'))} {escape(m.get('unit', ''))}" if m else "", ci,
+            str(m.get("trials") or "") if r["status"] == "ok" else "",
+            fmt(d.get("pct_peak"), 3) if d.get("pct_peak") is not None else "",
+            f"[{style}]{escape(status)}[/]" if style else escape(status),
+        )
+    console(stderr=stderr).print(t)

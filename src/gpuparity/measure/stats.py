@@ -124,6 +124,27 @@ def log_median_se(samples) -> float:
     return math.sqrt(var * float(ar1_inflation(lag1(np.log(x)), n)))
 
 
+def log_median_se_many(flat: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """log_median_se (without the drift term) of many sample sets at once: set i is the next
+    counts[i] values of flat. Sets of one size share one order-statistic weight pattern."""
+    counts = np.asarray(counts, dtype=np.int64)
+    out = np.full(len(counts), np.nan)
+    offsets = np.concatenate(([0], np.cumsum(counts)[:-1])).astype(np.int64)
+    for n in np.unique(counts[counts > 1]).tolist():
+        sets = np.nonzero(counts == n)[0]
+        lo, hi, w = median_weights(n)
+        step = max(1, 2_000_000 // (n + len(w)))
+        for i in range(0, len(sets), step):
+            sel = sets[i:i + step]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                lx = np.log(np.sort(flat[offsets[sel][:, None] + np.arange(n)[None, :]], axis=1))
+            lx -= lx[:, [n // 2]]                 # centre: no cancellation in E[v^2] - E[v]^2
+            v = (lx[:, lo] + lx[:, hi]) * 0.5     # log median of each distinct resample pattern
+            m = v @ w
+            out[sel] = np.sqrt(np.maximum((v * v) @ w - m * m, 0.0))
+    return out
+
+
 # -- Student-t quantiles (no SciPy: one small, tested routine) ----------------------------------
 def _betacf(a: float, b: float, x: float) -> float:
     """Continued fraction of the regularised incomplete beta function (modified Lentz)."""

@@ -15,7 +15,7 @@ The estimator, written down (the README's "Statistics" repeats it):
   deviation of log v_t (trials are independent draws of the machine's state, so within-trial
   noise and drift are inside s); one trial: log v_1 +- z * se_1, labelled "within-trial" (it
   cannot know the run-to-run spread; comparisons add an assumed floor, see analysis.estimate).
-- Flags: "unstable" when the within-trial relative noise (CI half-width / median) or the trials'
+- Flags: "unstable" when a trial's within-trial relative CI half-width (z * se_t) or the trials'
   spread (s) is above GPUPARITY_UNSTABLE (default 10%, as pyperf's warning); "timed_out" /
   "max_samples" when a trial stopped before reaching its noise target.
 """
@@ -143,8 +143,36 @@ def stability_flags(result: dict, threshold: float | None = None) -> list[str]:
     trials = result.get("trials") or []
     for t in trials:
         flags.update(f for f in t.get("flags") or [] if f in ("timed_out", "max_samples"))
-    noise = [t.get("rel_noise") for t in trials if isinstance(t.get("rel_noise"), (int, float))]
+    z = NormalDist().inv_cdf(1 - (1 - LEVEL) / 2)
+    noise = [z * t["log_se"] for t in trials if isinstance(t.get("log_se"), (int, float))]
     spread = (result.get("metric") or {}).get("spread")
     if any(n > threshold for n in noise) or (isinstance(spread, (int, float)) and spread > threshold):
         flags.add("unstable")
     return sorted(flags)
+
+
+def result_units(result: dict) -> tuple[list[float], list[float]]:
+    """(trial figures, their log standard errors) of an ok result: what comparisons use. A result
+    of an earlier schema (no trials) is one trial: its figure, and the standard error of its
+    samples' log median."""
+    if result.get("status") != "ok":
+        return [], []
+    metric = result.get("metric") or {}
+    trials = [t for t in result.get("trials") or [] if t.get("status", "ok") == "ok"]
+    nan = float("nan")
+
+    def se_of(x) -> float:
+        return float(x) if isinstance(x, (int, float)) and math.isfinite(x) else nan
+
+    if trials:
+        pairs = [(float(t["value"]), se_of(t.get("log_se"))) for t in trials
+                 if isinstance(t.get("value"), (int, float)) and math.isfinite(t["value"]) and t["value"] > 0]
+        return [p[0] for p in pairs], [p[1] for p in pairs]
+    value = metric.get("value")
+    if not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        return [], []
+    from gpuparity.measure.stats import log_median_se
+    from gpuparity.results.schema import metric_samples
+
+    se = metric.get("log_se")
+    return [float(value)], [se_of(se) if se is not None else log_median_se(metric_samples(result))]

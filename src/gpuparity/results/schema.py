@@ -14,7 +14,6 @@ from datetime import datetime, timezone
 from typing import Any
 
 from gpuparity import BENCHMARK_VERSION, SCHEMA_VERSION, __version__
-from gpuparity.errors import UserError
 
 STATUSES = ("ok", "skipped", "failed")
 CATEGORIES = ("kernel", "model", "serving", "comm")
@@ -123,52 +122,27 @@ MAX_DOC_BYTES = 256 * 1024 * 1024  # GPUPARITY_MAX_IMPORT_BYTES overrides (tests
 
 
 def validate_run(doc: Any, origin: str = "document") -> dict:
-    """Raise UserError (one line) unless doc is a run document this version can store."""
-    if not isinstance(doc, dict):
-        raise UserError(f"{origin}: not a gpuparity run document (top level is not an object)")
-    version = doc.get("schema_version")
-    if version is None:
-        raise UserError(f"{origin}: not a gpuparity run document (no schema_version)")
-    if version != SCHEMA_VERSION:
-        raise UserError(f"{origin}: schema_version {version!r} is not supported (expected {SCHEMA_VERSION})")
-    for field, kind in (("run_id", str), ("fingerprint", dict), ("results", list), ("started_at", str)):
-        if not isinstance(doc.get(field), kind):
-            raise UserError(f"{origin}: field '{field}' is missing or not a {kind.__name__}")
-    first: dict[str, int] = {}
-    for i, res in enumerate(doc["results"]):
-        if not isinstance(res, dict):
-            raise UserError(f"{origin}: result {i} is not an object")
-        for field in ("workload", "key", "status"):
-            if not isinstance(res.get(field), str):
-                raise UserError(f"{origin}: result {i} has no '{field}'")
-        if first.setdefault(res["key"], i) != i:     # the store holds one result per key and run
-            raise UserError(f"{origin}: result {i} repeats the key of result {first[res['key']]} ({res['workload']})")
-        if res["status"] not in STATUSES:
-            raise UserError(f"{origin}: result {i} has unknown status {res['status']!r}")
-        samples = res.get("samples", [])
-        if not isinstance(samples, list) or not all(
-            isinstance(s, (int, float)) and math.isfinite(s) for s in samples
-        ):
-            raise UserError(f"{origin}: result {i} ({res['workload']}) has invalid samples")
-    return doc
+    """Raise UserError (one line) unless doc is a run document this version can store and show
+    (the schema and bounds are in results/document.py)."""
+    from gpuparity.results.document import validate_document
+
+    return validate_document(doc, origin)
 
 
 def load_run_file(path: str) -> dict:
-    """Read and validate an exported run; every problem is a one-line UserError."""
-    import os
+    """Read (bounded by bytes read; gzip allowed) and validate an exported run."""
+    from gpuparity.validate import load_json
 
-    try:
-        size = os.path.getsize(path)
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read ({exc.strerror})") from None
-    limit = int(os.environ.get("GPUPARITY_MAX_IMPORT_BYTES", MAX_DOC_BYTES))
-    if size > limit:
-        raise UserError(f"{path}: {size} bytes is over the {limit}-byte limit for a run file")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except UnicodeDecodeError:
-        raise UserError(f"{path}: not UTF-8 text") from None
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg}); truncated?") from None
-    return validate_run(doc, path)
+    return validate_run(load_json(path, None, "run file"), path)
+
+
+def finite_json(obj: Any) -> Any:
+    """The object with every NaN or infinity replaced by None: a run document is strict JSON
+    (other tools, and this one on import, refuse NaN literals)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: finite_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite_json(v) for v in obj]
+    return obj

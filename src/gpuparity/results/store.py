@@ -37,7 +37,8 @@ DDL = [
         benchmark_version INTEGER NOT NULL,
         n_results INTEGER NOT NULL,
         fingerprint TEXT NOT NULL,
-        doc TEXT NOT NULL
+        doc TEXT NOT NULL,
+        label TEXT
     )""",
     """CREATE TABLE IF NOT EXISTS results (
         run_id TEXT NOT NULL REFERENCES runs(run_id),
@@ -51,6 +52,14 @@ DDL = [
         unit TEXT,
         value DOUBLE PRECISION,  -- REAL is 4 bytes in PostgreSQL (8 in SQLite)
         samples BLOB,
+        ci_low DOUBLE PRECISION,
+        ci_high DOUBLE PRECISION,
+        trials INTEGER,
+        trial_values BLOB,       -- float64 per trial: the trial figures (results/figure.py)
+        trial_se BLOB,           -- float64 per trial: their log standard errors (NaN unknown)
+        flags TEXT,              -- comma-joined: unstable, timed_out, max_samples
+        peak_kind TEXT,          -- the peak a result is measured against (platform/specs.peak_for)
+        power_w DOUBLE PRECISION,  -- mean measured power where the telemetry is valid
         PRIMARY KEY (run_id, key)
     )""",
     "CREATE INDEX IF NOT EXISTS results_key ON results(key)",
@@ -141,20 +150,33 @@ class Store:
                 cur.execute(ddl.replace(" BLOB", " BYTEA") if self.postgres else ddl)
             self._upgrade(cur)
 
+    def _columns(self, cur, table: str) -> set[str]:
+        if self.postgres:
+            cur.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ?", (table,))
+            return {row[0] for row in cur.fetchall()}
+        cur.execute(f"PRAGMA table_info({table})")
+        return {row[1] for row in cur.fetchall()}
+
     def _upgrade(self, cur) -> None:
         """Bring a store written by an earlier version up to this schema, in the same transaction:
-        runs.fingerprint (copied out of each document) and sample blobs (were JSON text)."""
-        if self.postgres:
-            cur.execute("SELECT 1 FROM information_schema.columns WHERE table_name = 'runs'"
-                        " AND column_name = 'fingerprint'")
-            if not cur.fetchone():
-                cur.execute("ALTER TABLE runs ADD COLUMN fingerprint TEXT")
-                cur.execute("UPDATE runs SET fingerprint = (doc::json->'fingerprint')::text")
-            return
-        cur.execute("PRAGMA table_info(runs)")
-        if "fingerprint" not in {row[1] for row in cur.fetchall()}:
+        runs.fingerprint (copied out of each document), runs.label, the trial columns of results
+        (rows without them read as one trial: analysis.sides) and sample blobs (were JSON text)."""
+        blob = "BYTEA" if self.postgres else "BLOB"
+        runs = self._columns(cur, "runs")
+        if "fingerprint" not in runs:
             cur.execute("ALTER TABLE runs ADD COLUMN fingerprint TEXT")
-            cur.execute("UPDATE runs SET fingerprint = json_extract(doc, '$.fingerprint')")
+            cur.execute("UPDATE runs SET fingerprint = (doc::json->'fingerprint')::text" if self.postgres
+                        else "UPDATE runs SET fingerprint = json_extract(doc, '$.fingerprint')")
+        if "label" not in runs:
+            cur.execute("ALTER TABLE runs ADD COLUMN label TEXT")
+        have = self._columns(cur, "results")
+        for name, kind in (("ci_low", "DOUBLE PRECISION"), ("ci_high", "DOUBLE PRECISION"), ("trials", "INTEGER"),
+                           ("trial_values", blob), ("trial_se", blob), ("flags", "TEXT"), ("peak_kind", "TEXT"),
+                           ("power_w", "DOUBLE PRECISION")):
+            if name not in have:
+                cur.execute(f"ALTER TABLE results ADD COLUMN {name} {kind}")
+        if self.postgres:
+            return
         cur.execute("SELECT rowid, samples FROM results WHERE typeof(samples) = 'text'")
         for rowid, text in cur.fetchall():
             cur.execute("UPDATE results SET samples = ? WHERE rowid = ?",
@@ -221,13 +243,14 @@ class Store:
             # ON CONFLICT, not SELECT-then-INSERT: two writers of one run id must not collide.
             cur.execute(
                 "INSERT INTO runs (run_id, started_at, finished_at, status, host, vendor, product, spec_id,"
-                " stack, torch, schema_version, benchmark_version, n_results, fingerprint, doc)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING",
+                " stack, torch, schema_version, benchmark_version, n_results, fingerprint, doc, label)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING",
                 (
                     doc["run_id"], doc["started_at"], doc.get("finished_at"), doc.get("status", "complete"),
                     doc.get("host"), fp.get("vendor"), fp.get("product"), doc.get("spec_id"),
                     run_stack(fp), fp.get("torch_version"), doc["schema_version"],
                     doc.get("benchmark_version", 0), len(doc["results"]), json.dumps(fp), json.dumps(doc),
+                    doc.get("label"),
                 ),
             )
             if cur.rowcount == 0:
@@ -235,7 +258,8 @@ class Store:
             rows = [result_row(doc["run_id"], r) for r in doc["results"]]
             cur.executemany(
                 "INSERT INTO results (run_id, key, workload, category, dtype, params, status, reason, unit,"
-                " value, samples) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " value, samples, ci_low, ci_high, trials, trial_values, trial_se, flags, peak_kind, power_w)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
         return True
@@ -255,7 +279,9 @@ class Store:
         if ref == "latest":
             rows = self.query("SELECT run_id FROM runs ORDER BY started_at DESC, run_id DESC LIMIT 1")
         else:
-            rows = self.query("SELECT run_id FROM runs WHERE run_id LIKE ? LIMIT 2", (ref + "%",))
+            rows = self.query("SELECT run_id FROM runs WHERE run_id = ?", (ref,)) or self.query(
+                "SELECT run_id FROM runs WHERE run_id LIKE ? ESCAPE '!' ORDER BY run_id LIMIT 2",
+                (_like_escape(ref) + "%",))
         if not rows:
             raise UserError(f"no run '{ref}' in {self.url}")
         if len(rows) > 1 and rows[0][0] != ref:
@@ -355,24 +381,45 @@ def decode_samples(blob: bytes | memoryview | None) -> list[float]:
 
 
 def result_row(run_id: str, r: dict) -> tuple:
+    from gpuparity.results.figure import result_units
+
     metric = r.get("metric") or {}
+    values, ses = result_units(r)
+    tele = r.get("telemetry") or {}
+    power = tele.get("mean_power_w") if tele.get("valid") is True else None
     return (
         run_id, r["key"], r["workload"], r.get("category"), r.get("dtype"),
         json.dumps(r.get("params") or {}, sort_keys=True), r["status"], r.get("reason"),
         metric.get("unit"), metric.get("value"), encode_samples(metric_samples(r)),
+        metric.get("ci_low"), metric.get("ci_high"), len(values) or None,
+        encode_samples(values) if values else None, encode_samples(ses) if values else None,
+        ",".join(r.get("flags") or []) or None, (r.get("info") or {}).get("peak_kind"),
+        float(power) if isinstance(power, (int, float)) else None,
     )
 
 
 def run_filter_sql(gpu: str | None = None, stack: str | None = None, since: str | None = None,
                    host: str | None = None, run_ids: list[str] | None = None) -> tuple[str, list]:
-    """WHERE clause for the filters every verb shares (--gpu, --stack, --since, --host)."""
+    """WHERE clause for the filters every verb shares (--gpu, --stack, --since, --host).
+
+    gpu: a spec id or product name, exactly (case-insensitive), so h100 never pools H100 SXM with
+    H100 PCIe; 'h100*' is a prefix (comparisons then say which products a side pools).
+    stack: whole version parts: 'rocm' matches 'rocm 6.2.4', 'rocm 6.2' matches 'rocm 6.2.4'
+    but not 'rocm 6.20'."""
     clauses, args = [], []
     if gpu:
-        clauses.append("(LOWER(product) LIKE ? OR LOWER(spec_id) LIKE ?)")
-        args += [f"%{gpu.lower()}%"] * 2
+        g = gpu.lower()
+        if g.endswith("*"):
+            prefix = _like_escape(g[:-1]) + "%"
+            clauses.append("(LOWER(product) LIKE ? ESCAPE '!' OR LOWER(spec_id) LIKE ? ESCAPE '!')")
+            args += [prefix, prefix]
+        else:
+            clauses.append("(LOWER(product) = ? OR LOWER(spec_id) = ?)")
+            args += [g, g]
     if stack:
-        clauses.append("LOWER(stack) LIKE ?")
-        args.append(f"{stack.lower()}%")
+        st = _like_escape(stack.lower().strip())
+        clauses.append("(LOWER(stack) = ? OR LOWER(stack) LIKE ? ESCAPE '!' OR LOWER(stack) LIKE ? ESCAPE '!')")
+        args += [stack.lower().strip(), f"{st} %", f"{st}.%"]
     if since:
         clauses.append("started_at >= ?")
         args.append(since)
@@ -383,3 +430,8 @@ def run_filter_sql(gpu: str | None = None, stack: str | None = None, since: str 
         clauses.append("run_id IN (" + ",".join("?" * len(run_ids)) + ")")
         args += list(run_ids)
     return ("WHERE " + " AND ".join(clauses)) if clauses else "", args
+
+
+def _like_escape(text: str) -> str:
+    """A literal for LIKE ... ESCAPE '!': % and _ in a name match only themselves."""
+    return text.replace("!", "!!").replace("%", "!%").replace("_", "!_")

@@ -1,0 +1,158 @@
+"""The run journal: every trial's result is appended (and flushed to disk) as it finishes, so a
+process that dies mid-run (a GPU memory fault aborting the process, a segfault in a kernel
+library, the OOM killer, SIGKILL) keeps everything measured before it.
+
+A journal is a JSON-lines file in <spool>/journal/<run_id>.jsonl, readable only by its owner:
+  {"type": "header", "doc": <run document without results>, "db": <store url>, "pid": ..}
+  {"type": "start", "case": i, "trial": t, "what": "gemm m=.. bf16"}
+  {"type": "trial", "case": i, "trial": t, "result": {..}}
+The writer holds an exclusive lock on the file for its whole life. A journal whose lock can be
+taken belongs to a process that is gone: `recover` folds its trials into results (per case, as
+the run would have), marks the run "crashed" with what was in flight, stores it (or spools it)
+and removes the journal. A run that ends normally removes its own journal after the save.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from typing import Any
+
+from gpuparity.results.spool import save_or_spool, spool_dir
+
+
+def journal_dir() -> str:
+    return os.path.join(spool_dir(), "journal")
+
+
+class Journal:
+    """Append-only record of one run in progress (see the module notes)."""
+
+    def __init__(self, doc: dict, db: str | None):
+        folder = journal_dir()
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        self.path = os.path.join(folder, f"{doc['run_id']}.jsonl")
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self._fh = os.fdopen(fd, "a", encoding="utf-8")
+        fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        header = {k: v for k, v in doc.items() if k != "results"}
+        self._write({"type": "header", "doc": header, "db": db, "pid": os.getpid()})
+
+    def _write(self, record: dict) -> None:
+        self._fh.write(json.dumps(record, default=str) + "\n")
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+
+    def start(self, case: int, trial: int, what: str) -> None:
+        self._write({"type": "start", "case": case, "trial": trial, "what": what})
+
+    def trial(self, case: int, trial: int, result: dict) -> None:
+        self._write({"type": "trial", "case": case, "trial": trial, "result": result})
+
+    def close(self, remove: bool) -> None:
+        """Release the journal; `remove` once the run is stored or spooled."""
+        if self._fh.closed:
+            return
+        if remove:
+            try:
+                os.remove(self.path)
+            except FileNotFoundError:
+                pass
+        self._fh.close()
+
+
+def read(path: str) -> tuple[dict | None, list[dict]]:
+    """(header, records) of a journal; a torn last line (a death mid-write) is ignored."""
+    header, records = None, []
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if not isinstance(rec, dict):
+                continue
+            if rec.get("type") == "header" and header is None:
+                header = rec
+            elif rec.get("type") in ("start", "trial"):
+                records.append(rec)
+    return header, records
+
+
+def rebuild(header: dict, records: list[dict]) -> dict:
+    """The run document a dead run would have stored: its finished cases, merged per case."""
+    from gpuparity.results.schema import now_iso
+    from gpuparity.workloads import base
+
+    doc: dict[str, Any] = dict(header["doc"])
+    trials: dict[int, list[tuple[int, dict]]] = {}
+    started, finished = {}, set()
+    for rec in records:
+        key = (rec.get("case"), rec.get("trial"))
+        if rec["type"] == "start":
+            started[key] = rec.get("what")
+        elif isinstance(rec.get("result"), dict):
+            finished.add(key)
+            trials.setdefault(rec["case"], []).append((rec["trial"], rec["result"]))
+    spec = (doc.get("fingerprint") or {}).get("spec")
+    results = []
+    for case in sorted(trials, key=lambda c: (not isinstance(c, int), c)):
+        ordered = [r for _, r in sorted(trials[case], key=lambda x: x[0])]
+        workload = base.registry().get(ordered[0].get("workload"))
+        merged = workload.merge_trials(ordered, _Spec(spec)) if workload else base.merge_trials(ordered, spec)
+        results.append(merged)
+    in_flight = [what for key, what in started.items() if key not in finished]
+    from gpuparity.results.schema import finite_json
+
+    doc["results"] = finite_json(results)
+    doc["status"] = "crashed"
+    doc["crash"] = {
+        "cause": "the run's process died before it finished (killed, out of memory, or a crash in native "
+                 "code); recovered from its journal",
+        "in_flight": in_flight,
+    }
+    doc["finished_at"] = doc.get("finished_at") or now_iso()
+    return doc
+
+
+class _Spec:
+    """The part of a workload Context that merge_trials reads, for recovery without a device."""
+
+    def __init__(self, spec):
+        self.spec = spec
+
+
+def recover(out=None, only_dead: bool = True) -> list[str]:
+    """Store (or spool) every journal left by a dead run; returns what became of each."""
+    folder = journal_dir()
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.endswith(".jsonl"))
+    except OSError:
+        return []
+    outcomes = []
+    for name in names:
+        path = os.path.join(folder, name)
+        try:
+            fh = open(path, "a+", encoding="utf-8")
+        except OSError:
+            continue
+        try:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                if only_dead:
+                    continue        # its writer is alive
+            header, records = read(path)
+            if header is None:
+                os.remove(path)
+                continue
+            doc = rebuild(header, records)
+            if out is not None:
+                out.print(f"[yellow]recovered run {doc['run_id']} from its journal "
+                          f"({len(doc['results'])} results; the run's process had died)[/]")
+            outcomes.append(save_or_spool(doc, header.get("db"), out))
+            os.remove(path)
+        finally:
+            fh.close()
+    return outcomes
