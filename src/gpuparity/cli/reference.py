@@ -1,4 +1,4 @@
-"""`gpuparity reference`: import and look at third-party results (MLPerf Inference summaries)."""
+"""`gpuparity reference`: import and look at third-party results (MLPerf Inference and Training)."""
 
 from __future__ import annotations
 
@@ -9,57 +9,92 @@ import typer
 from gpuparity.cli.common import console, db_option, escape, fmt, print_json
 from gpuparity.errors import UserError
 
-sub = typer.Typer(help="Third-party reference results (MLPerf Inference).", no_args_is_help=True)
+sub = typer.Typer(help="Third-party reference results (MLPerf Inference and Training).", no_args_is_help=True)
+SHOW_UNREADABLE = 20
+
+
+def safe(text) -> str:
+    """Data for a rich line: no markup, no control characters."""
+    from gpuparity.validate import terminal_safe
+
+    return escape(terminal_safe("-" if text in (None, "") else text))
 
 
 @sub.command("import")
 def import_cmd(
-    fmt_name: str = typer.Argument(..., metavar="FORMAT", help="mlperf (an MLPerf Inference summary_results.json)."),
-    file: str = typer.Argument(..., help="The file (.json or .json.gz)."),
+    fmt_name: str = typer.Argument(..., metavar="FORMAT",
+                                   help="mlperf (an MLPerf Inference summary_results.json, any round) | "
+                                        "mlperf-training (a training_results tree, or a submitter's summary.json)."),
+    path: str = typer.Argument(..., metavar="PATH", help="The file (.json or .json.gz) or, for training, the folder."),
+    strict: bool = typer.Option(False, "--strict", help="Refuse the whole input if any row is unreadable."),
+    round_: Optional[str] = typer.Option(None, "--round", help="The round (e.g. 4.1) where the input does not say."),
     db: Optional[str] = db_option(),
     as_json: bool = typer.Option(False, "--json", help="Print the import summary as JSON."),
 ) -> None:
-    """Import a results summary: all rows or none; rows already stored are kept (idempotent)."""
+    """Import reference results: readable rows are stored in one transaction (rows already stored are
+    kept), unreadable ones are listed with the reason."""
     from gpuparity.analysis.reference import import_file
     from gpuparity.results.store import Store
 
     with Store(db) as store:
-        summary = import_file(store, fmt_name, file)
+        summary = import_file(store, fmt_name, path, strict=strict, round=round_)
     if as_json:
         print_json(summary)
         return
     c = console()
-    c.print(f"{summary['rows']} rows read from {escape(file)}: {summary['added']} added, "
+    rounds = ", ".join(f"{n} of round {r}" for r, n in sorted(summary["rounds"].items()))
+    c.print(f"{summary['rows']} rows read from {safe(path)} ({rounds}): {summary['added']} added, "
             f"{summary['already_stored']} already stored; "
-            + ", ".join(f"{n} {k}" for k, n in sorted(summary["categories"].items())))
+            + ", ".join(f"{n} {safe(k)}" for k, n in sorted(summary["categories"].items())))
+    if "twins" in summary:
+        c.print(f"accuracy twins (-99 / -99.9 of one submission): {summary['twins']} pairs, "
+                f"{summary['twins_same_result']} with the same result (counted once)")
+    for s in summary.get("scores", []):
+        c.print(f"  {safe(s['submitter'])} {safe(s['system'])} {safe(s['model'])} on {s['accelerators']} "
+                f"{safe(s['spec_id'])}: {s['time_to_train_min']:.2f} min to train")
     c.print(f"accelerators mapped to a spec: {summary['mapped']} rows; no accelerator (CPU only): "
             f"{summary['no_accelerator']}; mixed: {summary['mixed']}")
     if summary["unmapped"]:
         c.print("not mapped to a spec (kept as written; `gpuparity reference list --unmapped`):")
         for name, n in summary["unmapped"].items():
-            c.print(f"  {escape(name)}: {n} rows")
+            c.print(f"  {safe(name)}: {n} rows")
+    bad = summary["unreadable"]
+    if bad:
+        c.print(f"{len(bad)} unreadable (not stored; --strict refuses the whole input):")
+        for b in bad[:SHOW_UNREADABLE]:
+            c.print(f"  {safe(b['where'])}: {safe(b['reason'])}")
+        if len(bad) > SHOW_UNREADABLE:
+            c.print(f"  ... {len(bad) - SHOW_UNREADABLE} more (--json lists all)")
+
+
+# Filter options shared by `list` and `compare` (the older names stay as aliases).
+ROUND_OPT = typer.Option(None, "--round", help="Round, e.g. 5.1 or v4.1.")
+BENCHMARK_OPT = typer.Option(None, "--benchmark", "--model", help="Benchmark or its prefix (llama2-70b).")
+DIVISION_OPT = typer.Option(None, "--division", "--category", help="closed | open | network")
 
 
 @sub.command("list")
 def list_cmd(
-    model: Optional[str] = typer.Option(None, "--model", help="Model name or its prefix (llama2-70b)."),
-    spec: Optional[str] = typer.Option(None, "--spec", help="GPU spec id or name (mi325x, h200)."),
+    round_: Optional[str] = ROUND_OPT,
+    benchmark: Optional[str] = BENCHMARK_OPT,
+    accelerator: Optional[str] = typer.Option(None, "--accelerator", "--spec", help="GPU spec id or name (mi325x, h200)."),
+    division: Optional[str] = DIVISION_OPT,
     scenario: Optional[str] = typer.Option(None, "--scenario", help="Offline | Server | Interactive | ..."),
-    category: Optional[str] = typer.Option(None, "--category", help="closed | open"),
     unmapped: bool = typer.Option(False, "--unmapped", help="Only rows whose accelerator has no spec row."),
-    source: Optional[str] = typer.Option(None, "--source", help="e.g. mlperf-inference"),
-    limit: int = typer.Option(200, "--limit", "-n"),
+    source: Optional[str] = typer.Option(None, "--source", help="mlperf-inference | mlperf-training"),
+    limit: int = typer.Option(200, "--limit", "-n", min=1, max=10**9),
     db: Optional[str] = db_option(),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """List imported reference results (per-accelerator figures are derived, not MLCommons-verified)."""
     from gpuparity.analysis.mlperf import USAGE_NOTE
-    from gpuparity.analysis.reference import select
+    from gpuparity.analysis.reference import select, stored_rows
     from gpuparity.results.store import Store
 
     with Store(db) as store:
-        rows = select(store.references(source), model=model, spec=spec, scenario=scenario,
-                      category=category, unmapped=unmapped)
+        rows, skipped = stored_rows(store, source)
+    rows = select(rows, benchmark=benchmark, accelerator=accelerator, scenario=scenario, division=division,
+                  unmapped=unmapped, round=round_)
     if as_json:
         print_json(rows[:limit])
         return
@@ -67,18 +102,22 @@ def list_cmd(
 
     t = Table(title=f"{len(rows)} reference results" + (f" (first {limit})" if len(rows) > limit else ""),
               caption=USAGE_NOTE)
-    for col in ("result ID", "div", "submitter", "model", "scenario", "accelerator (spec id or as written)",
+    for col in ("round", "result ID", "div", "submitter", "benchmark", "scenario", "accelerator (spec id or as written)",
                 "nodes x acc", "precision", "stack", "result", "units", "per acc. (derived)"):
         t.add_column(col, justify="right" if col in ("result", "per acc. (derived)") else "left",
-                     no_wrap=col in ("result ID", "model", "result", "units"))
+                     no_wrap=col in ("result ID", "benchmark", "result", "units"))
     for r in rows[:limit]:
-        t.add_row(
-            escape(r["result_id"]), r["category"], escape(r["submitter"]), escape(r["model"]), escape(r["scenario"]),
-            escape(r.get("spec_id") or r.get("accelerator") or "-"),
-            f"{r['nodes']}x{r['accelerators_per_node']}", escape(r.get("precision") or "-"),
-            escape(r.get("stack") or "-"), fmt(r["result"]), escape(r["units"]), fmt(r.get("per_accelerator")),
-        )
-    console().print(t)
+        model = r["model"] + (" (twin)" if r.get("twin_same_result") else "")
+        t.add_row(safe(r.get("round")), safe(r["result_id"]), safe(r["category"]), safe(r["submitter"]), safe(model),
+                  safe(r["scenario"]), safe(r.get("spec_id") or r.get("accelerator")),
+                  f"{r['nodes']}x{r['accelerators_per_node']}", safe(r.get("precision")), safe(r.get("stack")),
+                  fmt(r["result"]), safe(r["units"]), fmt(r.get("per_accelerator")))
+    c = console()
+    c.print(t)
+    if any(r.get("twin_same_result") for r in rows[:limit]):
+        c.print("(twin): the same run submitted for both accuracy targets (-99 and -99.9); count it once")
+    if skipped:
+        c.print(f"{skipped} stored rows are in a shape this version cannot read and are not shown")
 
 
 @sub.command("show")
@@ -88,13 +127,13 @@ def show_cmd(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Every field of the reference rows with this ref_id or result ID."""
+    from gpuparity.analysis.reference import stored_rows
     from gpuparity.results.store import Store
 
     with Store(db) as store:
-        rows = [r for r in store.references() if ref in (r["ref_id"], r.get("result_id"))]
+        rows = [r for r in stored_rows(store)[0] if ref in (r["ref_id"], r.get("result_id"))]
     if not rows:
-        raise UserError(f"no reference result '{ref}' (see `gpuparity reference list`)")
-    rows.sort(key=lambda r: r["ref_id"])
+        raise UserError(f"no reference result {safe(ref)!r} (see `gpuparity reference list`)")
     if as_json:
         print_json(rows)
         return
@@ -102,14 +141,61 @@ def show_cmd(
 
     c = console()
     for r in rows:
-        t = Table(title=escape(r["ref_id"]), show_header=False)
+        t = Table(title=safe(r["ref_id"]), show_header=False)
         t.add_column("field")
         t.add_column("value")
         for k, v in r.items():
             if isinstance(v, dict):
                 v = ", ".join(f"{a} {b}" for a, b in v.items()) or "-"
-            t.add_row(k, escape(fmt(v) if isinstance(v, float) else v if v not in (None, "") else "-"))
+            elif isinstance(v, list):
+                v = f"{len(v)} entries (--json shows them)"
+            t.add_row(safe(k), safe(fmt(v) if isinstance(v, float) else v))
         c.print(t)
+
+
+@sub.command("compare")
+def compare_cmd(
+    acc_a: str = typer.Argument(..., metavar="ACC_A", help="GPU spec id or name (mi325x)."),
+    acc_b: str = typer.Argument(..., metavar="ACC_B", help="GPU spec id or name (h200)."),
+    round_: Optional[str] = ROUND_OPT,
+    benchmark: Optional[str] = BENCHMARK_OPT,
+    division: Optional[str] = DIVISION_OPT,
+    scenario: Optional[str] = typer.Option(None, "--scenario"),
+    statistic: str = typer.Option("best", "--statistic", help="best (each side's best submission) | median"),
+    db: Optional[str] = db_option(),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Per benchmark and scenario: how A compares with B per accelerator, from the imported results."""
+    from gpuparity.analysis.mlperf import USAGE_NOTE
+    from gpuparity.analysis.reference import compare, select, stored_rows
+    from gpuparity.results.store import Store
+
+    if statistic not in ("best", "median"):
+        raise UserError(f"unknown statistic {safe(statistic)!r}; choose best or median")
+    with Store(db) as store:
+        rows = stored_rows(store)[0]
+    rows = select(rows, benchmark=benchmark, scenario=scenario, division=division, round=round_)
+    result = compare(rows, acc_a, acc_b, statistic)
+    if as_json:
+        print_json(result)
+        return
+    from rich.table import Table
+
+    t = Table(title=f"{safe(result['a'])} (A) vs {safe(result['b'])} (B), {statistic} submission per side",
+              caption=USAGE_NOTE + " Training: time to train at equal accelerator counts; ratio = B time / A time.")
+    for col in ("round", "div", "benchmark", "scenario", "acc.", "A", "B", "A/B", "units", "A rows (best)",
+                "B rows (best)"):
+        t.add_column(col, justify="right" if col in ("A", "B", "A/B") else "left")
+    for g in result["groups"]:
+        t.add_row(safe(g["round"]), safe(g["division"]), safe(g["benchmark"]), safe(g["scenario"]),
+                  safe(g["accelerators"]), fmt(g["a"]["value"]), fmt(g["b"]["value"]), f"{g['ratio']:.3g}",
+                  safe(g["units"]), f"{g['a']['rows']} ({safe(g['a']['best'])})", f"{g['b']['rows']} ({safe(g['b']['best'])})")
+    c = console()
+    c.print(t)
+    if not result["groups"]:
+        c.print("no benchmark has results for both accelerators (same round, division and scenario)")
+    if result["only_a"] or result["only_b"]:
+        c.print(f"benchmarks with results for one side only: {result['only_a']} A, {result['only_b']} B")
 
 
 def register(app: typer.Typer) -> None:
