@@ -1,32 +1,45 @@
-"""Vendor claims checked against evidence: MLPerf reference rows, spec data, the price book, own runs.
+"""Vendor claims checked against evidence: MLPerf Inference and Training rows, spec data, the
+price book, own runs and port reports.
 
-A claims file (YAML) holds `claims:`, each with an id, the text as stated, its source, a subject
-and a baseline platform, and `expected`: the claimed subject/baseline ratio as `ratio`, `min`
-and/or `max`, or `direction` (higher | lower | parity), widened by `tolerance` (relative).
-`kind` (one or a list) says which evidence answers it:
-  mlperf   per-accelerator throughput of single-node, one-accelerator-type rows of one division,
-           same model and scenario; `statistic: best` (default: the highest submission per side,
-           i.e. what each platform can reach) or `median` (the typical submission).
-  spec     a datasheet field (tdp_w, memory_gb, ...): the ratio, plus optional absolute bounds.
-  price    $/GPU-hour in the shipped price book, one check per basis.
-  own-runs stored runs of each platform compared by analysis.compare.compare_runs.
-  porting  the tree-level score of a `gpuparity port` report (--port-report).
+A claims file (YAML, schema in claims_models) holds `claims:`, each with an id, the text as
+stated, its source, a subject and a baseline platform, and `expected`: the claimed
+subject/baseline ratio as `ratio`, `min` and/or `max`, or `direction` (higher | lower | parity),
+widened by `tolerance` (relative). A ratio always reads "subject is x times baseline" (for times
+to train: baseline time / subject time). `kind` (one or a list) says which evidence answers it:
+  mlperf           per-accelerator throughput of single-node, one-accelerator-type inference rows
+                   of one division, same model and scenario; `statistic: best` (the highest
+                   submission per side: what each platform can reach) or `median`.
+  mlperf-training  MLPerf Training time to train of one benchmark and division, at equal
+                   accelerator counts; best = the fastest submission per side.
+  mlperf-rounds    the same system (submitter, system, accelerator and count) in two inference
+                   rounds: later / earlier result, subject = the later round.
+  spec             a datasheet field (tdp_w, memory_gb, ...): the ratio, plus optional absolute bounds.
+  price            $/GPU-hour in the shipped price book, one check per basis.
+  own-runs         stored runs of each platform compared by analysis.compare.compare_runs.
+  porting          the tree-level score of a `gpuparity port` report (--port-report).
 Verdicts: supported (every check holds), partly (some hold, or only the direction holds),
-contradicted (none holds), untested (no evidence; `command` says what would settle it).
+contradicted (the evidence there is contradicts it: every check fails), untested (no evidence
+decides it; `command` says what would settle it). Missing evidence never contradicts a claim.
+Each verdict carries `reasoning` (one paragraph: the claim's own reasoning, then why this
+verdict) and `rows` (the reference rows and runs it rests on, with round, result ID, submitter).
 """
 
 from __future__ import annotations
 
-import json
 import math
 from importlib import resources
 from pathlib import Path
 
+from gpuparity import validate
+from gpuparity.analysis.claims_models import KINDS, Claim, ClaimsFile, Side
 from gpuparity.errors import UserError
 
-KINDS = ("mlperf", "spec", "price", "own-runs", "porting")
+__all__ = ["KINDS", "VERDICTS", "evaluate_claim", "evaluate_claims", "load_claims"]
+
 VERDICTS = ("supported", "partly", "contradicted", "untested")
 DEFAULT_FILE = "rocm-vs-cuda-2025.yaml"
+MAX_CLAIMS_BYTES = 4 * validate.MiB
+MAX_PORT_REPORT_BYTES = 64 * validate.MiB
 
 
 # -- loading --------------------------------------------------------------------------------------
@@ -34,108 +47,43 @@ def default_claims_text() -> str:
     return resources.files("gpuparity.analysis").joinpath(f"data/{DEFAULT_FILE}").read_text()
 
 
-def load_claims(path: str | Path | None = None) -> list[dict]:
-    import yaml
-
+def load_claims(path: str | Path | None = None) -> list[Claim]:
+    """The claims of a file (default: the shipped set), each validated; one-line UserError otherwise."""
     if path is None:
         origin, text = f"(built-in) {DEFAULT_FILE}", default_claims_text()
     else:
         origin = str(path)
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise UserError(f"{path}: no such file") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UserError(f"{path}: cannot read ({exc})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise UserError(f"{origin}: not valid YAML ({str(exc).splitlines()[0]})") from None
+        text = validate.decode_text(validate.read_bounded(origin, MAX_CLAIMS_BYTES, "claims file"), origin)
+    data = validate.load_yaml(text, origin)
     if not isinstance(data, dict) or not isinstance(data.get("claims"), list):
         raise UserError(f"{origin}: not a claims file (no top-level 'claims' list)")
+    doc = validate.parse(ClaimsFile, data, origin)
     claims, seen = [], set()
-    for i, raw in enumerate(data["claims"], start=1):
-        claim = validate_claim(raw, f"{origin}: claim {i}")
-        if claim["id"] in seen:
-            raise UserError(f"{origin}: claim {i}: duplicate id '{claim['id']}'")
-        seen.add(claim["id"])
+    for i, raw in enumerate(doc.claims, start=1):
+        rid = raw.get("id") if isinstance(raw, dict) else None
+        where = f"{origin}: claim {i}" + (f" ({rid})" if isinstance(rid, (str, int)) and not isinstance(rid, bool)
+                                           and len(str(rid)) <= 40 and str(rid).isprintable() else "")
+        if not isinstance(raw, dict):
+            raise UserError(f"{where}: not a mapping")
+        claim = validate.parse(Claim, raw, where)
+        for side in ("subject", "baseline"):
+            gpu = getattr(claim, side).gpu if getattr(claim, side) else None
+            if gpu:
+                try:
+                    resolve_spec(gpu)
+                except UserError as exc:
+                    raise UserError(f"{where}: {side}.gpu: {exc}") from None
+        if claim.id in seen:
+            raise UserError(f"{where}: duplicate id {claim.id!r}")
+        seen.add(claim.id)
         claims.append(claim)
     return claims
 
 
-def validate_claim(raw, where: str) -> dict:
-    if not isinstance(raw, dict):
-        raise UserError(f"{where}: not a mapping")
-    if raw.get("id") is None or not str(raw["id"]).strip():
-        raise UserError(f"{where}: field 'id' is missing")
-    claim = dict(raw)
-    claim["id"] = str(raw["id"])
-    where = f"{where} ({claim['id']})"
-    if not isinstance(raw.get("text"), str) or not raw["text"].strip():
-        raise UserError(f"{where}: field 'text' is missing")
-    kinds = raw.get("kind")
-    kinds = [kinds] if isinstance(kinds, str) else kinds
-    if not kinds or not isinstance(kinds, list) or any(k not in KINDS for k in kinds):
-        raise UserError(f"{where}: field 'kind' must be one or a list of {', '.join(KINDS)}")
-    claim["kinds"] = kinds
-    for side in ("subject", "baseline"):
-        if side in raw and not isinstance(raw[side], dict):
-            raise UserError(f"{where}: field '{side}' must be a mapping (gpu, stack, label)")
-        claim[side] = dict(raw.get(side) or {})
-    if "porting" not in kinds and not (claim["subject"] and claim["baseline"]):
-        raise UserError(f"{where}: fields 'subject' and 'baseline' are required")
-    if set(kinds) & {"mlperf", "spec", "price"} and not (claim["subject"].get("gpu") and claim["baseline"].get("gpu")):
-        raise UserError(f"{where}: kind {'/'.join(kinds)} needs 'gpu' in subject and baseline")
-    claim["bounds"] = expected_bounds(raw.get("expected"), where)
-    tol = raw.get("tolerance", 0.05)
-    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol < 1:
-        raise UserError(f"{where}: field 'tolerance' must be a fraction in [0, 1), e.g. 0.05")
-    claim["tolerance"] = float(tol)
-    if "mlperf" in kinds:
-        m = raw.get("mlperf")
-        if not isinstance(m, dict) or not m.get("model") or not m.get("scenario"):
-            raise UserError(f"{where}: kind mlperf needs 'mlperf: {{model, scenario}}'")
-        if m.get("statistic", "best") not in ("best", "median"):
-            raise UserError(f"{where}: mlperf.statistic must be best or median")
-    if "spec" in kinds:
-        from gpuparity.platform.specs import NUMERIC
+def resolve_spec(ref: str) -> str:
+    from gpuparity.analysis.reference import resolve_spec as resolve
 
-        if not (isinstance(raw.get("spec"), dict) and raw["spec"].get("field") in NUMERIC):
-            raise UserError(f"{where}: kind spec needs 'spec: {{field}}', one of {', '.join(NUMERIC)}")
-        for side in ("subject", "baseline"):
-            if raw["spec"].get(f"{side}_bounds") is not None:
-                expected_bounds(raw["spec"][f"{side}_bounds"], f"{where}: spec.{side}_bounds")
-    for key in ("workload", "run"):
-        if key in raw and not isinstance(raw[key], dict):
-            raise UserError(f"{where}: field '{key}' must be a mapping")
-    w = raw.get("workload") or {}
-    if w.get("statistic", "geomean") not in ("geomean", "best"):
-        raise UserError(f"{where}: workload.statistic must be geomean or best")
-    if not isinstance(w.get("params") or {}, dict):
-        raise UserError(f"{where}: workload.params must be a mapping")
-    return claim
-
-
-def expected_bounds(exp, where: str) -> tuple[float | None, float | None]:
-    """(lo, hi) of the claimed ratio; None on a side means unbounded."""
-    if not isinstance(exp, dict):
-        raise UserError(f"{where}: field 'expected' must be a mapping (ratio | min/max | direction)")
-    for key in ("ratio", "min", "max"):
-        v = exp.get(key)
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0):
-            raise UserError(f"{where}: expected.{key} is not a non-negative number")
-    if exp.get("ratio") is not None:
-        return float(exp["ratio"]), float(exp["ratio"])
-    direction = exp.get("direction")
-    if direction is not None:
-        table = {"higher": (1.0, None), "lower": (None, 1.0), "parity": (1.0, 1.0)}
-        if direction not in table:
-            raise UserError(f"{where}: expected.direction must be higher, lower or parity")
-        return table[direction]
-    if exp.get("min") is None and exp.get("max") is None:
-        raise UserError(f"{where}: expected needs ratio, min/max or direction")
-    return (None if exp.get("min") is None else float(exp["min"]),
-            None if exp.get("max") is None else float(exp["max"]))
+    return resolve(ref)
 
 
 # -- checks and verdicts --------------------------------------------------------------------------
@@ -176,6 +124,7 @@ def ratio_check(value: float, bounds: tuple, tol: float, label: str, directional
 
 
 def verdict_of(checks: list[dict]) -> str:
+    """Only checks made on evidence decide; with none, the claim is untested (never contradicted)."""
     if not checks:
         return "untested"
     passed = [c["passed"] for c in checks]
@@ -186,189 +135,316 @@ def verdict_of(checks: list[dict]) -> str:
     return "contradicted"
 
 
-def side_label(side: dict) -> str:
-    if side.get("label"):
-        return side["label"]
-    parts = [side.get("gpu") or "any GPU"]
-    if side.get("stack"):
-        parts.append(f"with {side['stack']}")
-    return " ".join(parts)
+LEADS = {
+    "supported": "Supported: every check on the evidence holds",
+    "partly": "Partly supported: some checks hold, or only the claimed direction",
+    "contradicted": "Contradicted: every check on the evidence fails",
+    "untested": "Untested: no evidence decides it",
+}
 
 
-def run_command(claim: dict) -> str | None:
+def reasoning_of(claim: Claim, verdict: str, checks: list[dict], evidence: list[dict], command: str | None) -> str:
+    """One paragraph: the claim's own reasoning (domain facts), then why this verdict."""
+    if checks:
+        detail = "; ".join(c["summary"] for c in checks)
+    else:
+        detail = "; ".join(e["summary"] for e in evidence if e.get("missing")) or "no check could be made"
+    text = f"{LEADS[verdict]} ({detail})."
+    if verdict == "untested" and command:
+        text += " What would settle it: " + "; or ".join(line.split("  #")[0] for line in command.splitlines()) + "."
+    return " ".join(f"{claim.reasoning.strip()} {text}".split()) if claim.reasoning else text
+
+
+def side_label(side: Side | None) -> str:
+    if side is None:
+        return "-"
+    if side.label:
+        return side.label
+    return " ".join([side.gpu or "any GPU"] + ([f"with {side.stack}"] if side.stack else []))
+
+
+def run_command(claim: Claim) -> str | None:
     """The `gpuparity run` line that would measure this claim, with where to run it as a comment."""
-    run = claim.get("run")
+    run = claim.run
     if not run:
         return None
-    parts = ["gpuparity run", *run.get("workloads", [])]
-    if run.get("suite"):
-        parts += ["--suite", str(run["suite"])]
-    if run.get("dtype"):
-        parts += ["--dtype", str(run["dtype"])]
-    for k, v in (run.get("set") or {}).items():
+    parts = ["gpuparity run", *run.workloads]
+    if run.suite:
+        parts += ["--suite", run.suite]
+    if run.dtype:
+        parts += ["--dtype", run.dtype]
+    for k, v in (run.set or {}).items():
         parts += ["--set", f"{k}={v}"]
-    where = " and on ".join(side_label(claim[s]) for s in ("subject", "baseline") if claim.get(s))
+    where = " and on ".join(side_label(s) for s in (claim.subject, claim.baseline) if s)
     return " ".join(parts) + (f"  # on {where}, then: gpuparity claims check" if where else "")
 
 
-# -- evidence per kind ----------------------------------------------------------------------------
-def _stack_ok(row_stack: str | None, versions: dict, wanted: str | None) -> bool:
-    """'rocm 7' matches an MLPerf row on ROCm 7.x; 'cuda' any CUDA row."""
+def missing(kind: str, summary: str, side: str | None = None) -> dict:
+    """Evidence that is not there: shown, and it makes the claim untested (never contradicted)."""
+    return {"kind": kind, "summary": summary, "missing": True, **({"side": side} if side else {})}
+
+
+# -- MLPerf evidence ----------------------------------------------------------------------------------
+def _stack_ok(row: dict, wanted: str | None) -> bool:
+    """'rocm 7' matches a row on ROCm 7.x; 'cuda' any CUDA row."""
     if not wanted:
         return True
     name, _, version = wanted.lower().partition(" ")
-    if row_stack != name:
+    if row.get("stack") != name:
         return False
-    return not version or str(versions.get(name) or "").startswith(version)
+    return not version or str((row.get("versions") or {}).get(name) or "").startswith(version)
 
 
-def evidence_mlperf(claim: dict, store) -> tuple[list, list, str | None]:
-    from gpuparity.analysis.mlperf import SOURCE, USAGE_NOTE
-    from gpuparity.analysis.reference import aggregate, describe, per_gpu_rows, resolve_spec
+def _stack_of(row: dict) -> str:
+    version = (row.get("versions") or {}).get(row.get("stack") or "")
+    return f"{row.get('stack') or 'unknown stack'}{f' {version}' if version else ''}"
 
-    m = claim["mlperf"]
-    category = str(m.get("category", "closed")).lower()
-    rnd = str(m["round"]).lstrip("v") if m.get("round") else None
-    refs = [r for r in store.references(SOURCE) if rnd is None or r.get("round") == rnd]
+
+def _rows(store, source: str) -> list[dict]:
+    from gpuparity.analysis.reference import stored_rows
+
+    return stored_rows(store, source)[0]
+
+
+def _row_evidence(kind: str, side: str, row: dict, value: float) -> dict:
+    from gpuparity.analysis.reference import citation, describe
+
+    return {"kind": kind, "side": side, "ref_id": row["ref_id"], "result_id": row["result_id"],
+            "round": row.get("round"), "submitter": row.get("submitter"), "value": value,
+            "summary": f"{side}: {describe(row)}", "note": row.get("note"), "row": citation(row, side)}
+
+
+def _import_hint(source: str, rnd: str | None) -> str:
+    if source == "mlperf-training":
+        return (f"gpuparity reference import mlperf-training training_results_v{rnd or '5.0'}/  "
+                f"# a clone of github.com/mlcommons/training_results_v{rnd or '5.0'}")
+    return (f"gpuparity reference import mlperf summary_results.json  # from "
+            f"github.com/mlcommons/inference_results_v{rnd or '5.1'}")
+
+
+def evidence_mlperf(claim: Claim, store) -> tuple[list, list, str | None]:
+    from gpuparity.analysis.mlperf import SOURCE
+    from gpuparity.analysis.reference import aggregate, best_row, per_gpu_rows
+
+    m = claim.mlperf
+    rnd = m.round.lstrip("v") if m.round else None
+    refs = [r for r in _rows(store, SOURCE) if rnd is None or r.get("round") == rnd]
     if not refs:
         what = f"MLPerf Inference {rnd} results" if rnd else "MLPerf Inference results"
-        hint = (f"gpuparity reference import mlperf summary_results.json  # from "
-                f"github.com/mlcommons/inference_results_v{rnd or '5.1'}")
-        return [{"kind": "mlperf", "summary": f"no {what} imported"}], [], hint
+        return [missing("mlperf", f"no {what} imported")], [], _import_hint(SOURCE, rnd)
     picks = {}
     for side in ("subject", "baseline"):
-        spec_id = resolve_spec(claim[side]["gpu"])
-        rows = per_gpu_rows(refs, spec_id, m["model"], m["scenario"], category, m.get("precision"))
-        picks[side] = [r for r in rows if _stack_ok(r.get("stack"), r.get("versions") or {},
-                                                     claim[side].get("stack"))]
-    evidence = [{"kind": "mlperf", "ref_id": r["ref_id"], "result_id": r["result_id"], "side": side,
-                 "value": r["per_accelerator"], "summary": f"{side}: {describe(r)}", "note": USAGE_NOTE}
+        s = getattr(claim, side)
+        rows = per_gpu_rows(refs, resolve_spec(s.gpu), m.model, m.scenario, m.category, m.precision)
+        picks[side] = [r for r in rows if _stack_ok(r, s.stack)]
+    evidence = [_row_evidence("mlperf", side, r, r["per_accelerator"])
                 for side, rows in picks.items() for r in sorted(rows, key=lambda r: -r["per_accelerator"])]
-    filters = (f"{m['model']} {m['scenario']}, {category} division"
-               + (f", {m['precision']}" if m.get("precision") else "") + (f", round {rnd}" if rnd else ""))
-    missing = [s for s in ("subject", "baseline") if not picks[s]]
-    if missing:
-        for side in missing:
-            evidence.append({"kind": "mlperf", "side": side, "summary": (
-                f"{side}: no single-node {side_label(claim[side])} rows for {filters} among {len(refs)} "
-                f"imported MLPerf rows{_elsewhere(refs, claim[side], m)}")})
-        # A claim that the subject *has* such results ("leads MLPerf v5.1 in FP4") fails on their absence.
-        if "subject" in missing and m.get("require_subject_rows"):
-            return evidence, [{"passed": False, "direction_ok": False,
-                               "summary": f"the claim needs {side_label(claim['subject'])} results for "
-                                          f"{filters}; the imported data has none"}], None
-        return evidence, [], None
-    stat = m.get("statistic", "best")
+    filters = (f"{m.model} {m.scenario}, {m.category} division" + (f", {m.precision}" if m.precision else "")
+               + (f", round {rnd}" if rnd else ""))
+    lacking = [s for s in ("subject", "baseline") if not picks[s]]
+    if lacking:
+        evidence += [missing("mlperf", f"{side}: no single-node {side_label(getattr(claim, side))} rows for {filters} "
+                                       f"among {len(refs)} imported MLPerf rows{_elsewhere(refs, getattr(claim, side), m)}",
+                             side) for side in lacking]
+        return evidence, [], _import_hint(SOURCE, rnd)
+    stat = m.statistic
     s, b = aggregate(picks["subject"], stat), aggregate(picks["baseline"], stat)
     cite = ""
     if stat == "best":
-        best = [max(picks[x], key=lambda r: r["per_accelerator"])["result_id"] for x in ("subject", "baseline")]
-        cite = f", {best[0]} vs {best[1]}"
-    check = ratio_check(s / b, claim["bounds"], claim["tolerance"],
+        cite = f", {best_row(picks['subject'])['result_id']} vs {best_row(picks['baseline'])['result_id']}"
+    check = ratio_check(s / b, claim.expected.bounds(), claim.tolerance,
                         f"{stat} per-accelerator throughput (derived, not verified by MLCommons) "
-                        f"{side_label(claim['subject'])} / {side_label(claim['baseline'])} = {s:,.1f} / {b:,.1f} "
+                        f"{side_label(claim.subject)} / {side_label(claim.baseline)} = {s:,.1f} / {b:,.1f} "
                         f"({len(picks['subject'])} vs {len(picks['baseline'])} rows{cite}; {filters})")
     return evidence, [check], None
 
 
-def _elsewhere(refs: list[dict], side: dict, m: dict) -> str:
+def _elsewhere(refs: list[dict], side: Side, m) -> str:
     """Where the side's part does appear for that model (other division or precision), for context."""
-    from gpuparity.analysis.reference import resolve_spec
-
-    spec_id = resolve_spec(side["gpu"])
-    other = sorted({f"{r['category']}/{r.get('precision') or '-'}/{r['nodes']} node(s)" for r in refs
-                    if r.get("spec_id") == spec_id and r["model"] == m["model"]
-                    and r["scenario"].lower() == str(m["scenario"]).lower()})
+    spec_id = resolve_spec(side.gpu)
+    other = sorted({f"{r['category']}/{r.get('precision') or '-'}/{r['nodes']} node(s)/{_stack_of(r)}" for r in refs
+                    if r.get("spec_id") == spec_id and r["model"] == m.model
+                    and r["scenario"].lower() == m.scenario.lower()})
     return f"; it appears as: {', '.join(other)}" if other else ""
 
 
-def evidence_spec(claim: dict) -> tuple[list, list, str | None]:
-    from gpuparity.analysis.reference import resolve_spec
+def evidence_training(claim: Claim, store) -> tuple[list, list, str | None]:
+    """Time to train per side at equal accelerator counts; ratio = baseline time / subject time."""
+    from gpuparity.analysis.mlperf_training import SOURCE
+    from gpuparity.analysis.reference import aggregate, best_row
+
+    t = claim.training
+    rnd = t.round.lstrip("v") if t.round else None
+    refs = [r for r in _rows(store, SOURCE) if (rnd is None or r.get("round") == rnd)
+            and r["model"] == t.benchmark and r["category"] == t.division and r.get("time_to_train_min")]
+    filters = f"{t.benchmark}, {t.division} division" + (f", round {rnd}" if rnd else "")
+    if not refs:
+        return [missing("mlperf-training", f"no MLPerf Training results for {filters} imported")], [], \
+            _import_hint(SOURCE, rnd)
+    picks = {}
+    for side in ("subject", "baseline"):
+        s = getattr(claim, side)
+        spec_id = resolve_spec(s.gpu)
+        picks[side] = [r for r in refs if r.get("spec_id") == spec_id and _stack_ok(r, s.stack)
+                       and (t.accelerators is None or r["accelerators"] == t.accelerators)]
+    evidence = [_row_evidence("mlperf-training", side, r, r["time_to_train_min"])
+                for side, rows in picks.items() for r in sorted(rows, key=lambda r: r["time_to_train_min"])]
+    counts = {s: {r["accelerators"] for r in picks[s]} for s in picks}
+    common = sorted(counts["subject"] & counts["baseline"])
+    if not common:
+        for side in ("subject", "baseline"):
+            if not picks[side]:
+                seen = sorted({f"{r['accelerators']}x {_stack_of(r)}" for r in refs
+                               if r.get("spec_id") == resolve_spec(getattr(claim, side).gpu)})
+                evidence.append(missing("mlperf-training", f"{side}: no {side_label(getattr(claim, side))} results for "
+                                        f"{filters}" + (f" at {t.accelerators} accelerators" if t.accelerators else "")
+                                        + f" among {len(refs)} imported" + (f"; it appears as {', '.join(seen)}" if seen else ""),
+                                        side))
+        if picks["subject"] and picks["baseline"]:
+            evidence.append(missing("mlperf-training", f"no equal accelerator counts: subject {sorted(counts['subject'])}, "
+                                    f"baseline {sorted(counts['baseline'])}"))
+        return evidence, [], _import_hint(SOURCE, rnd)
+    checks = []
+    for n in common:
+        rows = {s: [r for r in picks[s] if r["accelerators"] == n] for s in picks}
+        s, b = (aggregate(rows[x], t.statistic, "time_to_train_min", lower_is_better=True) for x in ("subject", "baseline"))
+        best = {x: best_row(rows[x], "time_to_train_min", lower_is_better=True) for x in rows}
+        checks.append(ratio_check(b / s, claim.expected.bounds(), claim.tolerance,
+                                  f"{t.statistic} time to train on {n} accelerators, {side_label(claim.baseline)} / "
+                                  f"{side_label(claim.subject)} = {b:.2f} / {s:.2f} min ({len(rows['subject'])} vs "
+                                  f"{len(rows['baseline'])} results; {best['subject']['result_id']} vs "
+                                  f"{best['baseline']['result_id']}; {filters})"))
+    return evidence, checks, None
+
+
+def _system_key(row: dict) -> tuple:
+    return (row["submitter"].lower(), str(row.get("system") or "").lower(), row.get("spec_id"),
+            row["accelerators"], row["nodes"])
+
+
+def evidence_rounds(claim: Claim, store) -> tuple[list, list, str | None]:
+    """The same system in two inference rounds: later / earlier result (subject = later round)."""
+    from gpuparity.analysis.mlperf import SOURCE
+
+    m = claim.mlperf
+    early, late = (r.lstrip("v") for r in m.rounds)
+    refs = [r for r in _rows(store, SOURCE) if r["model"] == m.model and r["scenario"].lower() == m.scenario.lower()
+            and r["category"] == m.category and r.get("throughput") is not None]
+    by_round = {rnd: [r for r in refs if r.get("round") == rnd] for rnd in (early, late)}
+    filters = f"{m.model} {m.scenario}, {m.category} division"
+    absent = [rnd for rnd, rows in by_round.items() if not rows]
+    if absent:
+        return ([missing("mlperf-rounds", f"no MLPerf Inference {rnd} results for {filters} imported") for rnd in absent],
+                [], _import_hint(SOURCE, absent[0]))
+    earlier = {}
+    for r in by_round[early]:
+        if r.get("spec_id") == resolve_spec(claim.baseline.gpu):
+            earlier.setdefault(_system_key(r), r)
+    pairs = [(r, earlier[_system_key(r)]) for r in by_round[late]
+             if r.get("spec_id") == resolve_spec(claim.subject.gpu) and _system_key(r) in earlier]
+    matched = [(a, b) for a, b in pairs if _stack_ok(a, claim.subject.stack) and _stack_ok(b, claim.baseline.stack)]
+    if not matched:
+        seen = "; ".join(f"{a['submitter']} {a['system']} ({a['accelerators']}x): {_stack_of(b)} in {early} -> "
+                         f"{_stack_of(a)} in {late}, x{a['result'] / b['result']:.3g}" for a, b in pairs[:5])
+        return [missing("mlperf-rounds",
+                        f"no system appears in both rounds as {side_label(claim.baseline)} in {early} and "
+                        f"{side_label(claim.subject)} in {late} for {filters}"
+                        + (f"; the same systems in both rounds (other stacks): {seen}" if seen else
+                           "; no system appears in both rounds"))], [], _import_hint(SOURCE, late)
+    evidence = []
+    for a, b in matched:
+        evidence += [_row_evidence("mlperf-rounds", "subject", a, a["result"]),
+                     _row_evidence("mlperf-rounds", "baseline", b, b["result"])]
+    ratios = [a["result"] / b["result"] for a, b in matched if b["result"] > 0]
+    if not ratios:
+        return evidence, [], None
+    value = max(ratios) if m.statistic == "best" else sorted(ratios)[len(ratios) // 2]
+    check = ratio_check(value, claim.expected.bounds(), claim.tolerance,
+                        f"{m.statistic} same-system uplift {late} / {early} over {len(ratios)} system(s) ({filters})")
+    return evidence, [check], None
+
+
+# -- spec, price, own runs, porting ---------------------------------------------------------------------
+def evidence_spec(claim: Claim) -> tuple[list, list, str | None]:
     from gpuparity.platform.specs import all_specs
 
-    field = claim["spec"]["field"]
-    specs = {s: all_specs()[resolve_spec(claim[s]["gpu"])] for s in ("subject", "baseline")}
+    field = claim.spec.field
+    specs = {s: all_specs()[resolve_spec(getattr(claim, s).gpu)] for s in ("subject", "baseline")}
     evidence, checks = [], []
     for side, spec in specs.items():
         value = spec.get(field)
         if value is None:
-            return ([{"kind": "spec", "summary": f"{spec['id']} has no '{field}' in the spec data"}], [], None)
+            return [missing("spec", f"{spec['id']} has no '{field}' in the spec data", side)], [], None
         evidence.append({"kind": "spec", "spec_id": spec["id"], "side": side, "value": value,
                          "source": spec.get("source"), "summary": f"{side}: {spec['product']} {field} = {value:g}"
                          f" (spec data: {spec['id']})"})
-        bound = claim["spec"].get(f"{side}_bounds")
+        bound = getattr(claim.spec, f"{side}_bounds")
         if bound:
-            b = expected_bounds(bound, f"claim {claim['id']}: spec.{side}_bounds")
-            checks.append(ratio_check(value, b, claim["tolerance"], f"{spec['id']} {field}", False))
+            checks.append(ratio_check(value, bound.bounds(), claim.tolerance, f"{spec['id']} {field}", False))
     ratio = specs["subject"][field] / specs["baseline"][field]
-    checks.append(ratio_check(ratio, claim["bounds"], claim["tolerance"],
+    checks.append(ratio_check(ratio, claim.expected.bounds(), claim.tolerance,
                               f"{field} ratio {specs['subject']['id']} / {specs['baseline']['id']}"))
     return evidence, checks, None
 
 
-def evidence_price(claim: dict) -> tuple[list, list, str | None]:
+def evidence_price(claim: Claim) -> tuple[list, list, str | None]:
     from gpuparity.analysis.prices import BASES, price_book
-    from gpuparity.analysis.reference import resolve_spec
 
     book = price_book()
-    ids = {s: resolve_spec(claim[s]["gpu"]) for s in ("subject", "baseline")}
+    ids = {s: resolve_spec(getattr(claim, s).gpu) for s in ("subject", "baseline")}
     evidence, checks = [], []
-    for basis in (claim.get("price") or {}).get("bases") or BASES:
+    for basis in (claim.price.bases if claim.price and claim.price.bases else BASES):
         rows = {s: book.get((ids[s], basis)) for s in ids}
         if not all(rows.values()):
-            evidence.append({"kind": "price", "summary": f"{basis}: no price for "
-                             + ", ".join(ids[s] for s in ids if not rows[s])})
+            evidence.append(missing("price", f"{basis}: no price for " + ", ".join(ids[s] for s in ids if not rows[s])))
             continue
         for side, row in rows.items():
             evidence.append({"kind": "price", "side": side, "basis": basis, "value": row["usd_per_gpu_hour"],
                              "source": row["source"], "summary": f"{side}: {ids[side]} {basis} "
                              f"${row['usd_per_gpu_hour']:.2f}/GPU-h (price book, {row['date'] or 'undated'})"})
         ratio = rows["subject"]["usd_per_gpu_hour"] / rows["baseline"]["usd_per_gpu_hour"]
-        checks.append(ratio_check(ratio, claim["bounds"], claim["tolerance"],
+        checks.append(ratio_check(ratio, claim.expected.bounds(), claim.tolerance,
                                   f"{basis} price ratio {ids['subject']} / {ids['baseline']}"))
     return evidence, checks, None
 
 
-def _runs_for(store, side: dict) -> list[dict]:
-    ids = [r["run_id"] for r in store.list_runs(limit=10000, gpu=side.get("gpu"), stack=side.get("stack"))]
+def _runs_for(store, side: Side) -> list[dict]:
+    ids = [r["run_id"] for r in store.list_runs(limit=10000, gpu=side.gpu, stack=side.stack)]
     return [store.get_run(i) for i in ids]
 
 
-def evidence_own_runs(claim: dict, store) -> tuple[list, list, str | None]:
+def evidence_own_runs(claim: Claim, store) -> tuple[list, list, str | None]:
     command = run_command(claim)
-    subject = _runs_for(store, claim["subject"])
+    subject = _runs_for(store, claim.subject)
     taken = {r["run_id"] for r in subject}
-    baseline = [r for r in _runs_for(store, claim["baseline"]) if r["run_id"] not in taken]
-    missing = [s for s, runs in (("subject", subject), ("baseline", baseline)) if not runs]
-    if missing:
-        return ([{"kind": "own-runs", "summary": f"no stored runs on {side_label(claim[s])}"} for s in missing],
-                [], command)
-    try:
-        from gpuparity.analysis.compare import compare_runs
-    except ImportError:
-        return [{"kind": "own-runs", "summary": "run comparison (gpuparity.analysis.compare) not installed"}], [], command
-    result = compare_runs(baseline, subject, tolerance=claim["tolerance"])  # ratio = subject / baseline
-    w = claim.get("workload") or {}
-    names, dtype, cat = w.get("names"), w.get("dtype"), w.get("category")
+    baseline = [r for r in _runs_for(store, claim.baseline) if r["run_id"] not in taken]
+    lacking = [s for s, runs in (("subject", subject), ("baseline", baseline)) if not runs]
+    if lacking:
+        return [missing("own-runs", f"no stored runs on {side_label(getattr(claim, s))}", s) for s in lacking], [], command
+    from gpuparity.analysis.compare import compare_runs
+
+    result = compare_runs(baseline, subject, tolerance=claim.tolerance)  # ratio = subject / baseline
+    w = claim.workload
+    names = w.names if w else None
     rows = [r for r in result.get("rows", [])
-            if (not names or r.get("workload") in names) and (not dtype or r.get("dtype") == dtype)
-            and (not cat or r.get("category") == cat) and _params_match(r.get("params"), w.get("params"))
-            and _positive(r.get("ratio"))]
+            if (not names or r.get("workload") in names) and (not w or not w.dtype or r.get("dtype") == w.dtype)
+            and (not w or not w.category or r.get("category") == w.category)
+            and _params_match(r.get("params"), w.params if w else None) and _positive(r.get("ratio"))]
     if not rows:
-        return ([{"kind": "own-runs", "summary": f"{len(subject)} and {len(baseline)} stored runs share no "
-                  f"results for {', '.join(names or [cat or 'any workload'])}"}], [], command)
+        return [missing("own-runs", f"{len(subject)} and {len(baseline)} stored runs share no results for "
+                        f"{', '.join(names or [(w.category if w else None) or 'any workload'])}")], [], command
     evidence = [{"kind": "own-runs", "side": side, "run_ids": [d["run_id"] for d in docs],
-                 "summary": f"{side}: {len(docs)} stored run(s) on {side_label(claim[side])}: "
+                 "summary": f"{side}: {len(docs)} stored run(s) on {side_label(getattr(claim, side))}: "
                             + ", ".join(d["run_id"] for d in docs[:5]) + (" ..." if len(docs) > 5 else "")}
                 for side, docs in (("subject", subject), ("baseline", baseline))]
     evidence += [{"kind": "own-runs", "workload": r.get("workload"), "value": r["ratio"],
-                 "summary": f"{r.get('workload')} {r.get('dtype') or ''} {_params(r)}: subject/baseline "
-                            f"{r['ratio']:.3g} (95% CI {_num(r.get('ci_low'))}-{_num(r.get('ci_high'))}), "
-                            f"{r.get('verdict', '')}".replace("  ", " ")} for r in rows]
-    stat = w.get("statistic", "geomean")
+                  "summary": f"{r.get('workload')} {r.get('dtype') or ''} {_params(r)}: subject/baseline "
+                             f"{r['ratio']:.3g} (95% CI {_num(r.get('ci_low'))}-{_num(r.get('ci_high'))}), "
+                             f"{r.get('verdict', '')}".replace("  ", " ")} for r in rows]
+    stat = w.statistic if w else "geomean"
     ratios = [r["ratio"] for r in rows]
     value = max(ratios) if stat == "best" else math.exp(sum(math.log(x) for x in ratios) / len(ratios))
-    checks = [ratio_check(value, claim["bounds"], claim["tolerance"],
+    checks = [ratio_check(value, claim.expected.bounds(), claim.tolerance,
                           f"{stat} of {len(rows)} matched results, {len(subject)} vs {len(baseline)} runs")]
     return evidence, checks, None
 
@@ -404,32 +480,34 @@ def port_score(report: dict) -> float | None:
     return value / 100.0 if value > 1 else float(value)
 
 
-def evidence_porting(claim: dict, port_report: str | None) -> tuple[list, list, str | None]:
+def evidence_porting(claim: Claim, port_report: str | None) -> tuple[list, list, str | None]:
     command = "gpuparity port SRC --json score.json  # SRC: a CUDA tree; then: gpuparity claims check --port-report score.json"
     if not port_report:
-        return [{"kind": "porting", "summary": "no port report given (--port-report FILE)"}], [], command
-    try:
-        report = json.loads(Path(port_report).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"{port_report}: no such file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UserError(f"{port_report}: not a readable port report ({exc})") from None
+        return [missing("porting", "no port report given (--port-report FILE)")], [], command
+    report = validate.load_json(port_report, MAX_PORT_REPORT_BYTES, "port report")
     score = port_score(report) if isinstance(report, dict) else None
     if score is None:
         raise UserError(f"{port_report}: no tree-level score (summary.score) in this port report")
     summary = report.get("summary") or {}
-    counts = f" ({summary['supported']}/{summary['uses']} CUDA API uses)" if "uses" in summary else ""
+    counts = ""
+    if all(isinstance(summary.get(k), int) and not isinstance(summary.get(k), bool) for k in ("supported", "uses")):
+        counts = f" ({summary['supported']}/{summary['uses']} CUDA API uses)"
+    src = report.get("src") if isinstance(report.get("src"), str) else port_report
     evidence = [{"kind": "porting", "value": score, "summary": f"gpuparity port score for "
-                 f"{report.get('src') or port_report}: {score:.1%}{counts} map to HIP automatically"}]
-    return evidence, [ratio_check(score, claim["bounds"], claim["tolerance"], "portability score", False)], None
+                 f"{validate.terminal_safe(src)[:300]}: {score:.1%}{counts} map to HIP automatically"}]
+    return evidence, [ratio_check(score, claim.expected.bounds(), claim.tolerance, "portability score", False)], None
 
 
 # -- entry point ----------------------------------------------------------------------------------
-def evaluate_claim(claim: dict, store, port_report: str | None = None) -> dict:
+def evaluate_claim(claim: Claim, store, port_report: str | None = None) -> dict:
     evidence, checks, commands = [], [], []
-    for kind in claim["kinds"]:
+    for kind in claim.kinds:
         if kind == "mlperf":
             ev, ch, cmd = evidence_mlperf(claim, store)
+        elif kind == "mlperf-training":
+            ev, ch, cmd = evidence_training(claim, store)
+        elif kind == "mlperf-rounds":
+            ev, ch, cmd = evidence_rounds(claim, store)
         elif kind == "spec":
             ev, ch, cmd = evidence_spec(claim)
         elif kind == "price":
@@ -444,24 +522,30 @@ def evaluate_claim(claim: dict, store, port_report: str | None = None) -> dict:
         if cmd:
             commands.append(cmd)
     verdict = verdict_of(checks)
-    if verdict == "untested" and not commands:
+    if verdict == "untested" and not commands and run_command(claim):
         commands.append(run_command(claim))
-    source = claim.get("source")
+    command = "\n".join(dict.fromkeys(commands)) if verdict == "untested" else None
+    rows = [e["row"] for e in evidence if "row" in e]
+    rows += [{"source": "own-runs", "side": e["side"], "run_id": i}
+             for e in evidence if e.get("kind") == "own-runs" and e.get("run_ids") for i in e["run_ids"]]
     return {
-        "id": claim["id"],
-        "text": claim["text"].strip(),
-        "kind": claim["kinds"],
-        "source": source if isinstance(source, (str, type(None))) else json.dumps(source),
-        "subject": side_label(claim["subject"]) if claim["subject"] else None,
-        "baseline": side_label(claim["baseline"]) if claim["baseline"] else None,
-        "expected": bounds_text(claim["bounds"], claim["tolerance"]),
+        "id": claim.id,
+        "text": claim.text.strip(),
+        "kind": claim.kinds,
+        "source": claim.source,
+        "subject": side_label(claim.subject) if claim.subject else None,
+        "baseline": side_label(claim.baseline) if claim.baseline else None,
+        "expected": bounds_text(claim.expected.bounds(), claim.tolerance),
         "verdict": verdict,
-        "evidence": evidence,
-        "command": "\n".join(c for c in commands if c) if verdict == "untested" else None,
-        "note": claim.get("note"),
+        "reasoning": reasoning_of(claim, verdict, checks, evidence, command),
+        "rows": rows,
+        "evidence": [{k: v for k, v in e.items() if k != "row"} for e in evidence],
+        "command": command,
+        "note": " ".join(claim.note.split()) if claim.note else None,
     }
 
 
 def evaluate_claims(store, claims_file: str | Path | None = None, port_report: str | None = None) -> list[dict]:
     """Each claim of the file (default: the shipped rocm-vs-cuda-2025 set) with verdict and evidence."""
     return [evaluate_claim(c, store, port_report) for c in load_claims(claims_file)]
+

@@ -1,18 +1,22 @@
-"""`gpuparity claims check`: vendor claims marked supported / partly / contradicted / untested, with evidence."""
+"""`gpuparity claims check`: vendor claims marked supported / partly / contradicted / untested, with
+the reasoning, the evidence and the rows it rests on."""
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 import typer
 
-from gpuparity.cli.common import console, db_option, escape, print_json
+from gpuparity.cli.common import console, db_option, print_json
+from gpuparity.cli.reference import safe
 from gpuparity.errors import UserError
 
 sub = typer.Typer(help="Vendor claims checked against evidence.", no_args_is_help=True)
 
 MAX_ROWS = 2  # evidence rows per kind and side in the table; json and markdown list all
 COLOURS = {"supported": "green", "partly": "yellow", "contradicted": "red", "untested": "dim"}
+FORMATS = ("table", "json", "markdown")
 
 
 @sub.command("check")
@@ -22,9 +26,9 @@ def check_cmd(
     out_format: str = typer.Option("table", "--format", "-f", help="table | json | markdown"),
     port_report: Optional[str] = typer.Option(None, "--port-report", help="A `gpuparity port --json` report."),
 ) -> None:
-    """Give each claim a verdict with its evidence, or the command that would settle it."""
-    if out_format not in ("table", "json", "markdown"):
-        raise UserError(f"unknown format '{out_format}'; choose table, json or markdown")
+    """Give each claim a verdict with its reasoning and evidence, or the command that would settle it."""
+    if out_format not in FORMATS:
+        raise UserError(f"unknown format {out_format[:40]!r}; choose table, json or markdown")
     from gpuparity.analysis.claims import evaluate_claims
     from gpuparity.results.store import Store
 
@@ -42,28 +46,26 @@ def print_table(results: list[dict]) -> None:
     from rich.table import Table
 
     t = Table(title="Claims", show_lines=True)
-    for col in ("id", "verdict", "claim", "evidence"):
+    for col in ("id", "verdict", "claim", "reasoning and evidence"):
         t.add_column(col, no_wrap=col in ("id", "verdict"))
     for r in results:
-        checks = [e for e in r["evidence"] if e.get("kind") == "check"]
-        rest = [e for e in r["evidence"] if e.get("kind") != "check"]
+        # The reasoning names the checks, what is missing and what would settle it; the rows follow.
+        rest = [e for e in r["evidence"] if e.get("kind") != "check" and not e.get("missing")]
         shown, per_group = [], {}
         for e in rest:  # the first few of each kind and side (evidence comes best first)
             group = (e.get("kind"), e.get("side"))
             per_group[group] = per_group.get(group, 0) + 1
             if per_group[group] <= MAX_ROWS or len(rest) <= 2 * MAX_ROWS:
                 shown.append(e)
-        lines = [f"- {escape(e['summary'])}" for e in shown]
+        lines = [f"[bold]{safe(r['reasoning'])}[/bold]"]
+        lines += [f"- {safe(e['summary'])}" for e in shown]
         if len(shown) < len(rest):
             lines.append(f"- ... {len(rest) - len(shown)} more (--format json lists all)")
-        lines += [f"- {escape(e['summary'])}" for e in checks]
-        if r["command"]:
-            lines.append(f"[bold]settle with:[/bold] {escape(r['command'])}")
         verdict = f"[{COLOURS[r['verdict']]}]{r['verdict']}[/]"
-        claim = escape(r["text"]) + f"\n[dim]expected {escape(r['subject'] or 'score')}"
-        claim += f" / {escape(r['baseline'])}" if r["baseline"] else ""
-        claim += f": {escape(r['expected'])}[/dim]"
-        t.add_row(escape(r["id"]), verdict, claim, "\n".join(lines) or "-")
+        claim = safe(r["text"]) + f"\n[dim]expected {safe(r['subject'] or 'score')}"
+        claim += f" / {safe(r['baseline'])}" if r["baseline"] else ""
+        claim += f": {safe(r['expected'])}[/dim]"
+        t.add_row(safe(r["id"]), verdict, claim, "\n".join(lines))
     c = console()
     c.print(t)
     counts = {v: sum(1 for r in results if r["verdict"] == v) for v in COLOURS}
@@ -74,20 +76,33 @@ def print_table(results: list[dict]) -> None:
         c.print(f"[dim]MLPerf: {USAGE_NOTE}[/dim]")
 
 
+def _fence(text: str) -> str:
+    """A code fence longer than any backtick run in the text, so data cannot close it."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
 def to_markdown(results: list[dict]) -> str:
+    """Markdown in which every value from the claims file or the data is literal text."""
+    from gpuparity.validate import markdown_safe as md
+
     out = ["# Claims check", ""]
     for r in results:
-        out += [f"## {r['id']}: {r['verdict']}", "", f"> {r['text']}", ""]
+        out += [f"## {md(r['id'])}: {r['verdict']}", "", f"> {md(r['text'])}", ""]
         if r.get("source"):
-            out += [f"Source: {r['source']}", ""]
-        out += [f"Expected (subject / baseline): {r['expected']}", ""]
-        out += [f"- {e['summary']}" for e in r["evidence"]]
+            out += [f"Source: {md(r['source'])}", ""]
+        out += [f"Expected (subject / baseline): {md(r['expected'])}", "", f"**Reasoning:** {md(r['reasoning'])}", ""]
+        out += [f"- {md(e['summary'])}" for e in r["evidence"]]
         if any(e.get("kind") == "mlperf" and e.get("note") for e in r["evidence"]):
-            out += ["", f"MLPerf: {next(e['note'] for e in r['evidence'] if e.get('note'))}"]
+            out += ["", f"MLPerf: {md(next(e['note'] for e in r['evidence'] if e.get('note')))}"]
         if r["command"]:
-            out += ["", "Settle with:", "", "```", r["command"], "```"]
+            from gpuparity.validate import terminal_safe
+
+            command = "\n".join(terminal_safe(line) for line in r["command"].splitlines())
+            fence = _fence(command)
+            out += ["", "Settle with:", "", fence, command, fence]
         if r.get("note"):
-            out += ["", f"Note: {' '.join(str(r['note']).split())}"]
+            out += ["", f"Note: {md(r['note'])}"]
         out.append("")
     return "\n".join(out) + "\n"
 
