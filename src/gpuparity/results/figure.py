@@ -9,7 +9,8 @@ The estimator, written down (the README's "Statistics" repeats it):
   set v_t themselves through `set_metric`.
 - Its within-trial standard error on the log scale, se_t: the bootstrap standard deviation of the
   log median (exact order-statistic weights, measure.stats.median_weights), inflated by
-  (1 + r) / (1 - r) for the lag-1 autocorrelation r of the samples (drift, clipped to [0, 0.9]).
+  (1 + r) / (1 - r) for the lag-1 autocorrelation r of the samples (drift; bias-corrected, clipped
+  to [0, 0.95]).
 - Result figure: the geometric mean of the trial figures, exp(mean log v_t); one trial: v_1.
 - Its 95% interval: n >= 2 trials: mean log v +- t(0.975, n - 1) * s / sqrt(n), s the standard
   deviation of log v_t (trials are independent draws of the machine's state, so within-trial
