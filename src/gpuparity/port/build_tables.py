@@ -36,6 +36,14 @@ TABLES = [
     ("CUB_API_supported_by_HIP.md", "cub", "HIP"),
     ("CUDA_RTC_API_supported_by_HIP.md", "nvrtc", "HIP"),
 ]
+# --roc: the same libraries straight to the ROCm libraries (rocBLAS, rocSPARSE, rocRAND,
+# rocSOLVER), as HIPIFY's -roc does. cuFFT has no ROC table (rocFFT's API is not cuFFT's).
+ROC_TABLES = [
+    ("CUBLAS_API_supported_by_ROC.md", "cublas"),
+    ("CURAND_API_supported_by_ROC.md", "curand"),
+    ("CUSPARSE_API_supported_by_ROC.md", "cusparse"),
+    ("CUSOLVER_API_supported_by_ROC.md", "cusolver"),
+]
 
 _ROW = re.compile(r"^\|`([^`]+)`\|")
 _HEADER_CELL = re.compile(r"\*\*(\w+)\*\*")
@@ -144,6 +152,16 @@ def build(table_dir: Path) -> dict:
             raise SystemExit(f"error: {path} missing")
         for cuda, entry in parse_table(path, family, column).items():
             apis.setdefault(cuda, entry)
+    for file_name, family in ROC_TABLES:
+        path = table_dir / file_name
+        if not path.exists():
+            raise SystemExit(f"error: {path} missing")
+        for cuda, entry in parse_table(path, family, "ROC").items():
+            if entry.get("hip") and cuda in apis:  # only names with a ROC counterpart
+                roc = {k: v for k, v in entry.items() if k in ("hip", "added", "deprecated", "removed",
+                                                                "unsupported")}
+                roc["name"] = roc.pop("hip")
+                apis[cuda]["roc"] = roc
     extra_apis, headers = torch_extras(set(apis))
     for cuda, entry in extra_apis.items():
         apis.setdefault(cuda, entry)
@@ -172,8 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print("warning: LICENSE.txt not found beside the tables", file=sys.stderr)
     n_sup = sum(1 for e in data["apis"].values() if not e.get("unsupported"))
+    n_roc = sum(1 for e in data["apis"].values() if "roc" in e)
     print(f"wrote {out} ({out.stat().st_size // 1024} KiB): {len(data['apis'])} APIs, "
-          f"{n_sup} with a HIP counterpart, {len(data['headers'])} headers")
+          f"{n_sup} with a HIP counterpart, {n_roc} with a ROC library one, {len(data['headers'])} headers")
     return 0
 
 

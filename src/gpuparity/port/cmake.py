@@ -46,6 +46,14 @@ BARE_LIBS = {"cudart": "hip::host", "cuda": "hip::host", "cublas": "roc::hipblas
              "cusolver": "roc::hipsolver"}
 BARE_LIB_PACKAGE = {"roc::hipblas": "hipblas", "hip::hiprand": "hiprand", "hip::hipfft": "hipfft",
                     "roc::hipsparse": "hipsparse", "roc::hipsolver": "hipsolver"}
+# --roc: the ROCm libraries' own CMake packages and targets instead of the hip* wrappers.
+ROC_TARGETS: dict[str, tuple[str, str] | None] = {}
+ROC_BARE_LIBS: dict[str, str] = {}
+for _lib in ("blas", "sparse", "rand", "solver"):
+    for _suffix in ("", "_static"):
+        ROC_TARGETS[f"CUDA::cu{_lib}{_suffix}"] = (f"roc::roc{_lib}", f"roc{_lib}")
+    ROC_BARE_LIBS[f"cu{_lib}"] = f"roc::roc{_lib}"
+ROC_LIB_PACKAGE = {f"roc::roc{lib}": f"roc{lib}" for lib in ("blas", "sparse", "rand", "solver")}
 VARIABLES = {
     "CMAKE_CUDA_ARCHITECTURES": "CMAKE_HIP_ARCHITECTURES",
     "CMAKE_CUDA_STANDARD": "CMAKE_HIP_STANDARD",
@@ -150,7 +158,11 @@ def _commands(toks: list[_Tok]) -> list[_Command]:
     return cmds
 
 
-def translate_cmake(text: str) -> Translation:
+def translate_cmake(text: str, roc: bool = False) -> Translation:
+    """The HIP CMake text; roc: link the ROCm libraries (rocBLAS ...) instead of hip* ones."""
+    targets = {**TARGETS, **ROC_TARGETS} if roc else TARGETS
+    bare_libs = {**BARE_LIBS, **ROC_BARE_LIBS} if roc else BARE_LIBS
+    bare_packages = {**BARE_LIB_PACKAGE, **ROC_LIB_PACKAGE} if roc else BARE_LIB_PACKAGE
     toks = _lex(text)
     result = Translation(text=text, engine="cmake")
     edits: list[tuple[int, int, str]] = []
@@ -198,18 +210,18 @@ def translate_cmake(text: str) -> Translation:
                 result.rewrites.append(Rewrite(cmd.name_tok.line, f"{', '.join(cu)}: LANGUAGE HIP"))
         if cmd.name == "target_link_libraries":
             for w in words:
-                new = BARE_LIBS.get(w.text)
+                new = bare_libs.get(w.text)
                 if new:
                     replace(w, new)
                     use(w.text, w.line, new, True)
-                    if new in BARE_LIB_PACKAGE:
-                        packages.append(BARE_LIB_PACKAGE[new])
+                    if new in bare_packages:
+                        packages.append(bare_packages[new])
     # Words anywhere (variables, imported targets), and ${VAR} inside quoted arguments.
     for t in toks:
         if t.kind == "word":
             word = t.text
-            if word in TARGETS:
-                mapped = TARGETS[word]
+            if word in targets:
+                mapped = targets[word]
                 if mapped is None:
                     use(word, t.line, None, False, "no HIP counterpart")
                 else:

@@ -1,8 +1,10 @@
 """CUDA -> HIP name map: the packaged HIPIFY-derived table plus this project's overrides.
 
-`resolve(name, target)` answers: what HIP name does this CUDA name become, and is it usable
-on the target HIP version? An API whose HIP 'added' version is newer than the target, or
-that HIP removed by then, counts as unsupported for that target.
+`resolve(name, target, roc)` answers: what HIP name does this CUDA name become, and is it
+usable on the target HIP version? An API whose HIP 'added' version is newer than the target,
+or that HIP removed by then, counts as unsupported for that target. With `roc`, the cuBLAS,
+cuSPARSE, cuRAND and cuSOLVER names go straight to rocBLAS, rocSPARSE, rocRAND and rocSOLVER
+(HIPIFY's ROC column) instead of the hip* wrapper libraries.
 """
 
 from __future__ import annotations
@@ -42,6 +44,36 @@ OVERRIDES: dict[str, dict] = {
     "cudaLaunchKernelEx": {"family": "runtime", "unsupported": True},
 }
 
+# --roc: the families that go to a ROCm library, and that library's name.
+ROC_LIBRARY = {"cublas": "rocBLAS", "cusparse": "rocSPARSE", "curand": "rocRAND", "cusolver": "rocSOLVER"}
+# ROC rows the HIPIFY tables leave empty although rocRAND has the type (rocrand_kernel.h):
+# cuRAND's default device generator is XORWOW.
+ROC_OVERRIDES: dict[str, dict] = {
+    "curandState_t": {"name": "rocrand_state_xorwow", "added": "1.5.0"},
+    "curandState": {"name": "rocrand_state_xorwow", "added": "1.5.0"},
+    "curandStateXORWOW_t": {"name": "rocrand_state_xorwow", "added": "1.5.0"},
+    "curandStateXORWOW": {"name": "rocrand_device::xorwow_engine", "added": "1.5.0"},
+}
+# Names the tables leave empty that rewrites.py ports to rocSOLVER: getrf without the
+# workspace argument, and the workspace queries, which become an expression (name "").
+for _t in "SDCZ":
+    # rocsolver_?getrf is as old as rocsolver_?potrf (both in rocSOLVER's first releases)
+    ROC_OVERRIDES[f"cusolverDn{_t}getrf"] = {"name": f"rocsolver_{_t.lower()}getrf", "added": "3.2.0"}
+    for _call in ("potrf", "getrf"):
+        ROC_OVERRIDES[f"cusolverDn{_t}{_call}_bufferSize"] = {"name": "", "added": "3.2.0"}
+# Present in HIP 5.2's hip/library_types.h although the tables say 5.7 (hipDataType's
+# later unification): the targeted HIP has them.
+HIP_ADDED_OVERRIDES = {name: "5.2.0" for name in ("cudaDataType", "cudaDataType_t", "CUDA_R_16F", "CUDA_R_32F",
+                                                   "CUDA_R_64F", "CUDA_C_16F", "CUDA_C_32F", "CUDA_C_64F")}
+# rocSPARSE has its own data-type enum: in a file that uses cuSPARSE (and not cuBLAS) with
+# --roc, these go to it instead of rocBLAS's (HIPIFY's cuBLAS table).
+ROCSPARSE_DATATYPES = {
+    "cudaDataType": "rocsparse_datatype", "cudaDataType_t": "rocsparse_datatype",
+    "CUDA_R_32F": "rocsparse_datatype_f32_r", "CUDA_R_64F": "rocsparse_datatype_f64_r",
+    "CUDA_C_32F": "rocsparse_datatype_f32_c", "CUDA_C_64F": "rocsparse_datatype_f64_c",
+}
+ROCSPARSE_DATATYPES_ADDED = "4.1.0"  # with rocSPARSE's generic API
+
 # Namespace renames: `cub::X` -> `hipcub::X`; `thrust::cuda::par` -> `thrust::hip::par`.
 NAMESPACES = {"cub": "hipcub"}
 THRUST_SYSTEM = {"cuda": "hip"}
@@ -61,6 +93,7 @@ HEADER_OVERRIDES: dict[str, str | None] = {
     "curand_mtgp32dc_p_11213.h": "hiprand/hiprand_kernel.h",
     "cooperative_groups/reduce.h": "hip/hip_cooperative_groups.h",
     "mma.h": "rocwmma/rocwmma.hpp",
+    "math_constants.h": "hip/hip_math_constants.h",
     "cuda_pipeline.h": None,
     "cuda_awbarrier.h": None,
     "cupti.h": None,
@@ -78,12 +111,28 @@ HEADER_PREFIXES: list[tuple[str, str | None]] = [
 _CUDA_HEADER = re.compile(r"^(cuda|cu[A-Z]|cublas|cudnn|cufft|curand|cusparse|cusolver|nvrtc|nvToolsExt|"
                           r"nvml|cooperative_groups|sm_\d+_intrinsics|crt/|mma\.h)")
 
+# --roc headers: the ROCm library's own header instead of the hip* wrapper's.
+ROC_HEADERS = {
+    "cublas.h": "rocblas/rocblas.h", "cublas_v2.h": "rocblas/rocblas.h", "cublas_api.h": "rocblas/rocblas.h",
+    "cusparse.h": "rocsparse/rocsparse.h", "cusparse_v2.h": "rocsparse/rocsparse.h",
+    "curand.h": "rocrand/rocrand.h", "curand_kernel.h": "rocrand/rocrand_kernel.h",
+    "cusolverDn.h": "rocsolver/rocsolver.h", "cusolver_common.h": "rocsolver/rocsolver.h",
+}
+_ROC_KERNEL_HEADER = re.compile(r"^curand_(discrete2?|globals|lognormal|mrg32k3a|mtgp32(_kernel)?|normal(_static)?|"
+                                r"philox4x32_x|poisson|precalc|uniform)\.h$")
+# Headers a HIP release introduced: older targets get no counterpart (and are told so).
+HEADER_ADDED = {"hip/hip_math_constants.h": (5, 3, 0)}
+# ROCm 5.2 moved the library headers into per-library folders; older targets use the flat name.
+FOLDER_HEADERS_SINCE = (5, 2, 0)
+_FOLDERED = {"hipblas", "hipsparse", "hipsolver", "hiprand", "hipfft", "rocblas", "rocsparse", "rocrand",
+             "rocsolver"}
+
 # Which HIP headers each library family lives in (check.py uses this for messages).
 LIBRARY_OF_HEADER = {
     "hipblas": "hipBLAS", "hipblaslt": "hipBLASLt", "hiprand": "hipRAND", "rocrand": "rocRAND",
     "hipfft": "hipFFT", "hipsparse": "hipSPARSE", "hipsolver": "hipSOLVER", "miopen": "MIOpen",
     "hipcub": "hipCUB", "thrust": "rocThrust", "rocwmma": "rocWMMA", "roctracer": "roctracer",
-    "rccl": "RCCL",
+    "rccl": "RCCL", "rocblas": "rocBLAS", "rocsparse": "rocSPARSE", "rocsolver": "rocSOLVER",
 }
 
 
@@ -115,6 +164,9 @@ def load_table() -> dict:
     raw = resources.files("gpuparity.port").joinpath("data/hipify_map.json").read_text(encoding="utf-8")
     data = json.loads(raw)
     apis = data["apis"]
+    for name, added in HIP_ADDED_OVERRIDES.items():
+        if name in apis:
+            apis[name] = dict(apis[name], added=added)
     apis.update(OVERRIDES)
     return data
 
@@ -145,11 +197,30 @@ def resolve_entry(name: str, entry: dict, target: tuple[int, ...]) -> Resolution
     return Resolution(name, hip, True, note, family)
 
 
+def roc_entry(name: str, entry: dict) -> dict:
+    """The --roc view of a table row: its ROC name and versions, or no counterpart."""
+    family = entry.get("family", "")
+    roc = ROC_OVERRIDES.get(name) or entry.get("roc")
+    if roc is None:
+        hip = entry.get("hip")
+        why = f"no {ROC_LIBRARY[family]} equivalent" + (f" ({hip} exists in the hip* library)" if hip else "")
+        return {"family": family, "roc_missing": why}
+    out = {"family": family, "hip": roc["name"] or None}
+    out.update({k: v for k, v in roc.items() if k != "name"})
+    if not roc["name"]:
+        out["roc_missing"] = "the call takes other arguments in rocSOLVER (see the rewrite note)"
+    return out
+
+
 @lru_cache(maxsize=65536)
-def resolve(name: str, target: tuple[int, ...]) -> Resolution | None:
+def resolve(name: str, target: tuple[int, ...], roc: bool = False) -> Resolution | None:
     entry = lookup(name)
     if entry is None:
         return None
+    if roc and entry.get("family") in ROC_LIBRARY:
+        entry = roc_entry(name, entry)
+        if "roc_missing" in entry:
+            return Resolution(name, None, False, entry["roc_missing"], entry["family"])
     return resolve_entry(name, entry, target)
 
 
@@ -166,8 +237,37 @@ def counts_as_api(name: str, entry: dict) -> bool:
     return name != "texture"  # texture<> references are a hazard, reported separately
 
 
-def map_header(header: str) -> tuple[bool, str | None]:
-    """(is_a_cuda_header, hip_header_or_None) for the path inside <...> or "..."."""
+def map_header(header: str, target: tuple[int, ...] | None = None, roc: bool = False) -> tuple[bool, str | None]:
+    """(is_a_cuda_header, hip_header_or_None) for the path inside <...> or "...", for the
+    target HIP version (None: the newest) and, with roc, the ROCm libraries' own headers."""
+    is_cuda, hip = _map_header(header, roc)
+    if hip is None or target is None:
+        return is_cuda, hip
+    added = HEADER_ADDED.get(hip)
+    if added and target < added:
+        return True, None
+    top, _, rest = hip.partition("/")
+    if top in _FOLDERED and rest and target < FOLDER_HEADERS_SINCE:
+        return True, rest
+    return is_cuda, hip
+
+
+def header_note(header: str, target: tuple[int, ...], roc: bool = False) -> str:
+    """Why a CUDA header has no counterpart on this target."""
+    _, newest = _map_header(header, roc)
+    added = HEADER_ADDED.get(newest or "")
+    if added and target < added:
+        return f"{newest} needs HIP {version_text(added)} (target {version_text(target)})"
+    return "no HIP counterpart for this header"
+
+
+@lru_cache(maxsize=4096)
+def _map_header(header: str, roc: bool) -> tuple[bool, str | None]:
+    if roc:
+        if header in ROC_HEADERS:
+            return True, ROC_HEADERS[header]
+        if _ROC_KERNEL_HEADER.match(header):
+            return True, "rocrand/rocrand_kernel.h"
     if header in HEADER_OVERRIDES:
         return True, HEADER_OVERRIDES[header]
     headers = load_table()["headers"]

@@ -28,6 +28,8 @@ class Token(NamedTuple):
 
 
 # Leading blanks are folded into each match: half the matches would otherwise be spaces.
+# The last punct alternative takes any other character (e.g. \x1c, which regex counts as
+# whitespace) so that every position matches.
 _LEX = re.compile(
     r"""
     [ \t\r\f\v]*
@@ -40,7 +42,7 @@ _LEX = re.compile(
    |(?P<num>\.?\d(?:[eEpP][+-]|'?[\w.])*)
    |(?P<chr>(?:u8|[uUL])?'(?:\\[\s\S]|[^'\\\n])*'?)
    |(?P<id>[A-Za-z_$][\w$]*)
-   |(?P<punct><<<|>>>|->\*?|::|\.\.\.|<<=|>>=|<=>|[-+*/%&|^!=<>]=|<<|>>|&&|\|\||\+\+|--|\#\#|\S)
+   |(?P<punct><<<|>>>|->\*?|::|\.\.\.|<<=|>>=|<=>|[-+*/%&|^!=<>]=|<<|>>|&&|\|\||\+\+|--|\#\#|[^\n])
    |\Z
     )
     """,
@@ -159,13 +161,19 @@ def tree_sitter_available() -> bool:
     return _parser() is not None
 
 
+def source_bytes(text: str) -> bytes:
+    """The bytes a decoded source came from: bytes that were not UTF-8 were decoded as
+    surrogate escapes (see walk.py) and go back as they were."""
+    return text.encode("utf-8", "surrogateescape")
+
+
 def _char_offsets(text: str) -> list[int] | None:
     """Byte offset -> character offset table, only needed for non-ASCII files."""
     if text.isascii():
         return None
     table: list[int] = []
     for i, ch in enumerate(text):
-        table.extend([i] * len(ch.encode("utf-8")))
+        table.extend([i] * len(ch.encode("utf-8", "surrogateescape")))
     table.append(len(text))
     return table
 
@@ -183,7 +191,7 @@ def lex_tree_sitter(text: str) -> list[Token] | None:
     if engine is None:
         return None
     parser, query, cursor_type = engine
-    tree = parser.parse(text.encode("utf-8"))
+    tree = parser.parse(source_bytes(text))
     if tree.root_node.has_error:
         return None
     offsets = _char_offsets(text)
@@ -285,3 +293,43 @@ def launch_config(toks: list[Token], i: int, limit: int | None = None) -> tuple[
             parts.append((cur, j - 1))
             return parts, j
     return parts, None
+
+
+def call_args(tokens: list[Token], open_idx: int) -> tuple[list[tuple[int, int]], int] | None:
+    """Arguments of the call whose '(' is tokens[open_idx]: [(first, last)] token index ranges
+    (first > last for an empty argument) and the index of the closing ')'. None if unbalanced."""
+    depth = 0
+    args: list[tuple[int, int]] = []
+    start = open_idx + 1
+    for j in range(open_idx, len(tokens)):
+        t = tokens[j]
+        if t.kind != "punct":
+            continue
+        s = t.text
+        if s in ("(", "[", "{"):
+            depth += 1
+        elif s in (")", "]", "}"):
+            depth -= 1
+            if depth == 0:
+                if j > start or args:
+                    args.append((start, j - 1))
+                return args, j
+        elif s == "," and depth == 1:
+            args.append((start, j - 1))
+            start = j + 1
+    return None
+
+
+def int_value(text: str) -> int | None:
+    """Value of an integer literal token (0x1f, 32u, 1'024), else None."""
+    t = text.replace("'", "").rstrip("uUlLzZ")
+    try:
+        if t.lower().startswith("0x"):
+            return int(t, 16)
+        if t.lower().startswith("0b"):
+            return int(t[2:], 2)
+        if len(t) > 1 and t.startswith("0") and t.isdigit():
+            return int(t, 8)
+        return int(t)
+    except ValueError:
+        return None

@@ -3,7 +3,10 @@
 Only whole identifier tokens in code (and in macro bodies and #if conditions) are renamed;
 comments, string and character literals, and #pragma/#error lines are copied untouched.
 #include lines are the one preprocessor line whose text changes. Where the HIP call takes
-different arguments, the call is rewritten (see _ARG_REWRITES).
+different arguments, the call is rewritten (rewrites.py). A file that used the CUDA runtime
+without including it (nvcc includes it implicitly) gets `#include <hip/hip_runtime.h>`.
+Code in inactive #if branches is translated like active code: which branch is live
+depends on the build, not on this tool.
 """
 
 from __future__ import annotations
@@ -12,7 +15,16 @@ import re
 from dataclasses import dataclass, field
 
 from gpuparity.port import mappings
-from gpuparity.port.tokens import Token, launch_config, tokenize
+from gpuparity.port.edits import Editor
+from gpuparity.port.launch import rewrite_launches_ggl
+from gpuparity.port.rewrites import (
+    ARG_REWRITES,
+    ROC_ARG_REWRITES,
+    STATUS_STRINGS,
+    CallSite,
+    status_string_lambda,
+)
+from gpuparity.port.tokens import Token, call_args, int_value, tokenize
 
 SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".hxx", ".inl")
 COMPILE_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx")
@@ -30,6 +42,7 @@ class Options:
     hip_version: tuple[int, ...] = mappings.parse_version(mappings.NEWEST_HIP)
     launch: str = "chevron"  # or "ggl": emit hipLaunchKernelGGL(...)
     engine: str = "auto"  # tokenizer: auto | tree-sitter | lexer
+    roc: bool = False  # cuBLAS/cuSPARSE/cuRAND/cuSOLVER -> rocBLAS/rocSPARSE/rocRAND/rocSOLVER
 
 
 @dataclass
@@ -59,46 +72,6 @@ class Translation:
 
 # ---------------------------------------------------------------- token helpers
 
-def call_args(tokens: list[Token], open_idx: int) -> tuple[list[tuple[int, int]], int] | None:
-    """Arguments of the call whose '(' is tokens[open_idx]: [(first, last)] token index ranges
-    (first > last for an empty argument) and the index of the closing ')'. None if unbalanced."""
-    depth = 0
-    args: list[tuple[int, int]] = []
-    start = open_idx + 1
-    for j in range(open_idx, len(tokens)):
-        t = tokens[j]
-        if t.kind != "punct":
-            continue
-        s = t.text
-        if s in ("(", "[", "{"):
-            depth += 1
-        elif s in (")", "]", "}"):
-            depth -= 1
-            if depth == 0:
-                if j > start or args:
-                    args.append((start, j - 1))
-                return args, j
-        elif s == "," and depth == 1:
-            args.append((start, j - 1))
-            start = j + 1
-    return None
-
-
-def int_value(text: str) -> int | None:
-    """Value of an integer literal token (0x1f, 32u, 1'024), else None."""
-    t = text.replace("'", "").rstrip("uUlLzZ")
-    try:
-        if t.lower().startswith("0x"):
-            return int(t, 16)
-        if t.lower().startswith("0b"):
-            return int(t[2:], 2)
-        if len(t) > 1 and t.startswith("0") and t.isdigit():
-            return int(t, 8)
-        return int(t)
-    except ValueError:
-        return None
-
-
 def is_full_mask_32(tokens: list[Token], first: int, last: int) -> bool:
     """A 32-bit all-lanes mask literal: 0xffffffff, 0xFFFFFFFFu, 4294967295, ~0u."""
     span = tokens[first:last + 1]
@@ -111,103 +84,20 @@ def is_full_mask_32(tokens: list[Token], first: int, last: int) -> bool:
     return False
 
 
-class _Editor:
-    """Collects (start, end, replacement) edits on the source and applies them once."""
-
-    def __init__(self, text: str):
-        self.text = text
-        self.edits: list[tuple[int, int, str]] = []
-
-    def replace(self, start: int, end: int, new: str) -> None:
-        self.edits.append((start, end, new))
-
-    def insert(self, at: int, new: str) -> None:
-        self.edits.append((at, at, new))
-
-    def apply(self) -> str:
-        if not self.edits:
-            return self.text
-        out: list[str] = []
-        pos = 0
-        # At one offset: insertions first, then the widest replacement (it swallows the rest).
-        for start, end, new in sorted(self.edits, key=lambda e: (e[0], e[0] != e[1], -e[1])):
-            if start < pos:  # inside an earlier, wider edit: that one wins
-                continue
-            out.append(self.text[pos:start])
-            out.append(new)
-            pos = end
-        out.append(self.text[pos:])
-        return "".join(out)
-
-
-# ---------------------------------------------------------------- argument rewrites
-
-def _arg_text(text: str, tokens: list[Token], rng: tuple[int, int]) -> str:
-    first, last = rng
-    return text[tokens[first].start:tokens[last].end] if first <= last else ""
-
-
-def _rw_host_malloc(ctx: "_Ctx", i: int, args, close: int) -> str | None:
-    if len(args) == 2:
-        ctx.ed.insert(ctx.toks[close].start, ", hipHostMallocDefault")
-        return "added the hipHostMallocDefault flags argument"
-    return None
-
-
-def _cast_func_arg(index: int):
-    def rewrite(ctx: "_Ctx", i: int, args, close: int) -> str | None:
-        if len(args) <= index:
-            return None
-        first, last = args[index]
-        if first > last:
-            return None
-        arg = _arg_text(ctx.text, ctx.toks, args[index])
-        if "void" in arg or "cast" in arg:
-            return None
-        ctx.ed.insert(ctx.toks[first].start, "reinterpret_cast<const void*>(")
-        ctx.ed.insert(ctx.toks[last].end, ")")
-        return "kernel argument cast to const void* (HIP takes a function address)"
-    return rewrite
-
-
-def _symbol_arg(index: int):
-    def rewrite(ctx: "_Ctx", i: int, args, close: int) -> str | None:
-        if len(args) <= index:
-            return None
-        first, last = args[index]
-        if first > last or "HIP_SYMBOL" in _arg_text(ctx.text, ctx.toks, args[index]):
-            return None
-        ctx.ed.insert(ctx.toks[first].start, "HIP_SYMBOL(")
-        ctx.ed.insert(ctx.toks[last].end, ")")
-        return "symbol wrapped in HIP_SYMBOL()"
-    return rewrite
-
-
-_ARG_REWRITES = {
-    "cudaMallocHost": _rw_host_malloc,
-    "cudaFuncSetAttribute": _cast_func_arg(0),
-    "cudaFuncGetAttributes": _cast_func_arg(1),
-    "cudaFuncSetCacheConfig": _cast_func_arg(0),
-    "cudaLaunchKernel": _cast_func_arg(0),
-    "cudaLaunchCooperativeKernel": _cast_func_arg(0),
-    "cudaMemcpyToSymbol": _symbol_arg(0),
-    "cudaMemcpyToSymbolAsync": _symbol_arg(0),
-    "cudaMemcpyFromSymbol": _symbol_arg(1),
-    "cudaMemcpyFromSymbolAsync": _symbol_arg(1),
-    "cudaGetSymbolAddress": _symbol_arg(1),
-    "cudaGetSymbolSize": _symbol_arg(1),
-}
-
-
 # ---------------------------------------------------------------- the pass
 
 @dataclass
 class _Ctx:
     text: str
     toks: list[Token]
-    ed: _Editor
+    ed: Editor
     opts: Options
     result: Translation
+    site: CallSite
+    runtime_included: bool = False  # an #include that is (or becomes) the HIP runtime
+    first_include: int = -1  # offset of the first #include directive
+    cublas_v1: bool | None = None  # decided at the first cuBLAS name
+    sparse_datatypes: bool | None = None  # --roc: CUDA data types go to rocSPARSE's enum
 
 
 def _prev_code(toks: list[Token], i: int) -> int:
@@ -228,16 +118,26 @@ def _next_code(toks: list[Token], i: int) -> int:
 def _translate_include(ctx: _Ctx, i: int) -> None:
     tok = ctx.toks[i]
     inner = tok.text[1:-1]
-    is_cuda, hip = mappings.map_header(inner)
+    if ctx.first_include < 0:
+        ctx.first_include = ctx.toks[i - 1].start if i and ctx.toks[i - 1].kind == "pp" else tok.start
+    if inner in _RUNTIME_HEADERS:
+        ctx.runtime_included = True
+    target, roc = ctx.opts.hip_version, ctx.opts.roc
+    is_cuda, hip = mappings.map_header(inner, target, roc)
     if not is_cuda:
         return
     if hip is None:
         ctx.result.uses.append(ApiUse(f"<{inner}>", tok.line, "header", None, False,
-                                      "no HIP counterpart for this header"))
+                                      mappings.header_note(inner, target, roc)))
         return
     ctx.result.uses.append(ApiUse(f"<{inner}>", tok.line, "header", hip, True))
+    if hip in _RUNTIME_HEADERS:
+        ctx.runtime_included = True
     if hip != inner:
         ctx.ed.replace(tok.start + 1, tok.end - 1, hip)
+
+
+_RUNTIME_HEADERS = {"hip/hip_runtime.h", "hip/hip_runtime_api.h"}
 
 
 def _warp_sync(ctx: _Ctx, i: int, res: mappings.Resolution) -> bool:
@@ -271,10 +171,6 @@ def _warp_sync(ctx: _Ctx, i: int, res: mappings.Resolution) -> bool:
     return False
 
 
-def _kernel_launch_use(ctx: _Ctx, tok: Token) -> None:
-    ctx.result.uses.append(ApiUse("<<<...>>>", tok.line, "launch", "<<<...>>>", True))
-
-
 def _user_macros(toks: list[Token]) -> set[str]:
     names = set()
     for i, t in enumerate(toks):
@@ -283,14 +179,124 @@ def _user_macros(toks: list[Token]) -> set[str]:
     return names
 
 
-def translate_source(text: str, opts: Options | None = None) -> Translation:
+def _is_cublas_v1(toks: list[Token]) -> bool:
+    """The file includes cuBLAS's legacy header and not the v2 one: its BLAS calls take no handle."""
+    headers = {t.text[1:-1] for t in toks if t.kind == "header"}
+    return "cublas.h" in headers and "cublas_v2.h" not in headers
+
+
+def _uses_only_cusparse(toks: list[Token]) -> bool:
+    ids = {t.text[:8].lower() for t in toks if t.kind == "id"}
+    return "cusparse" in ids and not any(x.startswith("cublas") for x in ids)
+
+
+def _call(ctx: _Ctx, i: int, rewrite) -> str | None:
+    """Run an argument rewrite on the call whose name is toks[i]."""
+    k = _next_code(ctx.toks, i)
+    if k < len(ctx.toks) and ctx.toks[k].text == "(":
+        parsed = call_args(ctx.toks, k)
+        if parsed is not None:
+            return rewrite(ctx.site, i, *parsed)
+    return None
+
+
+def _resolve(ctx: _Ctx, name: str, entry: dict) -> mappings.Resolution:
+    """The name's resolution, with the per-file rules: legacy cuBLAS v1 calls, --roc data types."""
+    opts = ctx.opts
+    family = entry.get("family")
+    if family == "cublas" and name + "_v2" in mappings.load_table()["apis"]:
+        if ctx.cublas_v1 is None:
+            ctx.cublas_v1 = _is_cublas_v1(ctx.toks)
+        if ctx.cublas_v1:
+            return mappings.Resolution(name, None, False, "cuBLAS v1 (legacy) call without a handle: hipBLAS "
+                                       "and rocBLAS have only the handle API; port it to cuBLAS v2 first", family)
+    if opts.roc and name in mappings.ROCSPARSE_DATATYPES:
+        if ctx.sparse_datatypes is None:
+            ctx.sparse_datatypes = _uses_only_cusparse(ctx.toks)
+        if ctx.sparse_datatypes:
+            roc = {"family": "cusparse", "hip": mappings.ROCSPARSE_DATATYPES[name],
+                   "added": mappings.ROCSPARSE_DATATYPES_ADDED}
+            return mappings.resolve_entry(name, roc, opts.hip_version)
+    return mappings.resolve(name, opts.hip_version, opts.roc)
+
+
+def _emitted_name(ctx: _Ctx, name: str) -> str:
+    entry = mappings.load_table()["apis"].get(name)
+    if entry is None:
+        return name
+    res = _resolve(ctx, name, entry)
+    return res.hip or name
+
+
+def _library_call(ctx: _Ctx, i: int, name: str, res: mappings.Resolution) -> mappings.Resolution:
+    """Argument rewrites (and, for older targets, stand-ins for missing calls); the
+    resolution a successful rewrite leaves."""
+    tok = ctx.toks[i]
+    opts = ctx.opts
+    rewrite = ARG_REWRITES.get(name)
+    if opts.roc and name in ROC_ARG_REWRITES:
+        rewrite = ROC_ARG_REWRITES[name]
+    if rewrite is not None and (res.hip is not None or opts.roc and name in mappings.ROC_OVERRIDES):
+        what = _call(ctx, i, rewrite)
+        if what:
+            ctx.result.rewrites.append(Rewrite(tok.line, f"{name}: {what}"))
+            if not res.hip:  # rewritten into an expression: nothing left to rename
+                return mappings.Resolution(name, "", True, "", res.family)
+        elif not res.hip:
+            return mappings.Resolution(name, None, False, "call shape not recognised for the rewrite",
+                                       res.family)
+    if not res.supported and name in STATUS_STRINGS:
+        stand_in = status_string_lambda(name, opts.hip_version, opts.roc)
+        if stand_in:
+            ctx.ed.replace(tok.start, tok.end, stand_in)
+            ctx.result.rewrites.append(Rewrite(tok.line, f"{name}: the target lacks {res.hip}; "
+                                                         "an inline switch over the status names stands in"))
+            return mappings.Resolution(name, "", True, f"{res.reason}: inline stand-in", res.family)
+    return res
+
+
+# CUDA's built-in device names: code with any of them needs the HIP runtime header.
+_DEVICE_WORDS = {"__global__", "__device__", "__shared__", "__constant__", "__managed__", "__launch_bounds__",
+                 "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"}
+
+
+def _needs_runtime(toks: list[Token], uses: list[ApiUse]) -> bool:
+    if any(u.supported and u.family != "header" for u in uses):
+        return True
+    return any(t.kind == "id" and t.text in _DEVICE_WORDS for t in toks)
+
+
+def _add_runtime_include(ctx: _Ctx, out: str) -> str:
+    """HIP code needs the runtime header where CUDA got it from nvcc implicitly."""
+    nl = "\r\n" if "\r\n" in ctx.text[:4096] else "\n"
+    at = ctx.first_include
+    if at < 0:
+        at = 0
+        toks = ctx.toks
+        if toks and toks[0].kind == "pp" and toks[0].text == "#pragma" and len(toks) > 1 \
+                and toks[1].text == "once":
+            line_end = ctx.text.find("\n", toks[1].end)
+            at = len(ctx.text) if line_end < 0 else line_end + 1
+    ctx.ed.insert(at, f"#include <hip/hip_runtime.h>{nl}")
+    ctx.result.rewrites.append(Rewrite(ctx.text.count("\n", 0, at) + 1,
+                                       "added #include <hip/hip_runtime.h> (nvcc includes the CUDA runtime "
+                                       "implicitly)"))
+    return ctx.ed.apply()
+
+
+def translate_source(text: str, opts: Options | None = None, c_only: bool = False) -> Translation:
+    """The HIP text of one C/C++/CUDA source and what was converted. c_only: a C file
+    (no runtime header is added, C compilers cannot take hip_runtime.h)."""
     opts = opts or Options()
     toks, engine = tokenize(text, opts.engine)
     result = Translation(text=text, engine=engine, tokens=toks)
-    ctx = _Ctx(text, toks, _Editor(text), opts, result)
+    ed = Editor(text)
+    site = CallSite(text, toks, ed, opts.hip_version, opts.roc)
+    ctx = _Ctx(text, toks, ed, opts, result, site)
+    site.rename = lambda cuda: _emitted_name(ctx, cuda)
     own_macros = _user_macros(toks)
-    target = opts.hip_version
     apis = mappings.load_table()["apis"]
+    handled = site.handled
     uses = result.uses
     n = len(toks)
     for i in range(n):
@@ -301,12 +307,15 @@ def translate_source(text: str, opts: Options | None = None) -> Translation:
                 _translate_include(ctx, i)
             continue
         if kind == "punct":
-            if tok.text == "<<<" and tok.directive == "":
-                _kernel_launch_use(ctx, tok)
+            if tok.text == "<<<" and tok.directive in ("", "define"):
+                uses.append(ApiUse("<<<...>>>", tok.line, "launch", "<<<...>>>", True))
             continue
         if kind != "id" or tok.directive in _OPAQUE_DIRECTIVES and tok.directive:
             continue
         name = tok.text
+        if i in handled:  # a call rewrite already emitted this argument
+            uses.append(ApiUse(name, tok.line, apis.get(name, {}).get("family", ""), handled[i], True))
+            continue
         p = _prev_code(toks, i)
         prev = toks[p] if p >= 0 else None
         if prev is not None and prev.kind == "punct":
@@ -317,7 +326,7 @@ def translate_source(text: str, opts: Options | None = None) -> Translation:
                 qual = toks[q] if q >= 0 else None
                 if qual is not None and qual.kind == "id":
                     if qual.text == "thrust" and name in mappings.THRUST_SYSTEM:
-                        ctx.ed.replace(tok.start, tok.end, mappings.THRUST_SYSTEM[name])
+                        ed.replace(tok.start, tok.end, mappings.THRUST_SYSTEM[name])
                         uses.append(ApiUse(f"thrust::{name}", tok.line, "thrust",
                                            f"thrust::{mappings.THRUST_SYSTEM[name]}", True))
                     continue  # a member of some namespace or class: not ours to rename
@@ -325,37 +334,34 @@ def translate_source(text: str, opts: Options | None = None) -> Translation:
             continue  # the name a user macro defines
         if name in mappings.NAMESPACES:
             j = _next_code(toks, i)
-            if j < n and toks[j].text == "::":
-                ctx.ed.replace(tok.start, tok.end, mappings.NAMESPACES[name])
+            if (j < n and toks[j].text == "::") or (prev is not None and prev.text == "namespace"):
+                ed.replace(tok.start, tok.end, mappings.NAMESPACES[name])
                 uses.append(ApiUse(f"{name}::", tok.line, "cub", mappings.NAMESPACES[name] + "::", True))
             continue
         entry = apis.get(name)
         if entry is None or name in own_macros:
             continue
-        res = mappings.resolve(name, target)
+        res = _resolve(ctx, name, entry)
+        if name in mappings.OVERRIDES and res.family == "device" and _warp_sync(ctx, i, res):
+            uses.append(ApiUse(name, tok.line, res.family, res.legacy or res.hip, res.supported, res.reason))
+            continue
+        if name in _CALL_NAMES:
+            res = _library_call(ctx, i, name, res)
         if mappings.counts_as_api(name, entry):
             uses.append(ApiUse(name, tok.line, res.family, res.legacy or res.hip, res.supported, res.reason))
-        if name in mappings.OVERRIDES and res.family == "device" and _warp_sync(ctx, i, res):
-            continue
-        rewrite = _ARG_REWRITES.get(name)
-        if rewrite is not None:
-            k = _next_code(toks, i)
-            if k < n and toks[k].text == "(":
-                parsed = call_args(toks, k)
-                if parsed is not None:
-                    what = rewrite(ctx, i, *parsed)
-                    if what:
-                        result.rewrites.append(Rewrite(tok.line, f"{name}: {what}"))
         if res.hip and res.hip != name:
-            ctx.ed.replace(tok.start, tok.end, res.hip)
-    out = _realign_continuations(text, ctx.ed.apply()) if ctx.ed.edits else text
-    if opts.launch == "ggl" and result.uses and any(u.family == "launch" for u in result.uses):
+            ed.replace(tok.start, tok.end, res.hip)
+    out = _realign_continuations(text, ed.apply()) if ed.edits else text
+    if not c_only and not ctx.runtime_included and _needs_runtime(toks, uses):
+        out = _realign_continuations(text, _add_runtime_include(ctx, out))
+    if opts.launch == "ggl" and any(u.family == "launch" for u in uses):
         out, lines = rewrite_launches_ggl(out, opts.engine)
         result.rewrites.extend(Rewrite(line, "kernel launch <<<...>>> -> hipLaunchKernelGGL") for line in lines)
     result.text = out
     return result
 
 
+_CALL_NAMES = set(ARG_REWRITES) | set(ROC_ARG_REWRITES) | set(STATUS_STRINGS)
 _CONTINUATION = re.compile(r"^(.*?\S)?([ \t]+)\\(\r?)$")
 
 
@@ -378,63 +384,3 @@ def _realign_continuations(before: str, after: str) -> str:
             new_lines[k] = body + " " * (column - len(body)) + "\\" + mn.group(3)
             changed = True
     return "\n".join(new_lines) if changed else after
-
-
-# ---------------------------------------------------------------- hipLaunchKernelGGL
-
-def _kernel_name_start(toks: list[Token], lt: int) -> int | None:
-    """Index of the first token of the kernel expression before `<<<` at lt."""
-    j = lt - 1
-    if j < 0:
-        return None
-    if toks[j].text == ">":  # template arguments: walk back to the matching '<'
-        depth = 0
-        while j >= 0:
-            s = toks[j].text
-            if s in (">", ">>"):
-                depth += len(s)
-            elif s == "<":
-                depth -= 1
-                if depth == 0:
-                    break
-            j -= 1
-        j -= 1
-    if j < 0 or toks[j].kind != "id":
-        return None
-    while j >= 2 and toks[j - 1].text == "::" and toks[j - 2].kind == "id":
-        j -= 2
-    return j
-
-
-def rewrite_launches_ggl(text: str, engine: str = "auto") -> tuple[str, list[int]]:
-    """`k<<<g, b, s, st>>>(args)` -> `hipLaunchKernelGGL(k, dim3(g), dim3(b), s, st, args)`."""
-    toks, _ = tokenize(text, engine)
-    toks = [t for t in toks if t.kind != "comment"]
-    ed = _Editor(text)
-    lines: list[int] = []
-    for i, t in enumerate(toks):
-        if t.text != "<<<" or t.kind != "punct" or t.directive:
-            continue
-        start = _kernel_name_start(toks, i)
-        if start is None:
-            continue
-        config, gt = launch_config(toks, i)
-        if gt is None or gt + 1 >= len(toks) or toks[gt + 1].text != "(":
-            continue
-        parsed = call_args(toks, gt + 1)
-        if parsed is None or len(config) < 2:
-            continue
-        _, close = parsed
-        kernel = text[toks[start].start:toks[i - 1].end]
-        if "<" in kernel:
-            kernel = f"({kernel})"
-        parts = [text[toks[a].start:toks[b].end] for a, b in config]
-        grid, block = parts[0], parts[1]
-        shared = parts[2] if len(parts) > 2 else "0"
-        stream = parts[3] if len(parts) > 3 else "0"
-        inner = text[toks[gt + 1].end:toks[close].start]
-        new = f"hipLaunchKernelGGL({kernel}, dim3({grid}), dim3({block}), {shared}, {stream}"
-        new += f", {inner.strip()})" if inner.strip() else ")"
-        ed.replace(toks[start].start, toks[close].end, new)
-        lines.append(t.line)
-    return ed.apply(), lines
