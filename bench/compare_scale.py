@@ -7,13 +7,14 @@ bootstrap CIs, verdicts and geomeans. Also printed: the full comparison document
 per-peak/$/W figures) and the whole CLI end to end, as JSON and as a table. The peer, measured in the same run, is the naive
 per-key bootstrap (a resample matrix and np.median per key) on a subset, extrapolated.
 
-Usage: python bench/compare_scale.py [--runs 100] [--results 1000] [--dir DIR] [--same-keys]
+Usage: python bench/compare_scale.py [--runs 100] [--results 1000] [--trials 3] [--dir DIR] [--same-keys]
 Target: compare <= 2 s on the 2-core dev box. The last line printed is the compare time.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import subprocess
 import sys
@@ -26,12 +27,13 @@ from gpuparity.analysis.compare import compare_core, compare_sides
 from gpuparity.analysis.estimate import VERDICTS
 from gpuparity.analysis.sides import side_from_store
 from gpuparity.platform.specs import all_specs
+from gpuparity.results.figure import combine
 from gpuparity.results.schema import new_result, new_run
 from gpuparity.results.store import Store
 
 
 def make_store(path: str, spec_id: str, speed: float, runs: int, results: int, seed: int,
-               same_keys: bool = False) -> None:
+               same_keys: bool = False, trials: int = 3) -> None:
     rng = np.random.default_rng(seed)
     spec = dict(all_specs()[spec_id])
     fp = {"host": f"bench-{spec_id}", "product": spec["product"], "vendor": spec["vendor"], "backend": "cuda",
@@ -47,22 +49,30 @@ def make_store(path: str, spec_id: str, speed: float, runs: int, results: int, s
                 res = new_result("gemm", "kernel", {"m": m, "n": 4096, "k": 4096, "dtype": "bf16"}, "bf16")
                 flop = 2.0 * m * 4096 * 4096
                 tflops = speed * (1 + 0.1 * rng.standard_normal()) * 400
-                n = int(rng.integers(5, 16))
-                res["samples"] = (flop / (tflops * 1e12) * (1 + 0.02 * rng.standard_normal(n))).tolist()
-                res["work"] = {"flop": flop}
-                res["metric"] = {"name": "flop", "unit": "TFLOP/s", "value": tflops, "higher_is_better": True}
+                records, samples = [], []
+                for t in range(trials):      # each trial: its own level, samples and figure
+                    level = tflops * math.exp(0.02 * rng.standard_normal())
+                    n = int(rng.integers(5, 16))
+                    samples += (flop / (level * 1e12) * (1 + 0.02 * rng.standard_normal(n))).tolist()
+                    records.append({"trial": t + 1, "status": "ok", "n": n, "value": level, "log_se": 0.01,
+                                    "flags": []})
+                c = combine([t["value"] for t in records], [t["log_se"] for t in records])
+                res["samples"], res["trials"], res["work"] = samples, records, {"flop": flop}
+                res["metric"] = {"name": "flop", "unit": "TFLOP/s", "value": c["value"], "ci_low": c["ci_low"],
+                                 "ci_high": c["ci_high"], "trials": c["trials"], "higher_is_better": True}
                 doc["results"].append(res)
             store.save_run(doc)
 
 
 def naive_seconds_per_key(side_a, side_b, keys: list[str], resamples: int = 1000) -> float:
-    """The peer: a textbook per-key bootstrap (resample matrix, np.median, np.quantile)."""
+    """The peer: a textbook per-key two-level bootstrap (resample trials, then take each trial's
+    figure; resample matrix, np.quantile)."""
     rng = np.random.default_rng(0)
     t = time.perf_counter()
     for k in keys:
-        xa, xb = side_a.samples(side_a.index[k]), side_b.samples(side_b.index[k])
-        ma = np.median(xa[rng.integers(0, xa.size, (resamples, xa.size))], axis=1)
-        mb = np.median(xb[rng.integers(0, xb.size, (resamples, xb.size))], axis=1)
+        xa, xb = side_a.units(side_a.index[k]), side_b.units(side_b.index[k])
+        ma = np.exp(np.log(xa[rng.integers(0, xa.size, (resamples, xa.size))]).mean(axis=1))
+        mb = np.exp(np.log(xb[rng.integers(0, xb.size, (resamples, xb.size))]).mean(axis=1))
         np.quantile(mb / ma, [0.025, 0.975])
     return (time.perf_counter() - t) / len(keys)
 
@@ -72,17 +82,18 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--results", type=int, default=1000)
     ap.add_argument("--dir", default=None, help="keep the stores here (default: a temp dir)")
+    ap.add_argument("--trials", type=int, default=3, help="trials per result (each a unit of the statistics)")
     ap.add_argument("--same-keys", action="store_true",
                     help="every run repeats the same RESULTS keys (pooled: RUNS x samples per key)")
     args = ap.parse_args()
     folder = args.dir or tempfile.mkdtemp(prefix="gpuparity-bench-")
     os.makedirs(folder, exist_ok=True)
-    tag = "-pooled" if args.same_keys else ""
+    tag = ("-pooled" if args.same_keys else "") + f"-t{args.trials}"
     pa, pb = os.path.join(folder, f"a{tag}.db"), os.path.join(folder, f"b{tag}.db")
     t = time.perf_counter()
     for path, spec_id, speed, seed in ((pa, "mi300x", 1.0, 1), (pb, "h100-sxm", 1.05, 2)):
         if not os.path.exists(path):
-            make_store(path, spec_id, speed, args.runs, args.results, seed, args.same_keys)
+            make_store(path, spec_id, speed, args.runs, args.results, seed, args.same_keys, args.trials)
     print(f"stores ready in {time.perf_counter() - t:.1f} s: {pa}, {pb}")
 
     t0, c0 = time.perf_counter(), time.process_time()
