@@ -12,6 +12,13 @@ from typing import Optional
 import typer
 
 
+def _write_stdout(text: str) -> None:
+    """Diff text as the source bytes were (non-UTF-8 bytes kept), whatever the locale."""
+    sys.stdout.flush()
+    sys.stdout.buffer.write(text.encode("utf-8", "surrogateescape"))
+    sys.stdout.buffer.flush()
+
+
 def register(app: typer.Typer) -> None:
     @app.command("port")
     def port_command(
@@ -22,10 +29,17 @@ def register(app: typer.Typer) -> None:
                                    "nvcc on failure); targets the installed hipcc's HIP version."),
         json_path: Optional[Path] = typer.Option(None, "--json", help="Write the JSON report here."),
         html_path: Optional[Path] = typer.Option(None, "--html", help="Write the HTML report here."),
+        csv_path: Optional[Path] = typer.Option(None, "--csv", help="Write converted / not converted counts "
+                                                "per file and API family (CSV) here."),
         hip_version: Optional[str] = typer.Option(None, "--hip-version",
-                                                  help="Target HIP version (default: newest, 7.0)."),
+                                                  help="Target HIP version (default: newest, 7.0); APIs that "
+                                                  "version lacks are emitted in its older form or reported."),
         launch: str = typer.Option("chevron", "--launch",
                                    help="Kernel launches: 'chevron' keeps <<<>>>, 'ggl' emits hipLaunchKernelGGL."),
+        roc: bool = typer.Option(False, "--roc", help="cuBLAS/cuSPARSE/cuRAND/cuSOLVER straight to rocBLAS/"
+                                 "rocSPARSE/rocRAND/rocSOLVER instead of the hip* libraries."),
+        examine: bool = typer.Option(False, "--examine", help="Write nothing: count CUDA references converted "
+                                     "and not converted per file and API family."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No per-file summary."),
     ) -> None:
         """Translate CUDA to HIP, score portability and report AMD hazards."""
@@ -34,19 +48,21 @@ def register(app: typer.Typer) -> None:
         from gpuparity.port.check import FAIL_TRANSLATION
         from gpuparity.port.run import port
 
-        result = port(src, out, hip_version=hip_version, launch=launch, check=check)
-        dry_run = out is None
+        result = port(src, out, hip_version=hip_version, launch=launch, check=check, roc=roc, examine=examine)
+        dry_run = out is None and not examine
         if dry_run:
-            for f in result.files:
-                if f.diff:
-                    sys.stdout.write(f.diff)
-        summary = reporting.summary_lines(result)
-        lines = summary if not quiet else summary[:2]
+            _write_stdout("".join(f.diff for f in result.files if f.diff))
+        if examine:
+            lines = reporting.examine_lines(result)
+        else:
+            summary = reporting.summary_lines(result)
+            lines = summary if not quiet else summary[:2]
         # A dry run's stdout is the diff (pipe it to `patch -p1`), so the summary goes to stderr.
         stream = sys.stderr if dry_run else sys.stdout
         for line in lines:
             print(line, file=stream)
-        for path, write in ((json_path, reporting.write_json), (html_path, reporting.write_html)):
+        for path, write in ((json_path, reporting.write_json), (html_path, reporting.write_html),
+                            (csv_path, reporting.write_csv)):
             if path is None:
                 continue
             try:

@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from gpuparity.port.tokens import Token, launch_config
-from gpuparity.port.translate import WARP_SYNC_MASKED, call_args, int_value, is_full_mask_32
+from gpuparity.port.tokens import Token, call_args, int_value, launch_config
+from gpuparity.port.translate import WARP_SYNC_MASKED, is_full_mask_32
 
 LDS_BYTES = 65536  # LDS per workgroup on CDNA2/CDNA3 (MI200/MI300); gfx950 has 160 KB
 
@@ -80,6 +80,25 @@ KINDS: dict[str, tuple[str, str]] = {
 }
 
 
+# What a hazard does to the port, worst first: the build fails; it builds but can fail or give
+# wrong results at run time; it works but runs slower than it could.
+BLOCKS_BUILD, WRONG_RESULTS, PERFORMANCE = "blocks build", "wrong results", "performance"
+SEVERITIES = (BLOCKS_BUILD, WRONG_RESULTS, PERFORMANCE)
+SEVERITY = {
+    "warp_size_32": WRONG_RESULTS, "lane_mask_32": WRONG_RESULTS, "sync_mask_dropped": WRONG_RESULTS,
+    "ballot_32bit": WRONG_RESULTS, "inline_asm": BLOCKS_BUILD, "launch_bounds": PERFORMANCE,
+    "texture_reference": BLOCKS_BUILD, "cuda_arch_macro": WRONG_RESULTS, "grid_sync": WRONG_RESULTS,
+    "thread_block_cluster": BLOCKS_BUILD, "launch_kernel_ex": BLOCKS_BUILD, "warp_matrix": BLOCKS_BUILD,
+    "no_dropin_library": BLOCKS_BUILD, "shared_memory_64k": WRONG_RESULTS,
+    "independent_thread_scheduling": WRONG_RESULTS,
+}
+# hipcc defines none of these for AMD: code under them is NVIDIA-only and AMD builds the rest.
+_NVIDIA_MACROS = {"__CUDA_ARCH__", "__NVCC__", "__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__",
+                  "__NVCOMPILER"}
+_AMD_MACROS = {"__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__", "__HIP__", "__HIPCC__", "__HIP_DEVICE_COMPILE__"}
+WARP_SYNC_BUILTINS = (6, 2, 0)  # HIP's *_sync intrinsics static_assert a 64-bit mask
+
+
 @dataclass
 class Hazard:
     kind: str
@@ -88,6 +107,7 @@ class Hazard:
     fix: str
     code: str = ""
     detail: str = ""
+    severity: str = WRONG_RESULTS
 
 
 _LANE_HINT = re.compile(r"lane|warp", re.I)
@@ -191,15 +211,50 @@ class _Scan:
         self._statements()
         self.consts = self._constants()
         self.ints32 = self._int32_vars()
+        self._nvidia_lines: set[int] | None = None
 
     # -- helpers
-    def add(self, kind: str, line: int, detail: str = "") -> None:
+    def add(self, kind: str, line: int, detail: str = "", severity: str | None = None) -> None:
         key = (kind, line)
         if key in self.found:
             return
         why, fix = KINDS[kind]
         code = self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
-        self.found[key] = Hazard(kind, line, why, fix, code[:200], detail)
+        self.found[key] = Hazard(kind, line, why, fix, code[:200], detail, severity or SEVERITY[kind])
+
+    def nvidia_only_lines(self) -> set[int]:
+        """Lines inside #if branches that hipcc never compiles for AMD (__CUDA_ARCH__ ...)."""
+        if self._nvidia_lines is not None:
+            return self._nvidia_lines
+        lines: set[int] = set()
+        stack: list[tuple[str | None, bool]] = []  # (condition's platform, in its else branch)
+        start = 0
+        toks = self.all_tokens
+        for i, tok in enumerate(toks):
+            if tok.kind != "pp":
+                continue
+            guarded = any(p == "nv" and not e or p == "amd" and e for p, e in stack)
+            if guarded:
+                lines.update(range(start, tok.line))
+            name = tok.text
+            if name in ("#if", "#ifdef", "#ifndef", "#elif"):
+                cond = [t.text for t in toks[i + 1:i + 40] if t.directive == tok.text[1:]]
+                platform = None
+                if name == "#ifndef":
+                    platform = "nv" if cond and cond[0] in _AMD_MACROS else None
+                elif "!" not in cond:
+                    platform = "nv" if _NVIDIA_MACROS & set(cond) else "amd" if _AMD_MACROS & set(cond) else None
+                if name == "#elif" and stack:
+                    stack[-1] = (platform, False)
+                else:
+                    stack.append((platform, False))
+            elif name == "#else" and stack:
+                stack[-1] = (stack[-1][0], True)
+            elif name == "#endif" and stack:
+                stack.pop()
+            start = tok.line + 1
+        self._nvidia_lines = lines
+        return lines
 
     def _statements(self) -> None:
         """stmt[i]: statement number of token i; hints: statements with a thread/lane name."""
@@ -352,7 +407,11 @@ class _Scan:
             while j < len(t) and t[j].text in ("volatile", "__volatile__", "goto", "inline"):
                 j += 1
             if j < len(t) and t[j].text == "(":
-                self.add("inline_asm", line)
+                if line in self.nvidia_only_lines():
+                    self.add("inline_asm", line, "in an NVIDIA-only #if branch: AMD builds the fallback",
+                             PERFORMANCE)
+                else:
+                    self.add("inline_asm", line)
                 end = self._paren_end(j) or j
                 asm_text = " ".join(x.text for x in t[j:end] if x.kind == "str")
                 if re.search(r"\b(w?gmma|mma|ldmatrix)\b", asm_text):
@@ -494,11 +553,16 @@ class _Scan:
             self.add("lane_mask_32", t[i].line, f"{t[i].text}({t[first].text}, ...)"
                      + (" - mask dropped for HIP < 6.2" if legacy else " - widened to 64 bits"))
         elif first == last and self.consts.get(t[first].text) == 0xFFFFFFFF:
-            self.add("lane_mask_32", t[i].line, f"mask {t[first].text} is the 32-bit constant 0xffffffff")
+            self.add("lane_mask_32", t[i].line, f"mask {t[first].text} is the 32-bit constant 0xffffffff",
+                     self._mask_severity())
         elif first == last and t[first].text in self.ints32:
-            self.add("lane_mask_32", t[i].line, f"mask '{t[first].text}' is a 32-bit variable")
+            self.add("lane_mask_32", t[i].line, f"mask '{t[first].text}' is a 32-bit variable",
+                     self._mask_severity())
         elif legacy:
             self.add("sync_mask_dropped", t[i].line, f"{t[i].text}: mask '{t[first].text}' ignored")
+
+    def _mask_severity(self) -> str:
+        return BLOCKS_BUILD if self.target >= WARP_SYNC_BUILTINS else WRONG_RESULTS
 
     def _ballot_store(self, i: int) -> None:
         t = self.t

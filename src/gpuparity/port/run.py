@@ -1,4 +1,9 @@
-"""`gpuparity port`: walk SRC, translate, find hazards, score, write DST or a diff, and --check."""
+"""`gpuparity port`: walk SRC, translate, find hazards, score, write DST or a diff, and --check.
+
+Outputs are written to a new file that then replaces the one at the DST path (rename), never
+through it: a DST file that is a hard link to a source (`cp -al src dst`) is replaced, and the
+source keeps its bytes.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +18,7 @@ from gpuparity.errors import UserError
 from gpuparity.port import check as checking
 from gpuparity.port import mappings
 from gpuparity.port.cmake import translate_cmake
-from gpuparity.port.hazards import Hazard, find_hazards
+from gpuparity.port.hazards import BLOCKS_BUILD, SEVERITIES, Hazard, find_hazards
 from gpuparity.port.score import Score, score_uses, tree_score
 from gpuparity.port.translate import ApiUse, Options, Rewrite, translate_source
 from gpuparity.port.walk import Skip, SourceFile, find_sources
@@ -38,6 +43,19 @@ class FileReport:
     def unsupported(self) -> list[ApiUse]:
         return [u for u in self.uses if not u.supported]
 
+    @property
+    def needs_human(self) -> int:
+        """Places a person must look at: uses with no counterpart, and every hazard."""
+        return self.score.unsupported + len(self.hazards)
+
+    def by_family(self) -> dict[str, dict[str, int]]:
+        """CUDA references converted / not converted per API family (HIPIFY's statistics)."""
+        out: dict[str, dict[str, int]] = {}
+        for u in self.uses:
+            row = out.setdefault(u.family or "other", {"converted": 0, "not_converted": 0})
+            row["converted" if u.supported else "not_converted"] += 1
+        return dict(sorted(out.items()))
+
 
 @dataclass
 class PortReport:
@@ -45,6 +63,8 @@ class PortReport:
     dst: str | None
     hip_version: str
     launch: str
+    roc: bool = False
+    examine: bool = False
     files: list[FileReport] = field(default_factory=list)
     skipped: list[Skip] = field(default_factory=list)
     toolchain: str = ""
@@ -63,6 +83,25 @@ class PortReport:
     def hazards(self) -> list[tuple[str, Hazard]]:
         return [(f.rel, h) for f in self.files for h in f.hazards]
 
+    @property
+    def needs_human(self) -> int:
+        return sum(f.needs_human for f in self.files)
+
+    def severity_counts(self) -> dict[str, int]:
+        counts = {s: 0 for s in SEVERITIES}
+        for _, h in self.hazards:
+            counts[h.severity] += 1
+        return counts
+
+    def by_family(self) -> dict[str, dict[str, int]]:
+        total: dict[str, dict[str, int]] = {}
+        for f in self.files:
+            for family, row in f.by_family().items():
+                cell = total.setdefault(family, {"converted": 0, "not_converted": 0})
+                cell["converted"] += row["converted"]
+                cell["not_converted"] += row["not_converted"]
+        return dict(sorted(total.items()))
+
     def check_counts(self) -> dict[str, int]:
         counts = {s: 0 for s in checking.STATUSES}
         for f in self.files:
@@ -76,7 +115,11 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def validate_paths(src: Path, dst: Path | None) -> tuple[Path, Path | None]:
-    if not src.exists() and not src.is_symlink():
+    try:
+        missing = not src.exists() and not src.is_symlink()
+    except OSError as exc:
+        raise UserError(f"cannot read SRC {src}: {exc.strerror or exc}") from exc
+    if missing:
         raise UserError(f"SRC does not exist: {src}")
     src_real = Path(os.path.realpath(src))
     if dst is None:
@@ -125,18 +168,34 @@ def _destination(out_root: Path | None, sf: SourceFile, src_real: Path, single: 
     return out
 
 
+def write_atomically(path: Path, text: str) -> None:
+    """Write a new file and rename it over path: never through an existing file (a hard link
+    to a source would carry the write into the source). Bytes that were not UTF-8 in the
+    source (surrogate escapes) go out as they came in."""
+    tmp = path.parent / f".{path.name}.gpuparity-{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape", newline="") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def translate_file(sf: SourceFile, opts: Options, want_diff: bool = False) -> tuple[FileReport, str]:
     """Report for one source (with its diff when asked) and its translated text."""
     if sf.language == "cmake":
-        tr = translate_cmake(sf.text)
+        tr = translate_cmake(sf.text, roc=opts.roc)
         hazards: list[Hazard] = []
     else:
-        tr = translate_source(sf.text, opts)
+        tr = translate_source(sf.text, opts, c_only=sf.rel.lower().endswith(".c"))
         hazards = find_hazards(sf.text, tr.tokens, opts.hip_version)
         tr.tokens = []  # free memory: large trees
+    blocking = sum(h.severity == BLOCKS_BUILD for h in hazards)
     return FileReport(
         rel=sf.rel, language=sf.language, engine=tr.engine, lines=len(sf.text.splitlines()),
-        score=score_uses(tr.uses), uses=tr.uses, hazards=hazards, rewrites=tr.rewrites,
+        score=score_uses(tr.uses, blocking), uses=tr.uses, hazards=hazards, rewrites=tr.rewrites,
         changed=tr.text != sf.text, written=None,
         diff=unified_diff(sf.rel, sf.text, tr.text) if want_diff and tr.text != sf.text else "",
     ), tr.text
@@ -203,13 +262,28 @@ def unified_diff(rel: str, before: str, after: str, context: int = 3) -> str:
 
 
 def port(src: Path, dst: Path | None = None, *, hip_version: str | None = None, launch: str = "chevron",
-         check: bool = False, engine: str = "auto", want_diff: bool = True,
-         toolchain: checking.Toolchain | None = None, jobs: int | None = None) -> PortReport:
+         check: bool = False, engine: str = "auto", want_diff: bool = True, roc: bool = False,
+         examine: bool = False, toolchain: checking.Toolchain | None = None, jobs: int | None = None) -> PortReport:
     """Port SRC (a folder or one file). Without dst it is a dry run (diffs only).
+    roc: cuBLAS/cuSPARSE/cuRAND/cuSOLVER straight to the ROCm libraries.
+    examine: count what would be converted; write nothing, make no diff.
     jobs: worker processes for large trees (default: one per CPU)."""
+    try:
+        return _port(src, dst, hip_version=hip_version, launch=launch, check=check, engine=engine,
+                     want_diff=want_diff and not examine, roc=roc, examine=examine, toolchain=toolchain,
+                     jobs=jobs)
+    except PermissionError as exc:  # anything not caught where it happens: one line, no traceback
+        raise UserError(f"cannot port {src}: {exc.strerror or exc} ({exc.filename or src})") from exc
+
+
+def _port(src: Path, dst: Path | None, *, hip_version: str | None, launch: str, check: bool, engine: str,
+          want_diff: bool, roc: bool, examine: bool, toolchain: checking.Toolchain | None,
+          jobs: int | None) -> PortReport:
     started = time.perf_counter()
     if launch not in ("chevron", "ggl"):
         raise UserError(f"--launch must be 'chevron' or 'ggl', not {launch!r}")
+    if examine and (dst is not None or check):
+        raise UserError("--examine writes and compiles nothing: drop --out / --check")
     src_real, dst_real = validate_paths(src, dst)
     target = mappings.parse_version(hip_version or mappings.NEWEST_HIP)
     notes: list[str] = []
@@ -223,9 +297,9 @@ def port(src: Path, dst: Path | None = None, *, hip_version: str | None = None, 
             target = tc.hip_version
         elif tc.hipcc is None:
             notes.append("hipcc not found: --check compiles nothing (install it, e.g. apt-get install hipcc)")
-    opts = Options(hip_version=target, launch=launch, engine=engine)
+    opts = Options(hip_version=target, launch=launch, engine=engine, roc=roc)
     report = PortReport(str(src), str(dst) if dst else None, mappings.version_text(target), launch,
-                        toolchain=tc.describe() if tc else "", notes=notes)
+                        roc=roc, examine=examine, toolchain=tc.describe() if tc else "", notes=notes)
     files, skips = find_sources(src_real)
     report.skipped = skips
     if not src_real.is_dir() and not files:
@@ -246,8 +320,7 @@ def port(src: Path, dst: Path | None = None, *, hip_version: str | None = None, 
             try:
                 out = _destination(out_root, sf, src_real, single)
                 if out is not None and not isinstance(out, str):
-                    with open(out, "w", encoding="utf-8", newline="") as fh:
-                        fh.write(new_text)
+                    write_atomically(out, new_text)
             except OSError as exc:
                 out = f"cannot write: {exc.strerror or exc}"
             if isinstance(out, str):
@@ -266,5 +339,19 @@ def port(src: Path, dst: Path | None = None, *, hip_version: str | None = None, 
     finally:
         if tmp_ctx is not None:
             tmp_ctx.cleanup()
+    report.notes.extend(_target_notes(report, target, roc))
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _target_notes(report: PortReport, target: tuple[int, ...], roc: bool) -> list[str]:
+    """What targeting this HIP version (and --roc) changed, said once for the tree."""
+    notes = []
+    older = [u for f in report.files for u in f.uses if not u.supported and "needs HIP" in u.reason]
+    legacy = [w for f in report.files for w in f.rewrites if "HIP < 6.2" in w.what or "the target lacks" in w.what]
+    if older or legacy:
+        notes.append(f"target HIP {mappings.version_text(target)}: {len(legacy)} call(s) emitted in the form this "
+                     f"version has, {len(older)} use(s) need a newer HIP (see the unsupported list)")
+    if roc and any(u.family == "cufft" for f in report.files for u in f.uses):
+        notes.append("--roc: cuFFT goes to hipFFT (rocFFT's API is not cuFFT's; HIPIFY has no cuFFT->rocFFT map)")
+    return notes

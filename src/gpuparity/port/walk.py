@@ -1,8 +1,10 @@
 """Find the files to port under SRC, refusing anything unsafe or unreadable.
 
-Input is only ever read as bytes and decoded; nothing is executed. A skipped file is listed
-with its reason: symlinks that lead out of SRC, special files, files over 10 MB, binary and
-non-UTF-8 files, and files that are not C/C++/CUDA/CMake sources.
+Input is only ever read as bytes and decoded; nothing is executed. A skipped file or folder
+is listed with its reason: symlinks that lead out of SRC, special files, files over 10 MB,
+binary files, entries that cannot be read (permissions), and files that are not
+C/C++/CUDA/CMake sources. Bytes that are not UTF-8 (a Latin-1 name in a comment) are kept
+as surrogate escapes and written back as they were, so such files are ported too.
 """
 
 from __future__ import annotations
@@ -18,6 +20,24 @@ from gpuparity.port.translate import SOURCE_SUFFIXES
 MAX_BYTES = 10 * 1024 * 1024
 _SNIFF_BYTES = 8192
 _IGNORED_DIRS = {".git", ".hg", ".svn", "__pycache__"}
+
+
+def decode_source(data: bytes) -> str:
+    """Source text from bytes: UTF-8, with any other byte kept as a surrogate escape
+    (encode with errors="surrogateescape" to get the same bytes back)."""
+    return data.decode("utf-8", "surrogateescape")
+
+
+def shown(text: str) -> str:
+    """A name or line fit to show (terminal, HTML, JSON): bytes that were not UTF-8 (file
+    names are decoded with surrogate escapes too) appear as \\xNN."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 @dataclass
@@ -72,11 +92,7 @@ def read_source(path: Path, rel: str, root_real: str) -> SourceFile | Skip:
     language = language_of(path.name)
     if language is None:
         return Skip(rel, "not a C/C++/CUDA or CMake source")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return Skip(rel, f"not UTF-8 text (bad byte at offset {exc.start})")
-    return SourceFile(path, rel, language, text)
+    return SourceFile(path, rel, language, decode_source(data))
 
 
 def find_sources(src: Path) -> tuple[list[SourceFile], list[Skip]]:
@@ -88,7 +104,16 @@ def find_sources(src: Path) -> tuple[list[SourceFile], list[Skip]]:
         got = read_source(src, src.name, os.path.dirname(root_real))
         (files if isinstance(got, SourceFile) else skips).append(got)
         return files, skips
-    for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
+
+    def unreadable(exc: OSError) -> None:  # os.walk skips a folder it cannot list: say so
+        where = Path(exc.filename) if exc.filename else src
+        try:
+            rel = where.relative_to(src).as_posix() if where != src else "."
+        except ValueError:
+            rel = str(where)
+        skips.append(Skip(rel + "/", f"unreadable folder: {exc.strerror or exc}"))
+
+    for dirpath, dirnames, filenames in os.walk(src, followlinks=False, onerror=unreadable):
         base = Path(dirpath)
         keep = []
         for d in sorted(dirnames):
@@ -96,7 +121,12 @@ def find_sources(src: Path) -> tuple[list[SourceFile], list[Skip]]:
             rel = full.relative_to(src).as_posix()
             if d in _IGNORED_DIRS:
                 continue
-            if full.is_symlink():
+            try:
+                is_link = full.is_symlink()
+            except OSError as exc:
+                skips.append(Skip(rel + "/", f"unreadable folder: {exc.strerror or exc}"))
+                continue
+            if is_link:
                 target = os.path.realpath(full)
                 reason = ("symlink leads outside SRC (not followed)" if not _inside(target, root_real)
                           else "symlinked folder (not followed, to avoid loops)")
