@@ -188,3 +188,15 @@ def test_scoring_rules():
                          (':::MLLOG {"key": "run_start", "time_ms": 1e999}', "finite"),
                          (':::MLLOG [1]', "not an object")):
         assert reason in mlperf_training.parse_log(text)["reason"]
+
+
+def test_a_pipe_among_the_results_is_listed_not_read(tree, tmp_path):
+    bench = tree / "Dell" / "results" / "1xXE9680Lx8B200-SXM-180GB" / "llama2_70b_lora"
+    (bench / "result_9.txt").unlink()
+    os.mkfifo(bench / "result_9.txt")           # opening it would wait for a writer forever
+    db = str(tmp_path / "s.db")
+    code, out, err = cli_inprocess("reference", "import", "mlperf-training", str(tree), "--db", db, "--json")
+    assert code == 0, err
+    (problem,) = json.loads(out)["unreadable"]
+    assert problem["where"].endswith("1xXE9680Lx8B200-SXM-180GB/llama2_70b_lora")
+    assert "not regular files: result_9.txt" in problem["reason"] and len(ref_rows(db)) == 3

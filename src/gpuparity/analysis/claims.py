@@ -200,10 +200,18 @@ def _stack_of(row: dict) -> str:
     return f"{row.get('stack') or 'unknown stack'}{f' {version}' if version else ''}"
 
 
-def _rows(store, source: str) -> list[dict]:
-    from gpuparity.analysis.reference import stored_rows
+class References:
+    """The stored reference rows of each source, read once for all the claims of one check."""
 
-    return stored_rows(store, source)[0]
+    def __init__(self, store):
+        self.store, self._rows = store, {}
+
+    def rows(self, source: str) -> list[dict]:
+        from gpuparity.analysis.reference import stored_rows
+
+        if source not in self._rows:
+            self._rows[source] = stored_rows(self.store, source)[0]
+        return self._rows[source]
 
 
 def _row_evidence(kind: str, side: str, row: dict, value: float) -> dict:
@@ -222,13 +230,13 @@ def _import_hint(source: str, rnd: str | None) -> str:
             f"github.com/mlcommons/inference_results_v{rnd or '5.1'}")
 
 
-def evidence_mlperf(claim: Claim, store) -> tuple[list, list, str | None]:
+def evidence_mlperf(claim: Claim, refs: References) -> tuple[list, list, str | None]:
     from gpuparity.analysis.mlperf import SOURCE
     from gpuparity.analysis.reference import aggregate, best_row, per_gpu_rows
 
     m = claim.mlperf
     rnd = m.round.lstrip("v") if m.round else None
-    refs = [r for r in _rows(store, SOURCE) if rnd is None or r.get("round") == rnd]
+    refs = [r for r in refs.rows(SOURCE) if rnd is None or r.get("round") == rnd]
     if not refs:
         what = f"MLPerf Inference {rnd} results" if rnd else "MLPerf Inference results"
         return [missing("mlperf", f"no {what} imported")], [], _import_hint(SOURCE, rnd)
@@ -268,14 +276,14 @@ def _elsewhere(refs: list[dict], side: Side, m) -> str:
     return f"; it appears as: {', '.join(other)}" if other else ""
 
 
-def evidence_training(claim: Claim, store) -> tuple[list, list, str | None]:
+def evidence_training(claim: Claim, refs: References) -> tuple[list, list, str | None]:
     """Time to train per side at equal accelerator counts; ratio = baseline time / subject time."""
     from gpuparity.analysis.mlperf_training import SOURCE
     from gpuparity.analysis.reference import aggregate, best_row
 
     t = claim.training
     rnd = t.round.lstrip("v") if t.round else None
-    refs = [r for r in _rows(store, SOURCE) if (rnd is None or r.get("round") == rnd)
+    refs = [r for r in refs.rows(SOURCE) if (rnd is None or r.get("round") == rnd)
             and r["model"] == t.benchmark and r["category"] == t.division and r.get("time_to_train_min")]
     filters = f"{t.benchmark}, {t.division} division" + (f", round {rnd}" if rnd else "")
     if not refs:
@@ -322,13 +330,13 @@ def _system_key(row: dict) -> tuple:
             row["accelerators"], row["nodes"])
 
 
-def evidence_rounds(claim: Claim, store) -> tuple[list, list, str | None]:
+def evidence_rounds(claim: Claim, refs: References) -> tuple[list, list, str | None]:
     """The same system in two inference rounds: later / earlier result (subject = later round)."""
     from gpuparity.analysis.mlperf import SOURCE
 
     m = claim.mlperf
     early, late = (r.lstrip("v") for r in m.rounds)
-    refs = [r for r in _rows(store, SOURCE) if r["model"] == m.model and r["scenario"].lower() == m.scenario.lower()
+    refs = [r for r in refs.rows(SOURCE) if r["model"] == m.model and r["scenario"].lower() == m.scenario.lower()
             and r["category"] == m.category and r.get("throughput") is not None]
     by_round = {rnd: [r for r in refs if r.get("round") == rnd] for rnd in (early, late)}
     filters = f"{m.model} {m.scenario}, {m.category} division"
@@ -499,15 +507,16 @@ def evidence_porting(claim: Claim, port_report: str | None) -> tuple[list, list,
 
 
 # -- entry point ----------------------------------------------------------------------------------
-def evaluate_claim(claim: Claim, store, port_report: str | None = None) -> dict:
+def evaluate_claim(claim: Claim, store, port_report: str | None = None, refs: References | None = None) -> dict:
+    refs = refs or References(store)
     evidence, checks, commands = [], [], []
     for kind in claim.kinds:
         if kind == "mlperf":
-            ev, ch, cmd = evidence_mlperf(claim, store)
+            ev, ch, cmd = evidence_mlperf(claim, refs)
         elif kind == "mlperf-training":
-            ev, ch, cmd = evidence_training(claim, store)
+            ev, ch, cmd = evidence_training(claim, refs)
         elif kind == "mlperf-rounds":
-            ev, ch, cmd = evidence_rounds(claim, store)
+            ev, ch, cmd = evidence_rounds(claim, refs)
         elif kind == "spec":
             ev, ch, cmd = evidence_spec(claim)
         elif kind == "price":
@@ -547,5 +556,6 @@ def evaluate_claim(claim: Claim, store, port_report: str | None = None) -> dict:
 
 def evaluate_claims(store, claims_file: str | Path | None = None, port_report: str | None = None) -> list[dict]:
     """Each claim of the file (default: the shipped rocm-vs-cuda-2025 set) with verdict and evidence."""
-    return [evaluate_claim(c, store, port_report) for c in load_claims(claims_file)]
+    refs = References(store)
+    return [evaluate_claim(c, store, port_report, refs) for c in load_claims(claims_file)]
 

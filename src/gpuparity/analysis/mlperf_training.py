@@ -104,6 +104,7 @@ def parse_log(text: str) -> dict:
         elif event.key == "run_stop" and stop is None:
             stop = event.time_ms
             status = (event.metadata or {}).get("status")
+            status = status if isinstance(status, str) and len(status) <= 40 else _show(status)
         elif event.key == "submission_benchmark" and isinstance(event.value, str):
             benchmark = event.value[:100]
     return _run(start, stop, status, benchmark, None)
@@ -249,9 +250,17 @@ def _dirs(path: Path) -> list[Path]:
         raise UserError(f"{path}: cannot list ({exc.strerror or type(exc).__name__})") from None
 
 
+def _is(path: Path, kind: str) -> bool:
+    """is_dir / is_file that read an unreadable entry as absent instead of raising."""
+    try:
+        return path.is_dir() if kind == "dir" else path.is_file()
+    except OSError:
+        return False
+
+
 def submitter_folders(path: Path) -> list[Path]:
     def is_submitter(p: Path) -> bool:
-        return (p / "results").is_dir() and (p / "systems").is_dir()
+        return _is(p / "results", "dir") and _is(p / "systems", "dir")
 
     if path.name == "results" and is_submitter(path.parent):
         return [path.parent]
@@ -267,7 +276,7 @@ def submitter_folders(path: Path) -> list[Path]:
 def read_tree(path: str, rnd: str | None = None) -> tuple[list[dict], list[dict]]:
     """(rows, problems): a row per system and benchmark with a score; problems name what was left out."""
     root = Path(path)
-    if not root.is_dir():
+    if not _is(root, "dir"):
         raise UserError(f"{path}: not a folder (give an MLPerf Training results tree or a summary .json)")
     submitters = submitter_folders(root)
     rnd = round_from_path(path, rnd)
@@ -289,7 +298,7 @@ def read_tree(path: str, rnd: str | None = None) -> tuple[list[dict], list[dict]
 
 
 def _system_desc(path: Path) -> SystemDesc:
-    if not path.is_file():
+    if not _is(path, "file"):
         raise UserError(f"{path}: no system description {path.parent.name}/{path.name}")
     data = validate.load_json(str(path), limit=MAX_SYSTEM_BYTES, what="system description")
     if not isinstance(data, dict):
@@ -304,6 +313,10 @@ def _benchmark_row(bench_dir: Path, rnd, submitter, system_id, desc, budget: lis
         files = sorted(p for p in bench_dir.iterdir() if re.fullmatch(r"result_\d{1,6}\.txt", p.name))
     except OSError as exc:
         problems.append({"where": where, "reason": f"cannot list ({exc.strerror or type(exc).__name__})"})
+        return None
+    odd = [f.name for f in files if not _is(f, "file")]   # a pipe or device would block or never end
+    if odd:
+        problems.append({"where": where, "reason": f"not regular files: {', '.join(odd[:5])}"})
         return None
     if not files:
         problems.append({"where": where, "reason": "no result_*.txt files"})
@@ -343,7 +356,7 @@ class Scaling(BaseModel):
 
 
 def _scaling(path: Path) -> float:
-    if not path.is_file():
+    if not _is(path, "file"):
         return 1.0
     data = validate.load_json(str(path), limit=MAX_SYSTEM_BYTES, what="scaling.json")
     return validate.parse(Scaling, data, "scaling.json").scaling_factor
@@ -431,4 +444,4 @@ def _system_id(url: str) -> str | None:
 
 def read(path: str, rnd: str | None = None) -> tuple[list[dict], list[dict]]:
     """A results tree (folder) or a summary JSON (file)."""
-    return read_tree(path, rnd) if Path(path).is_dir() else read_summary(path, rnd)
+    return read_tree(path, rnd) if _is(Path(path), "dir") else read_summary(path, rnd)

@@ -55,6 +55,7 @@ def import_file(store, fmt: str, path: str | Path, *, strict: bool = False, roun
     if source == mlperf.SOURCE:
         summary["twins"] = sum(1 for r in rows if r["twin"]) // 2
         summary["twins_same_result"] = sum(1 for r in rows if r["twin_same_result"]) // 2
+        summary["distinct_results"] = len(mlperf.distinct(rows))
     else:
         summary["scores"] = [{k: r[k] for k in ("ref_id", "submitter", "system", "model", "accelerators", "spec_id",
                                                  "time_to_train_min", "runs_valid", "runs_counted")} for r in rows]

@@ -9,6 +9,11 @@ import typer
 from gpuparity.cli.common import console, db_option, escape, fmt, print_json
 from gpuparity.errors import UserError
 
+
+def _show(value: str) -> str:
+    return repr(value) if len(value) <= 40 else repr(value[:37]) + "..."
+
+
 sub = typer.Typer(help="Third-party reference results (MLPerf Inference and Training).", no_args_is_help=True)
 SHOW_UNREADABLE = 20
 
@@ -48,7 +53,7 @@ def import_cmd(
             + ", ".join(f"{n} {safe(k)}" for k, n in sorted(summary["categories"].items())))
     if "twins" in summary:
         c.print(f"accuracy twins (-99 / -99.9 of one submission): {summary['twins']} pairs, "
-                f"{summary['twins_same_result']} with the same result (counted once)")
+                f"{summary['twins_same_result']} with the same result: {summary['distinct_results']} distinct results")
     for s in summary.get("scores", []):
         c.print(f"  {safe(s['submitter'])} {safe(s['system'])} {safe(s['model'])} on {s['accelerators']} "
                 f"{safe(s['spec_id'])}: {s['time_to_train_min']:.2f} min to train")
@@ -133,7 +138,7 @@ def show_cmd(
     with Store(db) as store:
         rows = [r for r in stored_rows(store)[0] if ref in (r["ref_id"], r.get("result_id"))]
     if not rows:
-        raise UserError(f"no reference result {safe(ref)!r} (see `gpuparity reference list`)")
+        raise UserError(f"no reference result {_show(ref)} (see `gpuparity reference list`)")
     if as_json:
         print_json(rows)
         return
@@ -171,7 +176,7 @@ def compare_cmd(
     from gpuparity.results.store import Store
 
     if statistic not in ("best", "median"):
-        raise UserError(f"unknown statistic {safe(statistic)!r}; choose best or median")
+        raise UserError(f"unknown statistic {_show(statistic)}; choose best or median")
     with Store(db) as store:
         rows = stored_rows(store)[0]
     rows = select(rows, benchmark=benchmark, scenario=scenario, division=division, round=round_)
