@@ -1,13 +1,20 @@
-"""report: self-contained HTML rendered in a real headless Chromium; markdown; claims section."""
+"""report: self-contained HTML rendered in a real headless Chromium at a desktop and a narrow width
+(screenshots inspected: no horizontal overflow, every chart drawn, the headline), markdown, and
+the pieces behind them (headline, short labels, fingerprint diff, serving summaries, tables)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import re
+import struct
 
 import numpy as np
 import pytest
-from test_compare import main_inprocess, make_result, make_run, noisy, serving_run
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_compare import main_inprocess, make_result, make_run, noisy
 
 from gpuparity.platform.specs import all_specs
 
@@ -15,6 +22,9 @@ PAYLOAD = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+WIDTHS = (1400, 800)
+HEADLINE = re.compile(r"^B is 1\.(4[89]|5[0-2])x A on kernels \[1\.\d\d, 1\.\d\d\], at parity on models "
+                      r"\[(0\.9\d|1\.00), 1\.0\d\], 1\.(19|2[01])x on serving \[1\.\d\d, 1\.\d\d\]; 3 (runs|trials) a side\.$")
 
 
 def _gemm(m: int, dtype: str, tflops: float, spec_id: str, seed: int) -> dict:
@@ -33,99 +43,229 @@ def _memory(op: str, gbs: float, spec_id: str, seed: int) -> dict:
     return r
 
 
-def _side(spec_id: str, scale: float, run_id: str, product: str | None = None) -> dict:
-    results = [_gemm(m, dt, scale * base * (m / 8192) ** 0.1, spec_id, i)
+def _latency(median_ms: float) -> dict:
+    return {"mean": 1.1 * median_ms, "median": median_ms, "std": 0.2 * median_ms, "p90": 1.8 * median_ms,
+            "p99": 2.5 * median_ms}
+
+
+def _serving_point(c: int, scale: float, seed: int) -> dict:
+    """A sweep point in the layout workloads/serving.py writes (vllm bench serve's summary)."""
+    inter = 100.0 / c ** 0.5
+    tput = scale * 50.0 * c ** 0.7
+    summary = {"completed": 8 * c, "failed": 0, "errors": 0, "timeouts": 0, "duration_s": 10.0,
+               "request_throughput": 0.8 * c, "output_throughput_per_gpu": tput, "throughput_per_gpu": tput,
+               "total_throughput_per_gpu": 3 * tput, "interactivity": inter, "ttft_ms": _latency(40.0 * c ** 0.3),
+               "tpot_ms": _latency(1000 / inter), "itl_ms": _latency(1000 / inter), "e2el_ms": _latency(900.0),
+               "goodput": {"requests_per_s": 0.7 * c, "fraction": 0.9, "slo_ttft_ms": 500.0}}
+    return make_result("serving", {"concurrency": c}, noisy(tput, 0.01, 7, seed), dtype=None, unit="tokens/s/GPU",
+                       category="serving", info={"curve_key": "llama-8b in=1024 out=256", "serving": summary})
+
+
+def _run(spec_id: str, kernel: float, serving: float, run_id: str, day: int, product: str | None = None) -> dict:
+    """One run: kernels at `kernel` x, the model at parity (1x), serving at `serving` x."""
+    s = 10 * day
+    results = [_gemm(m, dt, kernel * base * (m / 8192) ** 0.1, spec_id, s + i)
                for i, (m, dt, base) in enumerate([(4096, "bf16", 600), (8192, "bf16", 650), (8192, "fp32", 60)])]
-    results += [_memory("copy", scale * 4000, spec_id, 10), _memory("triad", scale * 4200, spec_id, 11)]
-    results += serving_run(scale, run_id, spec_id)["results"]
+    results += [_memory("copy", kernel * 4000, spec_id, s + 3), _memory("triad", kernel * 4200, spec_id, s + 4)]
+    results.append(make_result("llm", {"model": "llama-3.1-8b", "batch": 32}, noisy(2500.0, 0.003, 15, s + 5),
+                               dtype="bf16", unit="tokens/s", category="model"))
+    results += [_serving_point(c, serving, s + 6 + i) for i, c in enumerate((1, 4, 16, 64))]
     results.append(make_result("attention", {"seq": 4096}, [], status="failed", reason="<b>kernel</b> crashed"))
-    return make_run(results, spec_id=spec_id, run_id=run_id, product=product)
+    return make_run(results, spec_id=spec_id, run_id=run_id, product=product,
+                    started_at=f"2026-03-0{day}T00:00:00+00:00",
+                    stack={"rocm_version": "6.4.1", "hip_version": "6.4"} if spec_id == "mi300x" else
+                    {"cuda_version": "12.8"})
 
 
 @pytest.fixture
 def run_files(tmp_path):
-    files = []
-    for name, doc in (("a", _side("mi300x", 1.0, "run-a", product=PAYLOAD)), ("b", _side("h100-sxm", 1.2, "run-b"))):
-        path = tmp_path / f"{name}.json"
-        path.write_text(json.dumps(doc))
-        files.append(str(path))
+    """Side A: three MI300X runs (one product name carries an HTML payload); side B: three H100 runs."""
+    files = {}
+    for side, spec_id, kernel, serving in (("a", "mi300x", 1.0, 1.0), ("b", "h100-sxm", 1.5, 1.2)):
+        docs = [_run(spec_id, kernel, serving, f"run-{side}{i}", i + 1 + 3 * (side == "b"),
+                     product=PAYLOAD if side == "a" else None) for i in range(3)]
+        path = tmp_path / f"{side}.json"
+        path.write_text(json.dumps(docs))
+        files[side] = str(path)
     return files
 
 
-def test_report_renders_in_chromium_offline_and_escaped(run_files, tmp_path, tmp_db, capsys):
+def _png_size(png: bytes) -> tuple[int, int]:
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", png[16:24])
+
+
+OVERFLOW_JS = """() => {
+  const W = document.documentElement.clientWidth, bad = [];
+  for (const el of document.querySelectorAll('body *')) {
+    if (el.closest('#js-plotly-tester')) continue;       // plotly's off-screen text measurer
+    const r = el.getBoundingClientRect();
+    if (r.width > 0 && (r.right > W + 1 || r.left < -1)) bad.push(el.tagName + ' ' + (el.id || el.className));
+  }
+  return {width: W, scroll: document.documentElement.scrollWidth, bad: bad.slice(0, 20)};
+}"""
+
+# Decodes a screenshot in the browser and counts the pixels of a colour inside a rectangle: the
+# test looks at what was painted, not only at the DOM.
+PIXELS_JS = """async ([png, rect, rgb]) => {
+  const img = new Image();
+  img.src = 'data:image/png;base64,' + png;
+  await img.decode();
+  const c = document.createElement('canvas');
+  c.width = img.width; c.height = img.height;
+  const g = c.getContext('2d');
+  g.drawImage(img, 0, 0);
+  const d = g.getImageData(rect.x, rect.y, rect.width, rect.height).data;
+  let n = 0;
+  for (let i = 0; i < d.length; i += 4)
+    if (Math.abs(d[i] - rgb[0]) < 24 && Math.abs(d[i + 1] - rgb[1]) < 24 && Math.abs(d[i + 2] - rgb[2]) < 24) n++;
+  return n;
+}"""
+
+
+def _screenshot_dir(tmp_path) -> str:
+    """Where the screenshots go: $GPUPARITY_SCREENSHOTS to keep them, else the test's tmp dir."""
+    path = os.environ.get("GPUPARITY_SCREENSHOTS") or str(tmp_path / "screenshots")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def test_report_in_chromium_at_two_widths(run_files, tmp_path, tmp_db, capsys):
     playwright = pytest.importorskip("playwright.sync_api")
     if not os.path.exists(CHROMIUM):
         pytest.skip("Debian chromium not installed (apt-get install -y chromium)")
     out = str(tmp_path / "report.html")
-    code, _, err = main_inprocess(["report", *run_files, "-o", out, "--price", "mi300x=1.5"], capsys)
+    code, _, err = main_inprocess(["report", run_files["a"], run_files["b"], "-o", out, "--price", "mi300x=1.5"],
+                                  capsys)
     assert code == 0, err
     html_text = open(out, encoding="utf-8").read()
     assert "<script>window.__pwned" not in html_text and "onerror=\"window" not in html_text
-    n_charts = html_text.count('class="chart"')
-    assert n_charts == 5        # ratio, normalised, roofline, GEMM by dtype, serving
-
+    charts = re.findall(r'<div id="(chart-\d+)" class="chart">', html_text)
+    assert len(charts) == 5         # forest, normalised, roofline, GEMM by dtype, serving curves
+    shots = _screenshot_dir(tmp_path)
     errors, requests = [], []
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_page(viewport={"width": 1300, "height": 900})
-        page.on("console", lambda m: errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
-        page.on("request", lambda r: requests.append(r.url))
-        page.set_content(html_text, wait_until="load")
-        page.wait_for_function(
-            f"Array.from(document.querySelectorAll('div.chart')).filter("
-            f"d => d.classList.contains('js-plotly-plot') && d.querySelector('.main-svg')).length === {n_charts}",
-            timeout=30000)
-        for i in range(n_charts):
-            assert page.locator(f"#chart-{i} .main-svg").count() >= 1
-        # bars, points and lines were drawn, not just empty axes
-        assert page.locator("#chart-0 .bars .point").count() >= 5
-        assert page.locator("#chart-4 .scatterlayer .trace").count() >= 4
-        # interactive: a hover label appears
-        page.evaluate("Plotly.Fx.hover('chart-0', [{curveNumber: 0, pointNumber: 0}])")
-        assert page.locator("#chart-0 .hoverlayer .hovertext").count() >= 1
-        png = page.locator("#chart-2").screenshot()
-        full = page.screenshot(full_page=True)
-        (tmp_path / "report.png").write_bytes(full)
-        pwned = page.evaluate("[typeof window.__pwned, typeof window.__pwned2]")
-        device_text = page.locator("td.device").first.inner_text()
-        legend = page.locator("#chart-3 .legendtext").first.text_content()
-        failed_reason = page.get_by_text("<b>kernel</b> crashed").count()
+        for width in WIDTHS:
+            page = browser.new_page(viewport={"width": width, "height": 900})
+            page.on("console", lambda m: errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
+            page.on("request", lambda r: requests.append(r.url))
+            page.set_content(html_text, wait_until="load")
+            # every chart drawn: an SVG with painted points, not an empty box
+            page.wait_for_function(
+                "ids => ids.every(id => document.querySelector('#' + id + ' .main-svg')"
+                " && document.querySelectorAll('#' + id + ' .point').length > 0)", arg=charts, timeout=30000)
+            page.wait_for_timeout(300)                       # responsive relayout after the first paint
+            headline = page.locator("#headline").inner_text()
+            assert HEADLINE.match(headline), headline
+            layout = page.evaluate(OVERFLOW_JS)
+            assert layout["scroll"] <= layout["width"] and not layout["bad"], (width, layout)
+            for cid in charts:
+                box = page.locator(f"#{cid}").bounding_box()
+                assert box["x"] >= 0 and box["x"] + box["width"] <= width + 1, (cid, box)
+            forest = page.locator("#chart-0")
+            assert forest.locator(".ytick text").filter(has_text="kernel: geomean of 5").count() == 1
+            assert forest.locator(".ytick text").filter(has_text="gemm m=n=k=4096 bf16").count() == 1
+            assert page.locator("#chart-0 .xtick text").filter(has_text=re.compile(r"^1x$")).count() == 1
+            assert page.locator("#chart-2 .textpoint").count() >= 6         # roofline points are named
+            png = page.screenshot(full_page=True)
+            with open(os.path.join(shots, f"report-{width}.png"), "wb") as fh:
+                fh.write(png)
+            shot_w, shot_h = _png_size(png)
+            assert shot_w == width and shot_h > 3000         # nothing wider than the window
+            rect = page.locator("#chart-0").bounding_box()
+            scroll_y = page.evaluate("window.scrollY")
+            rect = {"x": int(rect["x"]), "y": int(rect["y"] + scroll_y), "width": int(rect["width"]),
+                    "height": int(rect["height"])}
+            faster = page.evaluate(PIXELS_JS, [base64.b64encode(png).decode(), rect, [0x2C, 0xA0, 0x2C]])
+            parity = page.evaluate(PIXELS_JS, [base64.b64encode(png).decode(), rect, [0x17, 0xBE, 0xCF]])
+            assert faster > 200 and parity > 50, (faster, parity)   # green points and the model's parity mark
+            if width == WIDTHS[0]:
+                page.evaluate("Plotly.Fx.hover('chart-0', [{curveNumber: 0, pointNumber: 0}])")
+                assert page.locator("#chart-0 .hoverlayer .hovertext").count() >= 1
+                pwned = page.evaluate("[typeof window.__pwned, typeof window.__pwned2]")
+                product = page.locator("#platforms + table td").nth(1).inner_text()
+                failed_reason = page.get_by_text("<b>kernel</b> crashed").count()
+                latency = page.locator("#serving ~ details table").first.inner_text()
+                fp = page.locator("#fingerprints + p + table").inner_text()
+            page.close()
         browser.close()
     assert not errors, errors
     assert all(u.startswith(("data:", "about:")) for u in requests), requests
     assert pwned == ["undefined", "undefined"]
-    assert "<script>window.__pwned = 1</script>" in device_text and "<img src=x" in device_text
-    assert "<script>" in legend                      # plotly shows the name as text too
+    assert "<script>window.__pwned = 1</script>" in product and "<img src=x" in product
     assert failed_reason == 2                      # failed on both sides, listed as text
-    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000     # a drawn chart, not a blank box
-    assert len(full) > 100_000
+    assert "TTFT" in latency and "p99" in latency and "E2EL" in latency
+    assert "rocm_version\t6.4.1" in fp and "12.8" in fp and "spec.memory_gb" not in fp   # datasheet: folded
 
 
-def test_report_markdown_and_claims_failure(run_files, tmp_path, tmp_db, capsys, monkeypatch):
+def test_report_sections_without_data_are_left_out(run_files, tmp_path, tmp_db, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = main_inprocess(["report", run_files["a"], run_files["b"], "-o", "-", "--no-claims"], capsys)
+    assert code == 0, err
+    assert out.startswith("<!DOCTYPE html>") and not os.path.exists(tmp_path / "-")    # '-' is stdout
+    assert 'id="claims"' not in out and ">Claims<" not in out       # --no-claims: no empty heading
+    assert "<h3>Per dollar</h3>" in out                              # prices known for both
+    # nothing measured power on either side: the per-watt table is the datasheet TDP, said so
+    assert "(tdp)" in out
+    # one side only: no comparison sections at all
+    code, out, err = main_inprocess(["report", run_files["b"], "-o", "-", "--no-claims"], capsys)
+    assert code == 0, err
+    assert '<h2 id="results">' not in out and '<h2 id="forest">' not in out and "<h3>Per dollar</h3>" not in out
+    assert '<h2 id="roofline">' in out and "One platform" in out
+
+
+def test_report_markdown_headline_and_claims_failure(run_files, tmp_path, tmp_db, capsys, monkeypatch):
     from gpuparity.analysis import claims
 
-    def boom(store, claims_file=None):
+    def boom(store, claims_file=None, **kw):
         raise RuntimeError("claims file unreadable")
 
     monkeypatch.setattr(claims, "evaluate_claims", boom)
-    code, out, err = main_inprocess(["report", *run_files, "-o", "-", "--format", "markdown"], capsys)
-    assert code == 0, err
+    monkeypatch.chdir(tmp_path)
+    code, out, err = main_inprocess(["report", run_files["a"], run_files["b"], "--format", "markdown"], capsys)
+    assert code == 0, err                          # markdown goes to stdout when -o is not given
+    first = next(line for line in out.splitlines() if line.startswith("**"))
+    assert HEADLINE.match(first.strip("*")), first
     assert "claims not evaluated: RuntimeError: claims file unreadable" in out
     assert "### Geometric means" in out and "| serving |" in out
     assert "&lt;script&gt;" in out and "<script>" not in out
     assert "### Serving at equal interactivity" in out
 
 
-def test_report_claims_table_and_single_side(run_files, tmp_path, tmp_db, capsys):
-    out = str(tmp_path / "one.html")
-    code, _, err = main_inprocess(["report", run_files[1], "-o", out], capsys)
+def test_report_claims_with_reasoning_and_bad_format(run_files, tmp_path, tmp_db, capsys, monkeypatch):
+    from gpuparity.analysis import claims
+
+    def fake(store, claims_file=None, **kw):
+        return [{"id": "c1", "text": "MI300X <b>beats</b> H100", "verdict": "untested",
+                 "reasoning": "no MI300X FP4 rows: CDNA3 has no FP4 unit", "evidence": [],
+                 "command": "gpuparity run gemm --dtype fp4",
+                 "rows": [{"workload": "gemm", "ratio": 1.25, "verdict": "faster"}]}]
+
+    monkeypatch.setattr(claims, "evaluate_claims", fake)
+    out_file = str(tmp_path / "c.html")
+    code, _, err = main_inprocess(["report", run_files["a"], run_files["b"], "-o", out_file], capsys)
+    assert code == 0, err
+    text = open(out_file, encoding="utf-8").read()
+    assert "no MI300X FP4 rows: CDNA3 has no FP4 unit" in text and "MI300X &lt;b&gt;beats&lt;/b&gt; H100" in text
+    assert "1 row behind it" in text and '<td class="faster">faster</td>' in text
+    code, _, err = main_inprocess(["report", run_files["a"], "-o", out_file, "--format", "pdf"], capsys)
+    assert code == 2 and "'pdf' is not one of 'html', 'markdown'" in err
+
+
+def test_report_from_store_filters(tmp_path, tmp_db, capsys):
+    from gpuparity.results.store import Store
+
+    with Store(tmp_db) as s:
+        s.save_run(_run("mi300x", 1.0, 1.0, "run-a", 1))
+        s.save_run(_run("h100-sxm", 0.5, 0.5, "run-b", 2))
+    out = str(tmp_path / "s.html")
+    code, _, err = main_inprocess(["report", "gpu=mi300x", "--gpu-b", "h100-sxm", "-o", out, "--no-claims"], capsys)
     assert code == 0, err
     text = open(out, encoding="utf-8").read()
-    assert "<h2>Claims</h2>" in text and "claims not evaluated" not in text   # the shipped claims evaluated
-    assert "Roofline" in text and "Per result" not in text
-    code, _, err = main_inprocess(["report", run_files[0], "-o", out, "--format", "pdf"], capsys)
-    assert code == 2 and "--format" in err
+    assert len(re.findall(r'class="chart"', text)) == 5
+    assert '<td class="slower">slower</td>' in text and "B is 0.50x A on kernels" in text
 
 
 def test_script_json_cannot_close_the_script():
@@ -136,24 +276,148 @@ def test_script_json_cannot_close_the_script():
     assert json.loads(text)["name"].startswith("</script>")
 
 
-def test_normalised_rows_round_trip_numbers():
-    from gpuparity.analysis.compare import compare_runs
-
-    out = compare_runs([_side("mi300x", 1.0, "a")], [_side("h100-sxm", 1.2, "b")])
-    gemm = [r for r in out["rows"] if r["workload"] == "gemm"]
-    assert all(np.isclose(r["ratio"], 1.2, rtol=0.05) for r in gemm)
-    assert out["serving"] and all(p["ratio"] == pytest.approx(1.2) for p in out["serving"] if p.get("ratio"))
+# -- the pieces -------------------------------------------------------------------------------
+def _doc(rows: list[dict], geomean: dict, **extra) -> dict:
+    return {"rows": rows, "geomean": geomean, "tolerance": 0.05, **extra}
 
 
-def test_report_from_store_filters(tmp_path, tmp_db, capsys):
-    from gpuparity.results.store import Store
+def _row(verdict: str, **kw) -> dict:
+    return {"workload": "gemm", "params": {}, "dtype": "bf16", "verdict": verdict, "ratio": 1.0, **kw}
 
-    with Store(tmp_db) as s:
-        s.save_run(_side("mi300x", 1.0, "run-a"))
-        s.save_run(_side("h100-sxm", 0.5, "run-b"))
-    out = str(tmp_path / "s.html")
-    code, _, err = main_inprocess(["report", "gpu=mi300x", "--gpu-b", "h100", "-o", out, "--no-claims"], capsys)
-    assert code == 0, err
-    text = open(out, encoding="utf-8").read()
-    assert text.count('class="chart"') == 5 and "claims not evaluated: left out (--no-claims)" in text
-    assert '<td class="slower">slower</td>' in text
+
+def test_headline_sentence_per_category_and_trials():
+    from gpuparity.report.headline import headline
+
+    geo = {"kernel": {"ratio": 1.8, "ci_low": 1.6, "ci_high": 2.0, "verdict": "faster", "n": 4},
+           "model": {"ratio": 1.01, "ci_low": 0.98, "ci_high": 1.03, "verdict": "parity", "n": 2},
+           "serving": {"ratio": 0.5, "ci_low": 0.3, "ci_high": 1.2, "verdict": "inconclusive", "n": 3},
+           "all": {"ratio": 1.2, "ci_low": 1.0, "ci_high": 1.3, "verdict": "inconclusive", "n": 9}}
+    rows = [_row("faster", a_trials=3, b_trials=3)] * 4 + [_row("parity", a_trials=3, b_trials=3)] * 2
+    h = headline(_doc(rows, geo))
+    assert h["text"] == ("B is 1.80x A on kernels [1.60, 2.00], at parity on models [0.98, 1.03], "
+                         "0.50x on serving [0.30, 1.20] (inconclusive); 3 trials a side.")
+    assert h["counts"] == {"faster": 4, "parity": 2} and not h["aa"]
+    # unequal trials; runs when the document has no trial counts; A/A
+    rows = [_row("faster", a_trials=3, b_trials=1)]
+    assert headline(_doc(rows, {"kernel": geo["kernel"]}))["trials"] == "3 trials on A, 1 trial on B"
+    rows = [_row("faster", a_runs=1, b_runs=1), _row("faster", a_runs=2, b_runs=1)]
+    assert headline(_doc(rows, {}))["text"] == "B and A share 2 results, none with a confidence interval; " \
+                                               "1-2 runs on A, 1 run on B."
+    parity_first = {"model": geo["model"]}
+    h = headline(_doc([], parity_first, aa={"identical": True, "differences": []}))
+    assert h["text"].startswith("B is at parity with A on models") and h["aa"]
+    assert headline(_doc([], {"kernel": {**geo["kernel"], "ratio": 123.0, "ci_low": 100.0, "ci_high": 150.0}})
+                    )["text"].startswith("B is 123x A on kernels [100, 150]")
+
+
+def test_short_labels_name_what_varies():
+    from gpuparity.report.plots import short_labels
+
+    rows = [{"workload": "gemm", "params": {"m": 4096, "n": 4096, "k": 4096, "layout": "nt"}, "dtype": "bf16"},
+            {"workload": "gemm", "params": {"m": 8192, "n": 8192, "k": 8192, "layout": "nt"}, "dtype": "fp8"},
+            {"workload": "memory", "params": {"op": "copy"}, "dtype": "fp32"},
+            {"workload": "llm", "params": {"model": "x" * 80}, "dtype": "bf16"},
+            {"workload": "llm", "params": {"model": "<b>y</b>"}, "dtype": "bf16"},
+            {"workload": "memory", "params": {"op": "copy"}, "dtype": "fp32"}]
+    labels = short_labels(rows)
+    assert labels[:2] == ["gemm m=n=k=4096 bf16", "gemm m=n=k=8192 fp8"]          # layout is constant: left out
+    assert labels[2] == "memory #1" and labels[5] == "memory #2"                   # same twice: numbered
+    assert len(labels[3]) <= 44 and labels[3].endswith("…")
+    assert labels[4] == "llm model=&lt;b&gt;y&lt;/b&gt;"                            # escaped for plotly
+
+
+def test_fingerprint_diff_platform_first_datasheet_folded():
+    from gpuparity.report.fingerprint import diff, flatten
+
+    a = {"product": "MI300X", "torch_version": "2.6.0", "env": ["HIP_VISIBLE_DEVICES=0"], "spec": {"memory_gb": 192},
+         "cpu": {"cores": 64}, "driver_version": None}
+    b = {"product": "H100", "torch_version": "2.6.0", "env": [], "spec": {"memory_gb": 80}, "cpu": {"cores": 64},
+         "nccl_version": "2.21"}
+    d = diff(a, b)
+    assert d["different"] == [("product", "MI300X", "H100"), ("env", "HIP_VISIBLE_DEVICES=0", ""),
+                              ("nccl_version", "", "2.21")]
+    assert d["datasheet"] == [("spec.memory_gb", "192", "80")]
+    assert ("torch_version", "2.6.0") in d["same"] and ("cpu.cores", "64") in d["same"]
+    assert flatten({"a": {"b": [{"c": 1}]}}) == {"a.b": '[{"c":1}]'}
+    assert diff(a, a)["different"] == [] and diff(a, a)["datasheet"] == []
+
+
+def test_serving_points_read_both_layouts():
+    from gpuparity.report.serving import curves, latency, latency_stats, point
+
+    new = _serving_point(4, 1.0, 1)
+    p = point(new)
+    assert p["load"] == "c=4" and p["completed"] == 32 and p["failed"] == 0
+    assert list(p["latency"]["TTFT"]) == ["mean", "median", "std", "p90", "p99"]
+    assert p["goodput"] == "2.8 req/s (90%) within TTFT <= 500 ms"
+    old = {"ttft_mean_s": 0.1, "ttft_p50_s": 0.08, "ttft_p99_s": 0.3, "e2e_p50_s": 2.0, "tpot_p90_s": None}
+    assert latency(old, "ttft") == {"mean": 100.0, "median": 80.0, "p99": 300.0}
+    assert latency(old, "e2el") == {"median": 2000.0}
+    rate = make_result("serving", {"request_rate": "inf", "max_concurrency": 16}, [1.0], dtype=None,
+                       category="serving", info={"serving": {"errors": 2, "timeouts": 1}})
+    assert point(rate)["load"] == "rate=inf (c<=16)" and point(rate)["failed"] == 3
+    assert point(make_result("gemm", {"m": 1}, [1.0])) is None
+    by_curve = curves([_serving_point(c, 1.0, c) for c in (16, 1, 4)] + [rate])
+    assert [q["load"] for q in by_curve["llama-8b in=1024 out=256"]] == ["c=1", "c=4", "c=16"]
+    assert latency_stats(by_curve["llama-8b in=1024 out=256"]) == ["mean", "median", "std", "p90", "p99"]
+
+
+JSONISH = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+                       lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
+                                                                                    max_size=3), max_leaves=12)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(st.dictionaries(st.sampled_from(["ttft_ms", "tpot_ms", "e2el_ms", "ttft_p50_s", "e2e_p99_s", "goodput",
+                                        "slos", "completed", "failed", "errors", "interactivity"]), JSONISH),
+       st.dictionaries(st.sampled_from(["concurrency", "request_rate", "max_concurrency", "x"]), JSONISH))
+def test_serving_summary_reader_never_raises(summary, params):
+    from gpuparity.report.serving import point
+
+    p = point({"category": "serving", "params": params, "info": {"serving": summary}})
+    assert isinstance(p["load"], str)
+    for lat in p["latency"].values():
+        assert all(isinstance(v, float) for v in lat.values())
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.text(max_size=120))
+def test_soft_breaks_keep_the_text(text):
+    import html
+
+    from gpuparity.report.html import soft
+
+    out = str(soft(text))
+    assert "<" not in out.replace("<wbr>", "")
+    assert html.unescape(out.replace("<wbr>", "")) == text
+    assert all(len(run) <= 16 for chunk in html.unescape(out).split() for run in chunk.split("<wbr>")
+               if len(chunk) > 12 and "<" not in run and ">" not in run and "&" not in run)
+
+
+def test_tables_drop_empty_columns_and_cost_tables_need_both_sides():
+    from gpuparity.report.html import cost_tables, grid
+
+    t = grid([{"a": 1, "b": None}, {"a": 2.5, "b": ""}], [("A", lambda r: r["a"], "num"), ("B", lambda r: r["b"],
+                                                                                          "text")])
+    assert t["headers"] == ["A"] and t["rows"] == [[("1", "num")], [("2.5", "num")]]
+    rows = [{"workload": "gemm", "params": {}, "a_per_dollar": 10.0, "b_per_dollar": None, "a_per_watt": None,
+             "b_per_watt": None}]
+    assert cost_tables(rows) == (None, None)
+    rows[0].update(b_per_dollar=12.0, ratio_per_dollar=1.2, ci_low_per_dollar=1.1, ci_high_per_dollar=1.3,
+                   verdict_per_dollar="faster")
+    per_dollar, per_watt = cost_tables(rows)
+    assert per_watt is None and "A $/M tokens" not in per_dollar["headers"]
+    assert per_dollar["rows"][0][-1] == ("faster", "faster")
+
+
+def test_forest_plot_keeps_the_largest_differences_and_a_log_axis():
+    from gpuparity.report.plots import forest_chart
+
+    rows = [{"workload": "gemm", "category": "kernel", "params": {"i": i}, "dtype": "bf16",
+             "ratio": float(np.exp((i - 100) / 50)), "ci_low": None, "ci_high": None, "verdict": "inconclusive"}
+            for i in range(200)]
+    fig = forest_chart({"rows": rows, "geomean": {}, "tolerance": 0.05}, limit=40)
+    assert fig.layout.meta == {"shown": 40, "rows": 200} and fig.layout.xaxis.type == "log"
+    shown = sorted(x for trace in fig.data for x in trace.x)
+    assert shown[0] == pytest.approx(np.exp(-2)) and shown[-1] == pytest.approx(np.exp(99 / 50))
+    assert list(fig.layout.xaxis.tickvals) == [0.2, 0.5, 1, 2, 5]       # 1-2-5 when the fine set is too dense

@@ -3,40 +3,40 @@
 Everything is inside one file: plotly.js inline once, figures as JSON in one script. Strings
 from runs and users are escaped by Jinja2's autoescape in HTML, by `plots.t` inside figures,
 and the figures' JSON has <, > and & as \\u escapes so nothing can close the script element.
+
+A section without data is left out, and so is a table column that is empty in every row: the
+reader sees what was measured, not a grid of dashes.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timezone
 from importlib import resources
 
-from gpuparity.analysis.compare import compare_sides, side_summary
-from gpuparity.analysis.serving_compare import serving_curves
+from markupsafe import Markup, escape
+
+from gpuparity.analysis import compare as compare_mod
 from gpuparity.analysis.sides import side_from_runs
-from gpuparity.report import plots
+from gpuparity.report import fingerprint, plots, serving
+from gpuparity.report.headline import headline, pair
 
 MAX_TABLE_ROWS = 2000
 METHOD = [
-    "Each result is timed with device-synchronised events (perf_counter on a CPU) after a warm-up; every raw "
-    "sample is kept. Throughput per sample = work per invocation / seconds.",
-    "A side with several runs pools the samples of each result key; spec, power and serving info come from "
-    "the newest run.",
-    "Ratio = median(B) / median(A) of throughput. 95% CI: bootstrap of the ratio of medians (each side "
-    "resampled independently; normal interval in log space from the exact order-statistic bootstrap variance).",
-    "Verdict: faster or slower when the whole CI lies beyond 1 ± tolerance, parity when it lies within, "
-    "inconclusive when it straddles a boundary or a side has fewer than 2 samples.",
-    "Category geometric means combine the keys' bootstrap variances (results measured independently).",
-    "Per spec peak: ratio × peak(A) / peak(B), dense datasheet peaks for the dtype (TFLOP/s) or memory "
-    "bandwidth (GB/s); CPU peaks are estimates.",
-    "Per dollar: ratio × price(A) / price(B) in $ per GPU-hour (price book basis, config file or --price). "
-    "Per watt: measured mean power where valid telemetry exists, else datasheet TDP.",
-    "Serving: throughput per GPU compared at equal interactivity (tokens/s per user) by linear interpolation "
-    "along each side's Pareto curve; points with request errors are left out.",
+    "Each result's figure is the one number stored with it (work / median time per trial, combined over "
+    "trials); every view shows that number.",
+    "Ratio = figure(B) / figure(A), higher is better. Its 95% CI and the verdict come from `gpuparity compare`: "
+    "faster or slower when the whole CI lies beyond 1 ± tolerance, parity when it lies within, inconclusive "
+    "otherwise (and for results flagged unstable). The README's Statistics section gives the estimator.",
+    "Per spec peak: ratio × peak(A) / peak(B), the datasheet peak the result is measured against (compute for "
+    "the dtype, memory, interconnect or host link); CPU peaks are estimates.",
+    "Per dollar: ratio × price(A) / price(B) in $ per GPU-hour. Per watt: measured mean power where the "
+    "telemetry is valid, else datasheet TDP; a verdict only where both sides have the same power basis.",
+    "Serving: throughput per GPU compared at equal interactivity (tokens/s per user) along each side's "
+    "best-throughput (Pareto) curve; points with request errors are left out of the curves.",
     "Roofline: arithmetic intensity = FLOP / bytes per invocation; GEMM bytes are the minimum traffic "
     "(each of A, B, C moved once) where the workload did not report bytes.",
-    "Prices are per GPU-hour and figures are taken as one GPU's throughput (serving figures are per GPU by "
-    "definition); multi-GPU results are not divided by the device count.",
     "Failed and skipped results are never compared; they are listed with their reason.",
 ]
 
@@ -60,7 +60,11 @@ def _newest_results(docs: list[dict]) -> list[dict]:
 
 
 def _name(summary: dict) -> str:
-    return f"{summary['label']}: {', '.join(summary['products']) or '?'} ({', '.join(summary['stacks']) or '?'})"
+    return f"{', '.join(summary['products']) or '?'} ({', '.join(summary['stacks']) or '?'})"
+
+
+def _short(summary: dict) -> str:
+    return f"{summary['label']} ({', '.join(summary.get('spec_ids') or summary['products']) or '?'})"
 
 
 def evaluate_claims(store, claims_file: str | None = None) -> dict:
@@ -77,51 +81,262 @@ def evaluate_claims(store, claims_file: str | None = None) -> dict:
         return {"error": f"{type(exc).__name__}: {exc}"}
 
 
-def build(docs_a: list[dict], docs_b: list[dict] | None = None, tolerance: float = 0.05, prices=None,
-          claims: dict | None = None, title: str | None = None) -> dict:
-    """Everything the HTML and markdown renderers need."""
-    if prices is None:
-        from gpuparity.analysis.prices import PriceBook
-
-        prices = PriceBook(use_config=False)
-    side_objs = [side_from_runs(docs_a, "A")] + ([side_from_runs(docs_b, "B")] if docs_b else [])
-    summaries = [side_summary(s, prices) for s in side_objs]
-    result = compare_sides(side_objs[0], side_objs[1], tolerance, prices) if docs_b else None
-    names = {s["label"].lower(): _name(s) for s in summaries}
-    plot_sides = []
-    for s, docs in zip(summaries, [docs_a] + ([docs_b] if docs_b else []), strict=True):
-        spec = (s.get("fingerprint") or {}).get("spec") or {}
-        plot_sides.append({"label": s["label"], "name": _name(s), "results": _newest_results(docs), "spec": spec})
-    charts = []
-    if result and result["rows"]:
-        charts.append(("Ratio per result", plots.ratio_chart(result)))
-        if result["geomean"]:
-            charts.append(("Raw, per peak, per dollar, per watt", plots.normalised_chart(result)))
-    if plots.has_roofline(plot_sides):
-        charts.append(("Roofline", plots.roofline_chart(plot_sides)))
-    if plots.has_gemm(plot_sides):
-        charts.append(("GEMM TFLOP/s by dtype", plots.gemm_chart(plot_sides)))
-    curves = [(s.label, _name(sm), serving_curves(s)) for s, sm in zip(side_objs, summaries, strict=True)]
-    if any(c[2] for c in curves):
-        charts.append(("Serving throughput vs interactivity", plots.serving_chart(curves)))
-    if title is None:
-        title = "gpuparity: " + (f"{names['b']} vs {names['a']}" if docs_b else names["a"])
-    return {"title": title, "summaries": summaries, "result": result, "names": names, "charts": charts,
-            "claims": claims or {"error": "not requested"}, "tolerance": tolerance,
-            "price_note": f"basis {prices.basis}; " + "; ".join(
-                f"{s['label']}: {s['price_source']}" for s in summaries)}
-
-
+# -- tables: columns that are empty in every row are dropped ----------------------------------
 def _num(x) -> str:
-    if x is None or not isinstance(x, (int, float)) or x != x:
-        return "-"
+    if x is None or isinstance(x, bool) or not isinstance(x, (int, float)) or x != x:
+        return ""
     return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
 
 
 def _ci(ratio, lo, hi) -> str:
     if ratio is None:
-        return "-"
+        return ""
     return f"{ratio:.3f} [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else f"{ratio:.3f}"
+
+
+SOFT_AFTER = re.compile(r"([/_.,=:;&|+\-])")      # split keeps the marks: pieces and marks alternate
+LONG_RUN = re.compile(r"\S{13,}")
+
+
+def soft(text) -> Markup:
+    """Escaped text with break opportunities (<wbr>) inside long unbroken runs (paths, URLs,
+    field names, library lists), after punctuation and at least every 16 characters: a narrow
+    screen wraps the cell instead of scrolling, and short words never break mid-word."""
+    text = str(text)
+    out, at = [], 0
+    for m in LONG_RUN.finditer(text):
+        out.append(str(escape(text[at:m.start()])))
+        pieces = [p[i:i + 16] for p in SOFT_AFTER.split(m.group(0)) for i in range(0, len(p), 16)]
+        out.append("<wbr>".join(str(escape(p)) for p in _glue(pieces)))
+        at = m.end()
+    out.append(str(escape(text[at:])))
+    return Markup("".join(out))
+
+
+def _glue(pieces: list[str]) -> list[str]:
+    """Each punctuation mark back onto the piece before it (a break comes after it, not before)."""
+    out: list[str] = []
+    for p in pieces:
+        if out and SOFT_AFTER.fullmatch(p):
+            out[-1] += p
+        elif p:
+            out.append(p)
+    return out
+
+
+def grid(rows: list, columns: list[tuple]) -> dict:
+    """A table: columns are (header, getter, kind) with kind "text" | "num" | "verdict"; a column
+    whose every cell is empty is left out. Cells are (text, css class)."""
+    cells = []
+    for row in rows:
+        line = []
+        for _, get, kind in columns:
+            v = get(row)
+            text = _num(v) if kind == "num" else "" if v is None else soft(v)
+            line.append((text, "num" if kind == "num" else v if kind == "verdict" else ""))
+        cells.append(line)
+    keep = [j for j in range(len(columns)) if any(line[j][0] for line in cells)]
+    return {"headers": [columns[j][0] for j in keep], "rows": [[line[j] for j in keep] for line in cells]}
+
+
+def _params(r: dict) -> str:
+    return plots._params(r.get("params"))
+
+
+def _flags(r: dict) -> str:
+    return ", ".join(r.get("flags") or [])
+
+
+def _verdict(r: dict, suffix: str = "") -> str | None:
+    return r.get(f"verdict{suffix}")
+
+
+def results_table(rows: list[dict]) -> dict:
+    return grid(rows, [
+        ("workload", lambda r: r["workload"], "text"), ("params", _params, "text"),
+        ("dtype", lambda r: r.get("dtype"), "text"), ("A", lambda r: r.get("a_value"), "num"),
+        ("B", lambda r: r.get("b_value"), "num"), ("unit", lambda r: r.get("unit"), "text"),
+        ("B/A [95% CI]", lambda r: _ci(r["ratio"], r.get("ci_low"), r.get("ci_high")), "text"),
+        ("verdict", _verdict, "verdict"), ("flags", _flags, "text"),
+        ("trials A/B", lambda r: pair(r.get("a_trials"), r.get("b_trials")), "text"),
+        ("% peak A", lambda r: r.get("a_pct_peak"), "num"), ("% peak B", lambda r: r.get("b_pct_peak"), "num"),
+        ("per peak", lambda r: r.get("ratio_per_peak"), "num"), ("note", lambda r: r.get("note"), "text"),
+    ])
+
+
+def geomean_table(result: dict) -> dict:
+    geo = result.get("geomean") or {}
+    items = [{"category": c, **g} for c, g in geo.items()]
+    return grid(items, [
+        ("category", lambda g: g["category"], "text"), ("results", lambda g: g.get("n"), "text"),
+        ("B/A [95% CI]", lambda g: _ci(g["ratio"], g.get("ci_low"), g.get("ci_high")), "text"),
+        ("verdict", _verdict, "verdict"), ("trials A/B", lambda g: pair(g.get("a_trials"), g.get("b_trials")), "text"),
+        ("per spec peak", lambda g: g.get("ratio_per_peak"), "num"),
+        ("per $", lambda g: g.get("ratio_per_dollar"), "num"), ("per W", lambda g: g.get("ratio_per_watt"), "num"),
+    ])
+
+
+def _power(r: dict, side: str):
+    w, src = r.get(f"{side}_watts"), r.get(f"{side}_power_source")
+    return f"{w:.0f} W ({src})" if w else None
+
+
+def cost_tables(rows: list[dict]) -> tuple[dict | None, dict | None]:
+    """Per-dollar and per-watt tables, each only over the rows where both sides have the figure."""
+    ident = [("workload", lambda r: r["workload"], "text"), ("params", _params, "text"),
+             ("dtype", lambda r: r.get("dtype"), "text"), ("unit", lambda r: r.get("unit"), "text")]
+    dollar = [r for r in rows if r.get("a_per_dollar") is not None and r.get("b_per_dollar") is not None]
+    watt = [r for r in rows if r.get("a_per_watt") is not None and r.get("b_per_watt") is not None]
+    per_dollar = grid(dollar, ident + [
+        ("A per $/h", lambda r: r.get("a_per_dollar"), "num"), ("B per $/h", lambda r: r.get("b_per_dollar"), "num"),
+        ("B/A per $", lambda r: _ci(r.get("ratio_per_dollar"), r.get("ci_low_per_dollar"),
+                                    r.get("ci_high_per_dollar")), "text"),
+        ("verdict", lambda r: _verdict(r, "_per_dollar"), "verdict"),
+        ("A $/M tokens", lambda r: r.get("a_usd_per_mtok"), "num"),
+        ("B $/M tokens", lambda r: r.get("b_usd_per_mtok"), "num")]) if dollar else None
+    per_watt = grid(watt, ident + [
+        ("A per W", lambda r: r.get("a_per_watt"), "num"), ("power A", lambda r: _power(r, "a"), "text"),
+        ("B per W", lambda r: r.get("b_per_watt"), "num"), ("power B", lambda r: _power(r, "b"), "text"),
+        ("B/A per W", lambda r: _ci(r.get("ratio_per_watt"), r.get("ci_low_per_watt"),
+                                    r.get("ci_high_per_watt")), "text"),
+        ("verdict", lambda r: _verdict(r, "_per_watt"), "verdict"),
+        ("A tok/s per kW", lambda r: r.get("a_tokens_per_kw"), "num"),
+        ("B tok/s per kW", lambda r: r.get("b_tokens_per_kw"), "num")]) if watt else None
+    return per_dollar, per_watt
+
+
+def platforms_table(summaries: list[dict]) -> dict:
+    return grid(summaries, [
+        ("side", lambda s: s["label"], "text"), ("product", lambda s: ", ".join(s["products"]), "text"),
+        ("spec", lambda s: ", ".join(s.get("spec_ids") or []) + (" (estimated)" if s.get("spec_estimated") else ""),
+         "text"),
+        ("stack", lambda s: ", ".join(s["stacks"]), "text"), ("torch", lambda s: ", ".join(s.get("torch") or []),
+                                                              "text"),
+        ("driver", lambda s: ", ".join(s.get("drivers") or []), "text"),
+        ("hosts", lambda s: ", ".join(s.get("hosts") or []), "text"), ("runs", lambda s: len(s["run_ids"]), "text"),
+        ("trials", lambda s: s.get("trials"), "text"),
+        ("$/GPU-hour", lambda s: f"${s['usd_per_hour']:.2f}" if s.get("usd_per_hour") else None, "text"),
+        ("power basis", lambda s: s.get("power"), "text"),
+    ])
+
+
+def not_compared_table(items: list[dict]) -> dict:
+    return grid(items, [
+        ("side", lambda r: r["side"], "text"), ("workload", lambda r: r["workload"], "text"),
+        ("params", _params, "text"), ("dtype", lambda r: r.get("dtype"), "text"),
+        ("status", lambda r: r["status"], "text"), ("reason", lambda r: r.get("reason"), "text"),
+        ("other side", lambda r: r.get("other_side"), "text"),
+    ])
+
+
+def serving_equal_table(entries: list[dict]) -> dict:
+    return grid(entries, [
+        ("curve", lambda p: p["curve_key"], "text"), ("tok/s per user", lambda p: p.get("interactivity"), "num"),
+        ("A tok/s per GPU", lambda p: p.get("a_throughput"), "num"),
+        ("B tok/s per GPU", lambda p: p.get("b_throughput"), "num"),
+        ("B/A [95% CI]", lambda p: _ci(p.get("ratio"), p.get("ci_low"), p.get("ci_high")), "text"),
+        ("verdict", lambda p: p.get("verdict"), "verdict"), ("note", lambda p: p.get("note"), "text"),
+    ])
+
+
+def serving_tables(points: list[dict]) -> tuple[dict, dict]:
+    """(summary per sweep point, latency statistics per point and metric) of one curve."""
+    summary = grid(points, [
+        ("load", lambda p: p["load"], "text"), ("completed", lambda p: p["completed"], "num"),
+        ("failed", lambda p: p["failed"], "num"), ("duration s", lambda p: p["duration_s"], "num"),
+        ("req/s", lambda p: p["request_throughput"], "num"),
+        ("output tok/s per GPU", lambda p: p["output_per_gpu"], "num"),
+        ("total tok/s per GPU", lambda p: p["total_per_gpu"], "num"),
+        ("tok/s per user", lambda p: p["interactivity"], "num"), ("goodput", lambda p: p["goodput"], "text"),
+        ("trials", lambda p: p["trials"], "num"),
+    ])
+    stats = serving.latency_stats(points)
+    lines = [{"load": p["load"] if i == 0 else "", "metric": name, **values}
+             for p in points for i, (name, values) in enumerate((n, v) for n, v in p["latency"].items() if v)]
+    latency = grid(lines, [("load", lambda x: x["load"], "text"), ("ms", lambda x: x["metric"], "text")]
+                   + [(s, lambda x, s=s: x.get(s), "num") for s in stats])
+    return summary, latency
+
+
+# -- the report -------------------------------------------------------------------------------
+def build(docs_a: list[dict], docs_b: list[dict] | None = None, tolerance: float = 0.05, prices=None,
+          claims: dict | None = None, title: str | None = None) -> dict:
+    """Everything the HTML and markdown renderers need. claims None: no claims section."""
+    if prices is None:
+        from gpuparity.analysis.prices import PriceBook
+
+        prices = PriceBook(use_config=False)
+    side_objs = [side_from_runs(docs_a, "A")] + ([side_from_runs(docs_b, "B")] if docs_b else [])
+    result = compare_mod.compare_sides(side_objs[0], side_objs[1], tolerance, prices) if docs_b else None
+    if result:
+        summaries = [result["sides"]["a"], result["sides"]["b"]]
+    else:
+        summaries = [compare_mod.side_summary(side_objs[0], prices)]
+    names = {s["label"].lower(): _name(s) for s in summaries}
+    plot_sides = []
+    for s, docs in zip(summaries, [docs_a] + ([docs_b] if docs_b else []), strict=True):
+        spec = (s.get("fingerprint") or {}).get("spec") or {}
+        plot_sides.append({"label": s["label"], "name": _name(s), "short": _short(s),
+                           "results": _newest_results(docs), "spec": spec})
+    serving_sides = [(s["label"], s["short"], serving.curves(s["results"])) for s in plot_sides]
+    charts = []
+    if result and any(r.get("ratio") for r in result["rows"]):
+        fig = plots.forest_chart(result)
+        meta = fig.layout.meta
+        caption = (f"B / A per result with its 95% CI on a log scale, grouped by category under the category's "
+                   f"geometric mean (diamond); shaded: the parity band ±{tolerance:.0%}. Open markers: flagged results.")
+        if meta["shown"] < meta["rows"]:
+            caption += f" {meta['shown']} of {meta['rows']} results shown: the largest differences per category."
+        charts.append({"anchor": "forest", "title": "Ratio per result", "caption": caption, "fig": fig})
+        if len(plots.normalised_views(result)) > 1:
+            charts.append({"anchor": "normalised", "title": "Raw, per spec peak, per dollar, per watt",
+                           "caption": "Category geometric means B / A; a view appears where both sides have "
+                                      "the figure (spec peak, price, power).", "fig": plots.normalised_chart(result)})
+    if plots.has_roofline(plot_sides):
+        charts.append({"anchor": "roofline", "title": "Roofline", "fig": plots.roofline_chart(plot_sides),
+                       "caption": "Achieved TFLOP/s against arithmetic intensity; dashed: each platform's spec "
+                                  "roofs, dotted: its measured bandwidth roof (best memory result)."})
+    if plots.has_gemm(plot_sides):
+        charts.append({"anchor": "gemm", "title": "GEMM TFLOP/s by dtype", "fig": plots.gemm_chart(plot_sides),
+                       "caption": "Best shape per dtype (hover: the shape and % of peak)."})
+    if any(pts for _, _, per in serving_sides for pts in per.values()):
+        charts.append({"anchor": "serving-curves", "title": "Throughput vs interactivity",
+                         "fig": plots.serving_chart(serving_sides),
+                         "caption": "Each sweep point labelled with its load; lines: the best throughput "
+                                    "reachable at or above each interactivity (what the comparison uses)."})
+    if title is None:
+        title = "gpuparity: " + (f"{names['b']} vs {names['a']}" if docs_b else names["a"])
+    return {"title": title, "summaries": summaries, "result": result, "names": names, "charts": charts,
+            "serving_sides": serving_sides, "plot_sides": plot_sides,
+            "claims": claims, "tolerance": tolerance,
+            "headline": headline(result) if result else None,
+            "price_note": f"basis {prices.basis}; " + "; ".join(
+                f"{s['label']}: {s['price_source']}" for s in summaries if s.get("price_source"))}
+
+
+def _single_side_line(side: dict) -> str:
+    results = side["results"]
+    ok = sum(r.get("status") == "ok" for r in results)
+    return (f"One platform, {side['name']}: {ok} of {len(results)} results ok. "
+            "Name a second side (gpuparity report A B) to compare.")
+
+
+def _claims_view(claims: dict | None) -> dict | None:
+    """Claims with their reasoning and the rows behind each verdict (as a small table)."""
+    if claims is None:
+        return None
+    if claims.get("error"):
+        return {"error": claims["error"]}
+    items = []
+    for c in claims.get("items") or []:
+        rows = [r for r in (c.get("rows") or []) if isinstance(r, dict)][:50]
+        cols = list(dict.fromkeys(k for r in rows for k, v in r.items()
+                                  if not isinstance(v, (dict, list)) and k != "key"))[:8]
+        evidence = [str(e.get("summary", "")) for e in c.get("evidence") or [] if isinstance(e, dict)]
+        items.append({**c, "evidence_text": evidence, "rows_table": grid(rows, [
+            (k, lambda r, k=k: r.get(k), "verdict" if k == "verdict" else
+             "num" if any(isinstance(r.get(k), float) for r in rows) else "text") for k in cols]) if rows else None})
+    return {"items": items}
 
 
 def render_html(ctx: dict) -> str:
@@ -131,27 +346,41 @@ def render_html(ctx: dict) -> str:
     from gpuparity import __version__
 
     env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
+    env.filters["soft"] = soft
     template = env.from_string(
         resources.files("gpuparity.report").joinpath("templates/report.html.j2").read_text(encoding="utf-8"))
-    figures = [{"id": f"chart-{i}", "figure": json.loads(fig.to_json())} for i, (_, fig) in enumerate(ctx["charts"])]
+    charts = [{**c, "id": f"chart-{i}"} for i, c in enumerate(ctx["charts"])]
+    figures = [{"id": c["id"], "figure": json.loads(c["fig"].to_json())} for c in charts]
     result = ctx["result"]
-    sides = []
-    for s in ctx["summaries"]:
-        sides.append({**s, "price_text": f"${s['usd_per_hour']:.2f}" if s.get("usd_per_hour") else "unknown",
-                      "fingerprint_json": json.dumps(s.get("fingerprint"), indent=1, default=str)})
-    counts = {}
+    sides = ctx["summaries"]
     if result:
-        for r in result["rows"]:
-            counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+        rows = result["rows"][:MAX_TABLE_ROWS]
+        per_dollar, per_watt = cost_tables(rows)
+        fp_diff = fingerprint.diff(sides[0].get("fingerprint"), sides[1].get("fingerprint"))
+    else:
+        rows, per_dollar, per_watt = [], None, None
+        fp_diff = {"different": [], "datasheet": [],
+                   "same": list(fingerprint.flatten(sides[0].get("fingerprint") or {}).items())}
+    serving_blocks = []
+    for _, short, per_curve in ctx["serving_sides"]:
+        for ckey, points in per_curve.items():
+            summ, lat = serving_tables(points)
+            serving_blocks.append({"side": short, "curve": ckey, "summary": summ, "latency": lat})
     return template.render(
         title=ctx["title"], generated=datetime.now(timezone.utc).isoformat(timespec="seconds"), version=__version__,
-        sides=sides, result=result, rows=(result["rows"][:MAX_TABLE_ROWS] if result else []), names=ctx["names"],
-        counts=counts, tol_pct=f"{ctx['tolerance']:.0%}", charts=[{"id": f["id"], "title": c[0]}
-                                                                  for f, c in zip(figures, ctx["charts"], strict=True)],
-        claims=ctx["claims"], price_note=ctx["price_note"], method=METHOD,
-        plotlyjs=plotly.offline.get_plotlyjs(), figures_json=_script_json(figures),
-        num=_num, ci=_ci, params=plots._params,
-        power=lambda w, src: f"{w:.0f} W ({src})" if w else "unknown",
+        sides=sides, result=result, names=ctx["names"], headline=ctx["headline"], tol_pct=f"{ctx['tolerance']:.0%}",
+        single_line=None if result else _single_side_line(ctx["plot_sides"][0]),
+        platforms=platforms_table(sides),
+        geomeans=geomean_table(result) if result and result.get("geomean") else None,
+        results=results_table(rows) if rows else None, rows_shown=len(rows),
+        not_compared=not_compared_table(result["not_compared"]) if result and result["not_compared"] else None,
+        per_dollar=per_dollar, per_watt=per_watt, price_note=ctx["price_note"],
+        serving_equal=serving_equal_table(result["serving"]) if result and result.get("serving") else None,
+        serving_blocks=serving_blocks,
+        charts=[c for c in charts if c["anchor"] != "serving-curves"],
+        serving_chart=next((c for c in charts if c["anchor"] == "serving-curves"), None),
+        claims=_claims_view(ctx["claims"]), fp_diff=fp_diff, method=METHOD,
+        plotlyjs=plotly.offline.get_plotlyjs(), figures_json=_script_json(figures), params=plots._params,
     )
 
 
@@ -165,5 +394,6 @@ def render_markdown(ctx: dict) -> str:
         s = ctx["summaries"][0]
         out.append(f"## {ctx['title']}\n\n" + table(["product", "stack", "torch", "runs"], [[
             ", ".join(s["products"]), ", ".join(s["stacks"]), ", ".join(s["torch"]), len(s["run_ids"])]]) + "\n")
-    out.append(claims_markdown(ctx["claims"]))
+    if ctx["claims"] is not None:
+        out.append(claims_markdown(ctx["claims"]))
     return "\n".join(out)

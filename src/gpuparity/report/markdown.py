@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import html
 
+from gpuparity.report.headline import headline, pair
+
 
 def cell(value) -> str:
     """A table cell: no line breaks, pipes escaped, HTML neutralised."""
@@ -15,7 +17,11 @@ def cell(value) -> str:
     return " ".join(text.split())
 
 
-def table(headers: list[str], rows: list[list]) -> str:
+def table(headers: list[str], rows: list[list], drop_empty: bool = False) -> str:
+    """A GitHub table; drop_empty leaves out the columns that are empty in every row."""
+    if drop_empty and rows:
+        keep = [j for j in range(len(headers)) if any(row[j] not in (None, "") for row in rows)]
+        headers, rows = [headers[j] for j in keep], [[row[j] for j in keep] for row in rows]
     lines = ["| " + " | ".join(cell(h) for h in headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
@@ -25,9 +31,9 @@ def _params(params: dict) -> str:
     return " ".join(f"{k}={v}" for k, v in (params or {}).items() if k != "dtype")
 
 
-def _ci(ratio, lo, hi) -> str:
+def _ci(ratio, lo, hi) -> str | None:
     if ratio is None:
-        return "-"
+        return None
     return f"{ratio:.3f} [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else f"{ratio:.3f}"
 
 
@@ -40,31 +46,53 @@ def sides_markdown(result: dict) -> str:
     return table(["side", "product", "stack", "torch", "host", "runs", "$/GPU-h", "power"], rows)
 
 
+
+
+def answer_markdown(result: dict) -> list[str]:
+    """The headline sentence, then the A/A note, warnings and the regression gate where present."""
+    h = headline(result)
+    out = [f"**{cell(h['text'])}**", ""]
+    if h["aa_line"]:
+        out += ["A/A: both sides have identical fingerprints; any difference is run-to-run noise.", ""]
+    out += [f"> note: {cell(n)}" for n in result.get("notes") or []]
+    if result.get("notes"):
+        out.append("")
+    gate = result.get("gate")
+    if gate:
+        failed = "; ".join(f"{f.get('workload')} {_params(f.get('params'))} {f.get('dtype') or ''}".strip()
+                           for f in gate.get("failed") or [])
+        out += [f"Regression gate ({gate.get('threshold', 0):.0%}): "
+                + ("passed" if gate.get("passed") else f"**failed** on {cell(failed)}"), ""]
+    return out
+
+
 def compare_markdown(result: dict, title: str = "gpuparity comparison", max_rows: int = 0) -> str:
     """The comparison as GitHub markdown; max_rows > 0 keeps the per-result table that short."""
     tol = result["tolerance"]
-    out = [f"## {cell(title)}", "", sides_markdown(result), "",
-           f"Ratio = B / A of throughput (higher is better); 95% bootstrap CI; parity band ±{tol:.0%}.", ""]
+    out = [f"## {cell(title)}", "", *answer_markdown(result), sides_markdown(result), "",
+           f"Ratio = B / A of throughput (higher is better); 95% CI; parity band ±{tol:.0%}.", ""]
     if result["geomean"]:
         out += ["### Geometric means", "", table(
-            ["category", "n", "B/A [95% CI]", "verdict", "per peak", "per $", "per W"],
+            ["category", "n", "B/A [95% CI]", "verdict", "trials A/B", "per peak", "per $", "per W"],
             [[cat, g["n"], _ci(g["ratio"], g["ci_low"], g["ci_high"]), f"**{g['verdict']}**",
-              g.get("ratio_per_peak"), g.get("ratio_per_dollar"), g.get("ratio_per_watt")]
-             for cat, g in result["geomean"].items()]), ""]
+              pair(g.get("a_trials"), g.get("b_trials")), g.get("ratio_per_peak"), g.get("ratio_per_dollar"),
+              g.get("ratio_per_watt")] for cat, g in result["geomean"].items()], drop_empty=True), ""]
     rows = result["rows"][:max_rows] if max_rows else result["rows"]
     out += ["### Per result", "", table(
-        ["workload", "params", "dtype", "A", "B", "unit", "B/A [95% CI]", "verdict", "%peak A", "%peak B",
-         "per $", "per W"],
+        ["workload", "params", "dtype", "A", "B", "unit", "B/A [95% CI]", "verdict", "flags", "trials A/B",
+         "%peak A", "%peak B", "per $", "per W"],
         [[r["workload"], _params(r["params"]), r["dtype"], r["a_value"], r["b_value"], r["unit"],
-          _ci(r["ratio"], r["ci_low"], r["ci_high"]), r["verdict"], r["a_pct_peak"], r["b_pct_peak"],
-          r["ratio_per_dollar"], r["ratio_per_watt"]] for r in rows]), ""]
+          _ci(r["ratio"], r["ci_low"], r["ci_high"]), r["verdict"], ", ".join(r.get("flags") or []) or None,
+          pair(r.get("a_trials"), r.get("b_trials")), r.get("a_pct_peak"), r.get("b_pct_peak"),
+          r.get("ratio_per_dollar"), r.get("ratio_per_watt")] for r in rows], drop_empty=True), ""]
     if len(rows) < len(result["rows"]):
         out += [f"... {len(result['rows']) - len(rows):,} more results (`--format csv` or `json` lists all).", ""]
     if result["serving"]:
         out += ["### Serving at equal interactivity", "", table(
-            ["curve", "tok/s per user", "A tok/s/GPU", "B tok/s/GPU", "B/A", "verdict"],
-            [[p["curve_key"], p.get("interactivity"), p.get("a_throughput"), p.get("b_throughput"), p.get("ratio"),
-              p.get("verdict") or p.get("note")] for p in result["serving"]]), ""]
+            ["curve", "tok/s per user", "A tok/s/GPU", "B tok/s/GPU", "B/A [95% CI]", "verdict"],
+            [[p["curve_key"], p.get("interactivity"), p.get("a_throughput"), p.get("b_throughput"),
+              _ci(p["ratio"], p.get("ci_low"), p.get("ci_high")) if p.get("ratio") else None,
+              p.get("verdict") or p.get("note")] for p in result["serving"]], drop_empty=True), ""]
     for name, label in (("only_a", "Only in A"), ("only_b", "Only in B")):
         if result[name]:
             out += [f"**{label}** ({len(result[name])}): " + cell(", ".join(
@@ -80,17 +108,19 @@ def compare_markdown(result: dict, title: str = "gpuparity comparison", max_rows
 def claims_markdown(claims: dict) -> str:
     if claims.get("error"):
         return f"### Claims\n\nclaims not evaluated: {cell(claims['error'])}\n"
-    rows = [[c.get("id"), c.get("text"), c.get("verdict"),
-             "; ".join(str(e.get("summary", "")) for e in c.get("evidence") or []), c.get("command")]
+    rows = [[c.get("id"), c.get("text"), c.get("verdict"), c.get("reasoning"),
+             "; ".join(str(e.get("summary", "")) for e in c.get("evidence") or [] if isinstance(e, dict)),
+             c.get("command")]
             for c in claims.get("items") or []]
-    return "### Claims\n\n" + table(["id", "claim", "verdict", "evidence", "command"], rows) + "\n"
+    return "### Claims\n\n" + table(["id", "claim", "verdict", "reasoning", "evidence", "to settle it"], rows,
+                                      drop_empty=True) + "\n"
 
 
 def trend_markdown(result: dict) -> str:
     out = [f"## gpuparity trend (by {cell(result['by'])})", ""]
     if result.get("note"):
         out += [f"> {cell(result['note'])}", ""]
-    out += [table(["version", "runs", "first run"],
+    out += [table([result["by"] if result["by"] != "all" else "version", "runs", "first run"],
                   [[v["label"], len(v["runs"]), v["first"]] for v in result["versions"]]), ""]
     steps = result["steps"] + ([{**result["overall"], "from": "FIRST: " + result["overall"]["from"]}]
                                if result.get("overall") else [])

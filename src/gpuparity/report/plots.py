@@ -7,9 +7,11 @@ import html
 import math
 
 COLORS = {"A": "#d62728", "B": "#1f77b4"}
+TEXT_POSITION = {"A": "bottom center", "B": "top center"}     # point labels of the two sides apart
 VERDICT_COLORS = {"faster": "#2ca02c", "parity": "#17becf", "slower": "#d62728", "inconclusive": "#bcbd22"}
 DTYPE_BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "fp6": 0.75, "fp4": 0.5}
-MAX_BARS = 400
+MAX_FOREST = 120
+MAX_POINT_LABELS = 16       # roofline points named on the chart (more: in the hover only)
 
 
 LEGEND_BELOW = {"orientation": "h", "yanchor": "top", "y": -0.25, "x": 0}
@@ -43,43 +45,178 @@ def _go():
     return go
 
 
-def ratio_chart(result: dict):
-    """B/A per result with its 95% CI, coloured by verdict, and the parity band."""
+def _figure():
+    """A figure on a white plot area (the parity band and the CIs stand out)."""
+    return _go().Figure(layout={"template": "plotly_white"})
+
+
+def short_labels(rows: list[dict], limit: int = 44) -> list[str]:
+    """Labels that name a result by what sets it apart: the workload, then only the parameters
+    (and dtype) that vary among that workload's rows; equal values merge (m=n=k=4096)."""
+    varying: dict[str, set] = {}
+    seen: dict[str, dict] = {}
+    for r in rows:
+        w = r.get("workload") or "?"
+        items = {**(r.get("params") or {}), "dtype": r.get("dtype")}
+        first = seen.setdefault(w, items)
+        varying.setdefault(w, set()).update(k for k in set(first) | set(items) if first.get(k) != items.get(k))
+    labels = []
+    for r in rows:
+        w = r.get("workload") or "?"
+        params = [(k, v) for k, v in (r.get("params") or {}).items() if k in varying[w] and k != "dtype"]
+        groups: list[tuple[list, object]] = []
+        for k, v in params:
+            if groups and groups[-1][1] == v:
+                groups[-1][0].append(k)
+            else:
+                groups.append(([k], v))
+        parts = [w] + ["=".join(ks) + f"={v}" for ks, v in groups]
+        if "dtype" in varying[w] and r.get("dtype"):
+            parts.append(str(r["dtype"]))
+        labels.append(" ".join(parts))
+    counts: dict[str, int] = {}
+    for lab in labels:
+        counts[lab] = counts.get(lab, 0) + 1
+    out, used = [], {}
+    for lab in labels:
+        if counts[lab] > 1:                      # same label twice: number them
+            used[lab] = used.get(lab, 0) + 1
+            lab = f"{lab} #{used[lab]}"
+        out.append(t(lab, limit))
+    return out
+
+
+RATIO_TICKS = (  # fine, 1-2-5, decades: the finest set that gives at most `most` ticks in range
+    (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.8, 0.9, 1, 1.1, 1.25, 1.5, 2, 3, 5, 10, 20, 50, 100),
+    (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100),
+    (0.001, 0.01, 0.1, 1, 10, 100, 1000),
+)
+
+
+def ratio_ticks(x0: float, x1: float, most: int = 9) -> list[float]:
+    """Tick values inside the log10 range [x0, x1]."""
+    for ticks in RATIO_TICKS:
+        inside = [v for v in ticks if x0 <= math.log10(v) <= x1]
+        if len(inside) <= most:
+            return inside
+    return inside
+
+
+def _log_range(rows: list[dict], tol: float) -> tuple[float, float]:
+    """x range (log10) covering the estimates, their CIs and the parity band; a CI is clipped to 3x
+    beyond its estimate, so one wild interval runs off the edge rather than squash every other row."""
+    xs = [1 - tol, 1 + tol]
+    for r in rows:
+        x = r["ratio"]
+        xs += [x, max(r.get("ci_low") or x, x / 3), min(r.get("ci_high") or x, x * 3)]
+    xs = [x for x in xs if x > 0]
+    return math.log10(min(xs) / 1.15), math.log10(max(xs) * 1.15)
+
+
+def _pick_rows(rows: list[dict], limit: int) -> list[dict]:
+    """At most `limit` rows, the same share per category, keeping the largest differences."""
+    if len(rows) <= limit:
+        return rows
+    cats: dict[str, list[int]] = {}
+    for i, r in enumerate(rows):
+        cats.setdefault(r.get("category") or "other", []).append(i)
+    per = max(5, limit // len(cats))
+    keep = set()
+    for idx in cats.values():
+        idx = sorted(idx, key=lambda i: -abs(math.log(rows[i]["ratio"])) if rows[i].get("ratio") else 0)
+        keep.update(idx[:per])
+    return [r for i, r in enumerate(rows) if i in keep]
+
+
+def forest_chart(result: dict, limit: int = MAX_FOREST):
+    """Per-result B/A with 95% CIs on a log axis, grouped by category under the category's
+    geometric mean (diamond), coloured by verdict, over the shaded parity band."""
     go = _go()
-    rows = result["rows"][:MAX_BARS]
-    fig = go.Figure()
-    for v, color in VERDICT_COLORS.items():
-        sel = [r for r in rows if r["verdict"] == v]
-        if not sel:
-            continue
-        fig.add_trace(go.Bar(
-            x=[_label(r) for r in sel], y=[r["ratio"] for r in sel], name=v, marker_color=color,
-            error_y={"type": "data", "symmetric": False,
-                     "array": [(r["ci_high"] - r["ratio"]) if r["ci_high"] is not None else 0 for r in sel],
-                     "arrayminus": [(r["ratio"] - r["ci_low"]) if r["ci_low"] is not None else 0 for r in sel]},
-            hovertemplate="%{x}<br>B/A %{y:.3f}<extra>" + v + "</extra>"))
     tol = result["tolerance"]
-    for y in (1 - tol, 1 + tol):
-        fig.add_hline(y=y, line_dash="dot", line_color="grey")
-    title = f"B / A per result (95% CI; dotted: parity band ±{tol:.0%})"
-    if len(result["rows"]) > MAX_BARS:
-        title += f"; first {MAX_BARS} of {len(result['rows'])}"
-    fig.update_layout(title=t(title), yaxis_title="ratio B / A", barmode="group", xaxis_tickangle=-30,
-                      height=480)
+    rows = [r for r in result["rows"] if r.get("ratio")]
+    shown = _pick_rows(rows, limit)
+    cats = list(dict.fromkeys(r.get("category") or "other" for r in shown))
+    labels = dict(zip(map(id, shown), short_labels(shown), strict=True))
+    geo = result.get("geomean") or {}
+    y_rows, y = [], 0                       # (y, label, row or geomean entry, is_geomean)
+    ticks, texts = [], []
+    for cat in cats:
+        if cat in geo:
+            g = geo[cat]
+            y_rows.append((y, f"{cat}: geomean of {g['n']}", {**g, "category": cat}, True))
+        else:
+            y_rows.append((y, f"{cat}", None, True))
+        ticks.append(y)
+        texts.append(f"<b>{t(y_rows[-1][1])}</b>")
+        y += 1
+        for r in (r for r in shown if (r.get("category") or "other") == cat):
+            y_rows.append((y, labels[id(r)], r, False))
+            ticks.append(y)
+            texts.append(labels[id(r)])
+            y += 1
+        y += 0.6                            # a gap between categories
+    fig = _figure()
+    in_legend = set()
+    for is_geo in (False, True):              # results first: the legend shows their marker
+        for v, color in VERDICT_COLORS.items():
+            sel = [(yy, lab, r) for yy, lab, r, g in y_rows if g == is_geo and r and r.get("verdict") == v
+                   and r.get("ratio")]
+            if not sel:
+                continue
+            ratio = [r["ratio"] for _, _, r in sel]
+            hi = [(r["ci_high"] - r["ratio"]) if r.get("ci_high") is not None else 0 for _, _, r in sel]
+            lo = [(r["ratio"] - r["ci_low"]) if r.get("ci_low") is not None else 0 for _, _, r in sel]
+            ci = [f"[{r['ci_low']:.3g}, {r['ci_high']:.3g}]" if r.get("ci_low") is not None else "no CI"
+                  for _, _, r in sel]
+            flags = [", ".join(r.get("flags") or []) for _, _, r in sel]
+            fig.add_trace(go.Scatter(
+                x=ratio, y=[yy for yy, _, _ in sel], mode="markers", name=v, legendgroup=v,
+                showlegend=v not in in_legend,
+                marker={"color": color, "size": 13 if is_geo else 8, "symbol": [
+                    ("diamond" if is_geo else "circle") + ("-open" if f else "") for f in flags],
+                        "line": {"width": 1, "color": "#333"} if is_geo else {"width": 1.5, "color": color}},
+                error_x={"type": "data", "symmetric": False, "array": hi, "arrayminus": lo, "color": color,
+                         "thickness": 1.5, "width": 3},
+                customdata=[[lab if not is_geo else t(lab), c, f] for (_, lab, _), c, f in zip(sel, ci, flags,
+                                                                                              strict=True)],
+                hovertemplate="%{customdata[0]}<br>B/A %{x:.3g} %{customdata[1]}<br>%{customdata[2]}<extra>"
+                              + v + "</extra>"))
+            in_legend.add(v)
+    x0, x1 = _log_range([r for _, _, r, _ in y_rows if r and r.get("ratio")], tol)
+    fig.add_vrect(x0=1 - tol, x1=1 + tol, fillcolor="#17becf", opacity=0.15, line_width=0, layer="below")
+    fig.add_vline(x=1, line_color="#555", line_width=1)
+    ticks_x = ratio_ticks(x0, x1)
+    fig.update_layout(
+        height=max(240, int(90 + 21 * y)), margin={"l": 10, "r": 20, "t": 30, "b": 50},
+        meta={"shown": len(shown), "rows": len(rows)},
+        xaxis={"type": "log", "range": [x0, x1], "tickvals": ticks_x, "ticktext": [f"{v:g}x" for v in ticks_x],
+               "title": "ratio B / A (higher: B faster)", "zeroline": False},
+        yaxis={"tickvals": ticks, "ticktext": texts, "autorange": "reversed", "automargin": True,
+               "showgrid": False, "zeroline": False},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 1, "xanchor": "right"})
     return fig
 
 
+NORMALISED_VIEWS = (("ratio", "raw"), ("ratio_per_peak", "per spec peak"), ("ratio_per_dollar", "per $ (GPU-hour)"),
+                    ("ratio_per_watt", "per watt"))
+
+
+def normalised_views(result: dict) -> list[tuple[str, str]]:
+    """The views of the category geomeans that some category has (raw always)."""
+    geo = result.get("geomean") or {}
+    return [(f, name) for f, name in NORMALISED_VIEWS if f == "ratio" or any(g.get(f) for g in geo.values())]
+
+
 def normalised_chart(result: dict):
-    """Category geomeans raw, per spec peak, per $ and per W."""
+    """Category geomeans raw and per spec peak, per $ and per W where known, on a log axis."""
     go = _go()
-    fig = go.Figure()
-    views = (("ratio", "raw"), ("ratio_per_peak", "per spec peak"), ("ratio_per_dollar", "per $ (GPU-hour)"),
-             ("ratio_per_watt", "per watt"))
-    cats = list(result["geomean"])
-    for field, name in views:
-        ys = [result["geomean"][c].get(field) for c in cats]
-        lo = [result["geomean"][c].get(field.replace("ratio", "ci_low")) for c in cats]
-        hi = [result["geomean"][c].get(field.replace("ratio", "ci_high")) for c in cats]
+    fig = _figure()
+    geo = result["geomean"]
+    cats = list(geo)
+    for field, name in normalised_views(result):
+        ys = [geo[c].get(field) for c in cats]
+        lo = [geo[c].get(field.replace("ratio", "ci_low")) for c in cats]
+        hi = [geo[c].get(field.replace("ratio", "ci_high")) for c in cats]
         fig.add_trace(go.Bar(
             x=[t(c) for c in cats], y=ys, name=name,
             error_y={"type": "data", "symmetric": False,
@@ -88,8 +225,8 @@ def normalised_chart(result: dict):
                                     for y, lw in zip(ys, lo, strict=True)]},
             hovertemplate="%{x}: %{y:.3f}<extra>" + name + "</extra>"))
     fig.add_hline(y=1.0, line_color="grey")
-    fig.update_layout(title="Geometric mean B / A per category: raw, per spec peak, per $, per W",
-                      barmode="group", yaxis_title="ratio B / A", height=420)
+    fig.update_layout(barmode="group", yaxis={"title": "ratio B / A", "type": "log"}, height=400,
+                      margin={"t": 30}, legend=LEGEND_BELOW)
     return fig
 
 
@@ -108,7 +245,7 @@ def roofline_chart(sides: list[dict]):
     """Achieved TFLOP/s against arithmetic intensity, under each platform's spec roofs (dashed)
     and its measured bandwidth roof (dotted, best memory result)."""
     go = _go()
-    fig = go.Figure()
+    fig = _figure()
     xs_all = []
     for side in sides:
         color = COLORS.get(side["label"], None)
@@ -122,15 +259,18 @@ def roofline_chart(sides: list[dict]):
                 best_gbs = max(best_gbs or 0, d["gbs"])
             flop, nbytes, basis = _flop_bytes(r)
             if flop and nbytes and d.get("tflops"):
-                pts.append((flop / nbytes, d["tflops"], _label(r), basis, d.get("pct_peak")))
+                pts.append((flop / nbytes, d["tflops"], r, basis, d.get("pct_peak")))
         xs = [p[0] for p in pts]
         xs_all += xs
         if pts:
+            names = short_labels([p[2] for p in pts], limit=28)
             fig.add_trace(go.Scatter(
-                x=xs, y=[p[1] for p in pts], mode="markers", name=t(f"{side['name']} results"),
-                marker={"color": color, "size": 9},
-                text=[f"{p[2]}<br>{t(p[3])}<br>% peak {p[4]:.1f}" if p[4] else f"{p[2]}<br>{t(p[3])}" for p in pts],
-                hovertemplate="%{text}<br>AI %{x:.1f} FLOP/B<br>%{y:.3g} TFLOP/s<extra></extra>"))
+                x=xs, y=[p[1] for p in pts], mode="markers+text" if len(pts) <= MAX_POINT_LABELS else "markers",
+                name=t(f"{side['short']} results"), marker={"color": color, "size": 9},
+                text=names, textposition=TEXT_POSITION.get(side["label"], "top center"),
+                textfont={"size": 10, "color": color},
+                customdata=[f"{_label(p[2])}<br>{t(p[3])}" + (f"<br>% peak {p[4]:.1f}" if p[4] else "") for p in pts],
+                hovertemplate="%{customdata}<br>AI %{x:.1f} FLOP/B<br>%{y:.3g} TFLOP/s<extra></extra>"))
         side["_roof"] = (spec, best_gbs, color)
     lo, hi = (min(min(xs_all) / 4, 1.0), max(xs_all) * 4) if xs_all else (0.1, 1000.0)
     grid = [lo * (hi / lo) ** (i / 60) for i in range(61)]
@@ -143,16 +283,15 @@ def roofline_chart(sides: list[dict]):
         for dt, peak in peaks.items():
             ys = [min(peak, x * bw / 1000) if bw else peak for x in grid]
             fig.add_trace(go.Scatter(x=grid, y=ys, mode="lines", line={"dash": "dash", "color": color, "width": 1},
-                                     name=t(f"{side['name']} spec roof {dt} ({peak:g} TFLOP/s)"),
+                                     name=t(f"{side['short']} spec roof {dt} ({peak:g} TFLOP/s)"),
                                      hovertemplate="spec roof %{y:.3g} TFLOP/s<extra></extra>"))
         if best_gbs:
             top = max(peaks.values(), default=math.inf)
             fig.add_trace(go.Scatter(x=grid, y=[min(top, x * best_gbs / 1000) for x in grid], mode="lines",
                                      line={"dash": "dot", "color": color, "width": 1},
-                                     name=t(f"{side['name']} measured bandwidth ({best_gbs:.4g} GB/s)"),
+                                     name=t(f"{side['short']} measured bandwidth ({best_gbs:.4g} GB/s)"),
                                      hovertemplate="measured bandwidth roof %{y:.3g} TFLOP/s<extra></extra>"))
-    fig.update_layout(title="Roofline: achieved vs peak compute and bandwidth",
-                      xaxis={"type": "log", "title": "arithmetic intensity (FLOP / byte)"},
+    fig.update_layout(margin={"t": 30}, xaxis={"type": "log", "title": "arithmetic intensity (FLOP / byte)"},
                       yaxis={"type": "log", "title": "TFLOP/s"}, legend=LEGEND_BELOW, height=620)
     return fig
 
@@ -160,7 +299,7 @@ def roofline_chart(sides: list[dict]):
 def gemm_chart(sides: list[dict]):
     """Best GEMM TFLOP/s per dtype per platform (hover: the shape and % of peak)."""
     go = _go()
-    fig = go.Figure()
+    fig = _figure()
     for side in sides:
         best: dict[str, dict] = {}
         for r in side["results"]:
@@ -173,12 +312,12 @@ def gemm_chart(sides: list[dict]):
             continue
         dts = sorted(best)
         fig.add_trace(go.Bar(
-            x=[t(d) for d in dts], y=[best[d]["derived"]["tflops"] for d in dts], name=t(side["name"]),
+            x=[t(d) for d in dts], y=[best[d]["derived"]["tflops"] for d in dts], name=t(side["short"]),
             marker_color=COLORS.get(side["label"]),
             text=[_label(best[d]) + (f"<br>% peak {best[d]['derived']['pct_peak']:.1f}"
                                      if best[d]["derived"].get("pct_peak") else "") for d in dts],
             hovertemplate="%{text}<br>%{y:.4g} TFLOP/s<extra></extra>", textposition="none"))
-    fig.update_layout(title="GEMM TFLOP/s by dtype (best shape)", barmode="group", yaxis_title="TFLOP/s",
+    fig.update_layout(margin={"t": 30}, barmode="group", yaxis_title="TFLOP/s",
                       height=460, legend=LEGEND_BELOW)
     return fig
 
@@ -197,22 +336,32 @@ def has_roofline(sides: list[dict]) -> bool:
     return False
 
 
-def serving_chart(curves: list[tuple[str, str, dict]]):
-    """Throughput per GPU against tokens/s per user: raw points and each side's Pareto curve."""
+def serving_chart(sides: list[tuple[str, str, dict]]):
+    """Output tokens/s per GPU against tokens/s per user, per side and curve: each sweep point
+    labelled with its load, and the best-throughput (Pareto) envelope the comparison uses."""
+    from gpuparity.analysis.serving_compare import pareto
+
     go = _go()
-    fig = go.Figure()
-    for label, name, per_key in curves:
+    fig = _figure()
+    dashes = ("solid", "dash", "dot", "dashdot")
+    for label, short, per_curve in sides:
         color = COLORS.get(label)
-        for ckey, c in per_key.items():
-            fig.add_trace(go.Scatter(x=[p[0] for p in c["points"]], y=[p[1] for p in c["points"]], mode="markers",
-                                     marker={"color": color, "size": 7, "opacity": 0.5},
-                                     name=t(f"{name}: {ckey} points"),
-                                     hovertemplate="%{x:.1f} tok/s/user<br>%{y:.4g} tok/s/GPU<extra></extra>"))
-            fig.add_trace(go.Scatter(x=[p[0] for p in c["pareto"]], y=[p[1] for p in c["pareto"]],
-                                     mode="lines+markers", line={"color": color}, name=t(f"{name}: {ckey} Pareto"),
-                                     hovertemplate="%{x:.1f} tok/s/user<br>%{y:.4g} tok/s/GPU<extra></extra>"))
-    fig.update_layout(title="Serving: throughput per GPU vs interactivity", height=560, legend=LEGEND_BELOW,
+        for i, (ckey, pts) in enumerate(per_curve.items()):
+            pts = [p for p in pts if p["interactivity"] and p["output_per_gpu"]]
+            if not pts:
+                continue
+            fig.add_trace(go.Scatter(
+                x=[p["interactivity"] for p in pts], y=[p["output_per_gpu"] for p in pts], mode="markers+text",
+                text=[t(p["load"]) for p in pts], textposition=TEXT_POSITION.get(label, "top right"),
+                textfont={"size": 10, "color": color},
+                marker={"color": color, "size": 8, "symbol": ["circle" if not p["failed"] else "x" for p in pts]},
+                name=t(f"{short}: {ckey}"), legendgroup=f"{label}{i}",
+                hovertemplate="%{text}<br>%{x:.1f} tok/s/user<br>%{y:.4g} tok/s/GPU<extra></extra>"))
+            xs, ys = pareto([(p["interactivity"], p["output_per_gpu"]) for p in pts if not p["failed"]])
+            if len(xs) > 1:
+                fig.add_trace(go.Scatter(x=xs.tolist(), y=ys.tolist(), mode="lines", legendgroup=f"{label}{i}",
+                                         line={"color": color, "dash": dashes[i % len(dashes)]}, showlegend=False,
+                                         hoverinfo="skip"))
+    fig.update_layout(height=480, legend=LEGEND_BELOW, margin={"t": 30},
                       xaxis_title="interactivity (output tokens/s per user)", yaxis_title="output tokens/s per GPU")
     return fig
-
-

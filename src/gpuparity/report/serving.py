@@ -1,0 +1,132 @@
+"""Serving sweep points as the report shows them: one summary per point (requests, throughput,
+interactivity, goodput) and the latency statistics (TTFT, TPOT, ITL, E2EL in ms), in the shape
+`vllm bench serve` prints.
+
+Reads result["info"]["serving"] written by workloads/serving.py. Tolerant of both layouts: the
+current one (ttft_ms = {mean, median, std, p50, p90, p99, ...}) and the earlier flat one
+(ttft_p50_s, ...); a missing figure is None, never an error.
+"""
+
+from __future__ import annotations
+
+import re
+
+LATENCIES = (("ttft", "TTFT"), ("tpot", "TPOT"), ("itl", "ITL"), ("e2el", "E2EL"))
+OLD_NAMES = {"e2el": "e2e"}
+
+
+def _number(x) -> float | None:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) and x == x else None
+
+
+def latency(summary: dict, name: str) -> dict[str, float]:
+    """{stat: milliseconds} for one latency (mean, median, std, p90, p99, ...), in that order."""
+    raw = summary.get(f"{name}_ms")
+    out: dict[str, float] = {}
+    if isinstance(raw, dict):
+        out = {str(k): v for k, v in ((k, _number(v)) for k, v in raw.items()) if v is not None}
+    else:
+        old = OLD_NAMES.get(name, name)
+        pattern = re.compile(rf"^{old}_(mean|median|std|p\d+(?:\.\d+)?)_s$")
+        for key, value in summary.items():
+            m = pattern.match(str(key))
+            if m and _number(value) is not None:
+                out[m.group(1)] = 1000.0 * value
+    if "p50" in out:                       # the median under its other name: shown once
+        out.setdefault("median", out.pop("p50"))
+    return dict(sorted(out.items(), key=lambda kv: _stat_order(kv[0])))
+
+
+def _stat_order(stat: str) -> tuple:
+    fixed = {"mean": 0, "median": 1, "std": 2}
+    if stat in fixed:
+        return (fixed[stat], 0.0)
+    try:
+        return (3, float(stat[1:]))
+    except ValueError:
+        return (4, 0.0)
+
+
+def load_label(params: dict) -> str:
+    """c=4, rate=2/s, rate=inf (c<=16): what set the load of a sweep point."""
+    p = params or {}
+    if "concurrency" in p:
+        return f"c={p['concurrency']}"
+    if "request_rate" in p:
+        text = f"rate={p['request_rate']}/s" if str(p["request_rate"]) != "inf" else "rate=inf"
+        return text + (f" (c<={p['max_concurrency']})" if p.get("max_concurrency") else "")
+    return ", ".join(f"{k}={v}" for k, v in p.items()) or "-"
+
+
+def _goodput(s: dict) -> str | None:
+    g = s.get("goodput")
+    slos = s.get("slos") or (g.get("slos") if isinstance(g, dict) else None)
+    slos = slos if isinstance(slos, dict) else {}
+    if isinstance(g, dict):
+        slos = {**{k: v for k, v in g.items() if str(k).startswith("slo_")}, **slos}
+        rate, frac = _number(g.get("requests_per_s")), _number(g.get("fraction"))
+    else:
+        rate, frac = _number(g), None
+    if rate is None:
+        return None
+    limits = ", ".join(f"{str(k).removeprefix('slo_').removesuffix('_ms').upper()} <= {_number(v):g} ms"
+                       for k, v in slos.items() if _number(v) is not None)
+    text = f"{rate:.3g} req/s"
+    if frac is not None:
+        text += f" ({100 * frac:.0f}%)"
+    return text + (f" within {limits}" if limits else "")
+
+
+def _first(s: dict, *names):
+    for n in names:
+        if _number(s.get(n)) is not None:
+            return _number(s.get(n))
+    return None
+
+
+def point(result: dict) -> dict | None:
+    """One sweep point's summary, or None for a result that is not a serving point."""
+    info = result.get("info") or {}
+    s = info.get("serving")
+    if result.get("category") != "serving" or not isinstance(s, dict):
+        return None
+    errors, timeouts = _first(s, "errors") or 0, _first(s, "timeouts") or 0
+    failed = _first(s, "failed")
+    return {
+        "curve": str(info.get("curve_key") or result.get("workload")), "load": load_label(result.get("params")),
+        "status": result.get("status"), "completed": _first(s, "completed"),
+        "failed": failed if failed is not None else errors + timeouts,
+        "duration_s": _first(s, "duration_s"), "request_throughput": _first(s, "request_throughput"),
+        "output_per_gpu": _first(s, "output_throughput_per_gpu", "throughput_per_gpu"),
+        "total_per_gpu": _first(s, "total_throughput_per_gpu"),
+        "interactivity": _first(s, "interactivity"), "goodput": _goodput(s),
+        "trials": _first(s, "trials"),
+        "latency": {label: latency(s, name) for name, label in LATENCIES},
+        "order": _load_order(result.get("params") or {}),
+    }
+
+
+def _load_order(params: dict) -> float:
+    """Sweep points from light to heavy load (a rate of "inf" last)."""
+    try:
+        return float(params.get("concurrency", params.get("request_rate", "inf")))
+    except (TypeError, ValueError):
+        return float("inf")
+
+
+def curves(results: list[dict]) -> dict[str, list[dict]]:
+    """{curve key: [points, by load]} of one side's serving results."""
+    out: dict[str, list[dict]] = {}
+    for r in results:
+        p = point(r)
+        if p is not None:
+            out.setdefault(p["curve"], []).append(p)
+    for pts in out.values():
+        pts.sort(key=lambda p: p["order"])
+    return out
+
+
+def latency_stats(points: list[dict]) -> list[str]:
+    """The statistics present in any point (columns of the latency table), in display order."""
+    seen = {stat for p in points for lat in p["latency"].values() for stat in lat}
+    return sorted(seen, key=_stat_order)
