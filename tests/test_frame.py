@@ -1,37 +1,48 @@
-"""gpuparity.load(): stored results as a DataFrame with platform columns."""
+"""analysis.frame: parameters spread into typed columns (ints stay ints), name clashes, filters."""
 
 from __future__ import annotations
 
-import pytest
+import json
+
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_compare import make_result, make_run, noisy
 
-import gpuparity
-from gpuparity.errors import UserError
-from gpuparity.platform.specs import all_specs
+from gpuparity.analysis.frame import store_columns, typed_column, widen
 from gpuparity.results.store import Store
 
+SCALARS = st.none() | st.booleans() | st.integers(-2 ** 62, 2 ** 62) | st.floats(allow_nan=False) | st.text(max_size=5)
 
-def test_load_dataframe_with_platform_columns_and_filters(tmp_path):
-    db = str(tmp_path / "f.db")
-    with Store(db) as s:
-        s.save_run(make_run([make_result("gemm", {"m": 1024, "key": "x"}, noisy(500, 0.01, 5, 1)),
-                             make_result("gemm", {"m": 2048}, [], status="failed", reason="oom")],
-                            run_id="a", stack={"hip_version": "6.2", "rocm_version": "6.2.4"}))
-        s.save_run(make_run([make_result("memory", {"op": "copy"}, noisy(3000, 0.01, 5, 2), unit="GB/s")],
-                            run_id="b", spec_id="h100-sxm", started_at="2026-02-01T00:00:00+00:00",
-                            stack={"cuda_version": "12.4"}))
-    df = gpuparity.load(db=db)
-    assert len(df) == 3
-    for col in ("run_id", "started_at", "host", "vendor", "product", "spec_id", "stack", "torch", "workload",
-                "category", "dtype", "status", "value", "unit", "pct_peak", "m", "op", "param_key"):
-        assert col in df.columns, col
-    ok = df[(df.workload == "gemm") & (df.status == "ok")].iloc[0]
-    assert ok["pct_peak"] == pytest.approx(100 * ok["value"] / all_specs()["mi300x"]["bf16_tflops"])
-    assert ok["stack"] == "rocm 6.2.4" and ok["m"] == 1024
-    mem = df[df.workload == "memory"].iloc[0]
-    assert mem["pct_peak"] == pytest.approx(100 * mem["value"] / (all_specs()["h100-sxm"]["memory_bw_tbs"] * 1000))
-    assert list(gpuparity.load(db=db, gpu="h100").run_id) == ["b"]
-    assert len(gpuparity.load(db=db, stack="rocm", status="ok")) == 1
-    assert gpuparity.load(db=db, gpu="b200").empty
-    with pytest.raises(UserError):
-        gpuparity.load(db=db, colour="red")
+
+def test_typed_columns_keep_json_types():
+    assert typed_column([1, None, 3]).dtype == "Int64"
+    assert typed_column([1, 2.5, None]).dtype == "Float64"
+    assert typed_column([True, None]).dtype == "boolean"
+    mixed = typed_column(["nt", 4, None, [1, 2]])
+    assert list(mixed) == ["nt", '4', None, "[1, 2]"]
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(SCALARS, max_size=12))
+def test_typed_column_round_trips_every_value(values):
+    col = typed_column(values)
+    assert len(col) == len(values)
+    for got, want in zip(col, values, strict=True):
+        if want is None:
+            assert got is None or pd.isna(got)
+        elif isinstance(col.dtype, (pd.Int64Dtype, pd.Float64Dtype, pd.BooleanDtype)):
+            assert got == want
+        else:                          # mixed types: text as is, anything else as its JSON
+            assert got == (want if isinstance(want, str) else json.dumps(want))
+
+
+def test_widen_places_params_and_renames_clashes(tmp_path):
+    df = pd.DataFrame({"key": ["a", "b"], "params": [{"m": 1, "key": "x"}, {"op": "copy"}], "value": [1.0, 2.0]})
+    wide = widen(df)
+    assert list(wide.columns) == ["key", "m", "param_key", "op", "value"]
+    assert wide["m"].dtype == "Int64" and wide["m"].isna().tolist() == [False, True]
+    with Store(str(tmp_path / "c.db")) as s:
+        s.save_run(make_run([make_result("gemm", {"m": 1}, noisy(10, 0.01, 5, 1))]))
+        assert {"run_id", "key", "value", "samples"} <= store_columns(s, "results")
+        assert "label" in store_columns(s, "runs")

@@ -1,68 +1,252 @@
-"""Stored results as a pandas DataFrame for notebooks: `gpuparity.load(db=..., gpu="mi300x")`.
+"""Stored results and comparisons as pandas DataFrames, for notebooks (`gpuparity.load`,
+`gpuparity.compare`).
 
-One row per result with its run's platform columns. Read from the results table (no run
-document is parsed); % of peak is recomputed from the value and the run's spec.
+load(): one row per stored result, tidy: the run's platform columns, the result's identity
+(workload, category, key, dtype and its parameters as one dict column with their JSON types),
+and its figure: value (the one number every view shows: results/figure.py), its 95% CI, unit,
+n (samples), trials, flags and % of the spec peak. wide=True spreads the parameters into one
+typed column each (ints stay ints: pandas' nullable Int64 where some rows lack the parameter).
+
+compare(): the rows of `gpuparity compare` (analysis.compare.compare_sides) as a DataFrame, with
+the category geometric means, the headline sentence and the sides in `df.attrs`.
 """
 
 from __future__ import annotations
 
 import json
 
-BASE_COLUMNS = [
-    "run_id", "started_at", "host", "vendor", "product", "spec_id", "stack", "torch", "workload", "category",
-    "dtype", "key", "status", "reason", "value", "unit", "pct_peak", "n_samples",
-]
+RUN_COLUMNS = ["run_id", "started_at", "label", "host", "vendor", "product", "spec_id", "stack", "torch"]
+RESULT_COLUMNS = ["workload", "category", "key", "dtype", "params", "status", "reason", "value", "ci_low",
+                  "ci_high", "unit", "n", "trials", "flags", "pct_peak"]
 RUN_FILTERS = ("gpu", "stack", "since", "host", "run_ids")
+RESULT_FILTERS = ("workload", "category", "status")
+EXTRA = ("ci_low", "ci_high", "trials", "flags", "peak_kind")     # results columns of newer stores
+COMPARE_FIRST = ["workload", "category", "params", "dtype", "unit", "a_value", "b_value", "ratio", "ci_low",
+                 "ci_high", "verdict", "a_trials", "b_trials", "a_runs", "b_runs", "a_n", "b_n", "flags"]
 
 
-def load(db: str | None = None, **filters):
-    """DataFrame of stored results. Filters: gpu, stack, since, host, run_ids (as `gpuparity list`),
-    workload, category, status. Params become columns (prefixed 'param_' where a name is taken)."""
+def store_columns(store, table: str) -> set[str]:
+    """The column names of a store table (an older store lacks the newer columns)."""
+    if store.postgres:
+        rows = store.query("SELECT column_name FROM information_schema.columns WHERE table_name = ?", (table,))
+        return {r[0] for r in rows}
+    return {r[1] for r in store.query(f"PRAGMA table_info({table})")}
+
+
+def run_labels(store, run_ids: list[str]) -> dict[str, str | None]:
+    """{run_id: label}: the runs table's label column where the store has one, else the run
+    document's "label" (read in SQL, so no document is parsed here)."""
+    if "label" in store_columns(store, "runs"):
+        expr = "label"
+    else:
+        expr = "(doc::json ->> 'label')" if store.postgres else "json_extract(doc, '$.label')"
+    out = {}
+    for chunk in _chunks(list(run_ids), 500):
+        marks = ",".join("?" * len(chunk))
+        out.update(store.query(f"SELECT run_id, {expr} FROM runs WHERE run_id IN ({marks})", chunk))
+    return out
+
+
+def _chunks(items: list, size: int):
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
+
+
+def _check_filters(filters: dict, allowed: tuple) -> None:
+    from gpuparity.errors import UserError
+
+    unknown = set(filters) - set(allowed)
+    if unknown:
+        raise UserError(f"unknown filter(s) {', '.join(sorted(unknown))}; use {', '.join(allowed)}")
+
+
+def _pct_peak(spec: dict | None, peak_kind: str | None, unit: str | None, dtype: str | None, value) -> float | None:
+    """% of the datasheet peak the result is measured against (its peak kind; older results:
+    compute peak of the dtype for TFLOP/s, memory bandwidth for GB/s)."""
+    from gpuparity.platform.specs import peak_bandwidth_gbs, peak_tflops
+
+    if not isinstance(value, (int, float)) or not spec:
+        return None
+    peak = None
+    if peak_kind:
+        from gpuparity.platform.specs import peak_for
+
+        found = peak_for(spec, peak_kind)
+        peak = found[0] if found and found[1] == unit else None
+    elif unit == "TFLOP/s":
+        peak = peak_tflops(spec, dtype or "")
+    elif unit == "GB/s":
+        peak = peak_bandwidth_gbs(spec)
+    return 100.0 * value / peak if peak else None
+
+
+def _from_documents(store, run_ids: list[str]) -> dict[tuple[str, str], dict]:
+    """{(run_id, key): {ci_low, ci_high, trials, flags, peak_kind}} read from run documents, for
+    stores whose results table predates those columns."""
+    out = {}
+    for run_id in run_ids:
+        for r in store.get_run(run_id).get("results") or []:
+            metric = r.get("metric") or {}
+            trials = metric.get("trials") or len(r.get("trials") or []) or (1 if r.get("status") == "ok" else None)
+            out[(run_id, r["key"])] = {
+                "ci_low": metric.get("ci_low"), "ci_high": metric.get("ci_high"), "trials": trials,
+                "flags": ",".join(r.get("flags") or []), "peak_kind": (r.get("info") or {}).get("peak_kind")}
+    return out
+
+
+def load(db: str | None = None, *, wide: bool = False, samples: bool = False, **filters):
+    """DataFrame of stored results, one row per result (see the module notes).
+
+    Filters: gpu, stack, since, host, run_ids (as `gpuparity list`), label, workload, category,
+    status. wide: one column per parameter instead of the `params` dict. samples: add each
+    result's raw throughput samples as a list column."""
     import pandas as pd
 
-    from gpuparity.analysis.normalise import _peak
     from gpuparity.analysis.sides import _check_since
-    from gpuparity.errors import UserError
-    from gpuparity.results.store import Store, run_filter_sql
+    from gpuparity.results.store import Store, decode_samples, run_filter_sql
 
-    unknown = set(filters) - set(RUN_FILTERS) - {"workload", "category", "status"}
-    if unknown:
-        raise UserError(f"unknown filter(s) {', '.join(sorted(unknown))}")
+    _check_filters(filters, RUN_FILTERS + RESULT_FILTERS + ("label",))
     _check_since(filters.get("since"))
     where, args = run_filter_sql(**{k: v for k, v in filters.items() if k in RUN_FILTERS and v})
     with Store(db) as store:
         runs = store.query("SELECT run_id, started_at, host, vendor, product, spec_id, stack, torch FROM runs "
-                           + where, args)
+                           + where + " ORDER BY started_at, run_id", args)
         ids = [r[0] for r in runs]
+        labels = run_labels(store, ids)
+        if filters.get("label") is not None:
+            ids = [i for i in ids if labels.get(i) == filters["label"]]
         fps = store.run_fingerprints(ids)
+        extra = [c for c in EXTRA if c in store_columns(store, "results")]
+        select = ("SELECT run_id, workload, category, dtype, key, status, reason, value, unit, params, samples"
+                  + "".join(f", {c}" for c in extra) + " FROM results WHERE ")
         rows = []
-        for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
+        for chunk in _chunks(ids, 500):
             clauses = ["run_id IN (" + ",".join("?" * len(chunk)) + ")"]
-            extra = list(chunk)
-            for col in ("workload", "category", "status"):
+            values = list(chunk)
+            for col in RESULT_FILTERS:
                 if filters.get(col):
                     clauses.append(f"{col} = ?")
-                    extra.append(filters[col])
-            rows += store.query("SELECT run_id, workload, category, dtype, key, status, reason, value, unit, params,"
-                                " samples FROM results WHERE " + " AND ".join(clauses), extra)
+                    values.append(filters[col])
+            rows += store.query(select + " AND ".join(clauses), values)
+        # A store written before the trial columns existed (or upgraded since: NULL there) keeps
+        # those figures only in the run documents: read the documents of such runs.
+        tcol = 11 + extra.index("trials") if "trials" in extra else None
+        old = sorted({r[0] for r in rows if r[5] == "ok" and (tcol is None or r[tcol] is None)})
+        docs = _from_documents(store, old)
     meta = {r[0]: dict(zip(("run_id", "started_at", "host", "vendor", "product", "spec_id", "stack", "torch"), r,
                            strict=True)) for r in runs}
     records = []
-    for run_id, workload, category, dtype, key, status, reason, value, unit, params, samples in rows:
+    for row in rows:
+        run_id, workload, category, dtype, key, status, reason, value, unit, params, blob = row[:11]
+        more = dict(zip(extra, row[11:], strict=True))
+        more = {**docs.get((run_id, key), {}), **{k: v for k, v in more.items() if v is not None}}
         spec = (fps.get(run_id) or {}).get("spec")
-        peak = _peak(spec, unit, dtype)
-        rec = {**meta[run_id], "workload": workload, "category": category, "dtype": dtype, "key": key,
-               "status": status, "reason": reason, "value": value, "unit": unit,
-               "pct_peak": 100.0 * value / peak if value is not None and peak else None,
-               "n_samples": len(samples or b"") // 8}
-        for name, v in (json.loads(params or "{}")).items():
-            if name == "dtype":
-                continue
-            rec[name if name not in BASE_COLUMNS else f"param_{name}"] = v
+        n = len(blob or b"") // 8
+        rec = {**meta[run_id], "label": labels.get(run_id), "workload": workload, "category": category,
+               "key": key, "dtype": dtype, "params": {k: v for k, v in json.loads(params or "{}").items()
+                                                       if k != "dtype"},
+               "status": status, "reason": reason, "value": value, "ci_low": more.get("ci_low"),
+               "ci_high": more.get("ci_high"), "unit": unit, "n": n, "trials": more.get("trials"),
+               "flags": tuple(f for f in (more.get("flags") or "").split(",") if f),
+               "pct_peak": _pct_peak(spec, more.get("peak_kind"), unit, dtype, value)}
+        if samples:
+            rec["samples"] = decode_samples(blob)
         records.append(rec)
-    df = pd.DataFrame.from_records(records, columns=None if records else BASE_COLUMNS)
-    if records:
-        df["started_at"] = pd.to_datetime(df["started_at"], utc=True, format="ISO8601")
-        df = df.sort_values(["started_at", "run_id", "workload"], kind="stable").reset_index(drop=True)
+    columns = RUN_COLUMNS + RESULT_COLUMNS + (["samples"] if samples else [])
+    df = pd.DataFrame.from_records(records, columns=columns)
+    df["started_at"] = pd.to_datetime(df["started_at"], utc=True, format="ISO8601")
+    for col in ("n", "trials"):
+        df[col] = df[col].astype("Int64")
+    for col in ("value", "ci_low", "ci_high", "pct_peak"):
+        df[col] = df[col].astype("float64")
+    df = df.sort_values(["started_at", "run_id", "workload", "key"], kind="stable").reset_index(drop=True)
+    return widen(df) if wide else df
+
+
+def typed_column(values: list):
+    """A column keeping the parameters' JSON types: ints as (nullable) ints, floats, bools, text."""
+    import pandas as pd
+
+    present = [v for v in values if v is not None]
+    if present and all(isinstance(v, bool) for v in present):
+        return pd.array(values, dtype="boolean")
+    if present and all(isinstance(v, int) and not isinstance(v, bool) for v in present):
+        return pd.array(values, dtype="Int64")
+    if present and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present):
+        return pd.array([float(v) if v is not None else None for v in values], dtype="Float64")
+    return pd.array([None if v is None else v if isinstance(v, str) else json.dumps(v) for v in values],
+                    dtype="object")
+
+
+def widen(df):
+    """The `params` dict column spread into one typed column per parameter, placed where `params`
+    was; a parameter named like an existing column becomes param_NAME."""
+    import pandas as pd
+
+    dicts = df["params"].tolist()
+    names = list(dict.fromkeys(k for d in dicts for k in (d or {})))
+    taken = set(df.columns)
+    cols = {}
+    for name in names:
+        cols[name if name not in taken else f"param_{name}"] = typed_column([(d or {}).get(name) for d in dicts])
+    at = df.columns.get_loc("params")
+    left, right = df.iloc[:, :at], df.iloc[:, at + 1:]
+    return pd.concat([left, pd.DataFrame(cols, index=df.index), right], axis=1)
+
+
+def _side(spec, label: str, db: str | None, filters: dict):
+    """A side from what a notebook holds: a CLI-style token (run id, file, store, 'gpu=..'),
+    run documents (one or a list), or a dict of filters (gpu=, stack=, host=, since=)."""
+    from gpuparity.analysis.sides import load_side, side_from_runs
+    from gpuparity.errors import UserError
+
+    if isinstance(spec, str) or spec is None:
+        return load_side(spec, label, db, **filters)
+    if isinstance(spec, dict) and "results" in spec and "run_id" in spec:
+        return side_from_runs([spec], label)
+    if isinstance(spec, dict):
+        _check_filters(spec, ("gpu", "stack", "host", "since"))
+        return load_side(None, label, db, **{**filters, **spec})
+    if isinstance(spec, (list, tuple)) and all(isinstance(d, dict) for d in spec):
+        return side_from_runs(list(spec), label)
+    raise UserError(f"side {label}: give a run id, a file, a filter such as 'gpu=mi300x', a dict of filters"
+                    f" or run documents, not {type(spec).__name__}")
+
+
+def compare(a, b, db: str | None = None, *, tolerance: float = 0.05, wide: bool = False, prices=None,
+            **filters):
+    """DataFrame of the comparison rows B / A (one per result key present on both sides).
+
+    a, b: as `gpuparity compare` takes them (run id, exported file, store file, 'gpu=..,stack=..'),
+    a dict of such filters, or run documents. filters (gpu, stack, host, since) apply to both
+    sides. df.attrs holds "headline", "geomean" (per category), "serving", "sides", "only_a",
+    "only_b" (counts) and "notes"."""
+    import pandas as pd
+
+    from gpuparity.analysis.compare import compare_sides
+    from gpuparity.report.headline import headline
+
+    _check_filters(filters, ("gpu", "stack", "host", "since"))
+    result = compare_sides(_side(a, "A", db, filters), _side(b, "B", db, filters), tolerance, prices)
+    rows = result["rows"]
+    df = pd.DataFrame.from_records(rows) if rows else pd.DataFrame(columns=COMPARE_FIRST)
+    first = [c for c in COMPARE_FIRST if c in df.columns]
+    rest = [c for c in df.columns if c not in first and c != "tolerance" and df[c].notna().any()]
+    df = df[first + rest]
+    for col in ("a_trials", "b_trials", "a_runs", "b_runs", "a_n", "b_n"):
+        if col in df.columns:
+            df[col] = df[col].astype("Int64")
+    for col in ("a_value", "b_value", "ratio", "ci_low", "ci_high"):
+        if col in df.columns:
+            df[col] = df[col].astype("float64")
+    if wide and len(df):
+        df = widen(df)
+    df.attrs = {
+        "headline": headline(result)["text"], "geomean": result["geomean"], "serving": result["serving"],
+        "sides": {k: {f: s.get(f) for f in ("label", "products", "spec_ids", "stacks", "run_ids", "trials")}
+                  for k, s in result["sides"].items()},
+        "only_a": len(result["only_a"]), "only_b": len(result["only_b"]),
+        "not_compared": len(result["not_compared"]), "notes": list(result.get("notes") or []),
+        "tolerance": tolerance,
+    }
     return df
