@@ -63,6 +63,71 @@ def test_trend_cli(store, capsys):
     code, out, _ = main_inprocess(["trend", "--db", store.url, "--format", "markdown"], capsys)
     assert code == 0 and "### Change points" in out
     code, _, err = main_inprocess(["trend", "--db", store.url, "--since", "2026-03-03", "--by", "stack"], capsys)
-    assert code == 2 and "only one version" in err
+    assert code == 2 and "only one group" in err and "grouped by stack" in err
     code, _, err = main_inprocess(["trend", "--db", store.url, "--by", "kernel"], capsys)
     assert code == 2 and "--by" in err
+
+
+def _labelled(store, labels: dict):
+    """Runs r0..r3 of _runs() stored with labels (r3 unlabelled), in a new store."""
+    for d in _runs():
+        if d["run_id"] in labels:
+            d["label"] = labels[d["run_id"]]
+        store.save_run(d)
+    return store
+
+
+def test_trend_by_date_and_by_label(tmp_path):
+    with Store(str(tmp_path / "l.db")) as s:
+        _labelled(s, {"r0": "baseline", "r1": "baseline", "r2": "new-kernel"})
+        by_date = trend(s, s.run_ids(), by="date")
+        assert [v["label"] for v in by_date["versions"]] == ["2026-03-01", "2026-03-02", "2026-03-03", "2026-03-04"]
+        assert [st["changes"][0]["workload"] if st["changes"] else None for st in by_date["steps"]] == \
+            [None, "gemm", None]                                       # the ROCm 7 day is the change point
+        by_label = trend(s, s.run_ids(), by="label")
+        assert [(v["label"], v["runs"]) for v in by_label["versions"]] == [
+            ("baseline", ["r0", "r1"]), ("new-kernel", ["r2"]), ("(no label)", ["r3"])]
+        assert by_label["steps"][0]["changes"][0]["ratio"] == pytest.approx(3.5, rel=0.05)
+
+
+def test_trend_label_read_from_the_document_when_the_store_has_no_column(tmp_path):
+    """A store written before runs.label existed: the label comes from the run document."""
+    import sqlite3
+
+    from gpuparity.analysis.frame import run_labels, store_columns
+
+    path = str(tmp_path / "old.db")
+    with Store(path) as s:
+        _labelled(s, {"r0": "before", "r2": "after"})
+    con = sqlite3.connect(path)
+    if "label" in {r[1] for r in con.execute("PRAGMA table_info(runs)")}:
+        con.execute("ALTER TABLE runs DROP COLUMN label")
+        con.commit()
+    con.close()
+
+    class Old:
+        """The store as an older version left it (no upgrade on open)."""
+        postgres = False
+
+        def __init__(self, path):
+            self.con = sqlite3.connect(path)
+
+        def query(self, sql, args=()):
+            return self.con.execute(sql, tuple(args)).fetchall()
+
+    old = Old(path)
+    assert "label" not in store_columns(old, "runs")
+    assert run_labels(old, ["r0", "r1", "r2"]) == {"r0": "before", "r1": None, "r2": "after"}
+
+
+def test_trend_cli_by_label_and_choices(tmp_path, capsys):
+    with Store(str(tmp_path / "c.db")) as s:
+        _labelled(s, {"r0": "a", "r1": "a", "r2": "b", "r3": "b"})
+        url = s.url
+    code, out, err = main_inprocess(["trend", "--db", url, "--by", "label", "-f", "json"], capsys)
+    assert code == 0, err
+    assert [v["label"] for v in json.loads(out)["versions"]] == ["a", "b"]
+    code, out, err = main_inprocess(["trend", "--db", url, "--by", "label", "-f", "markdown"], capsys)
+    assert code == 0 and "| label | runs | first run |" in out
+    code, _, err = main_inprocess(["trend", "--db", url, "--by", "commit"], capsys)
+    assert code == 2 and "'commit' is not one of 'all', 'date', 'label', 'stack', 'torch', 'driver'" in err

@@ -1,7 +1,8 @@
-"""One platform across software versions (ROCm 6 -> 7, CUDA 12 -> 13, driver, torch).
+"""One platform across software versions (ROCm 6 -> 7, CUDA 12 -> 13, driver, torch), days or
+labels (`gpuparity run --label TEXT`).
 
-Stored runs are grouped by a version label (stack, torch, driver or all three) and the groups
-are ordered by their first run. Consecutive groups are compared with the comparison core
+Stored runs are grouped by a version label (stack, torch, driver or all three), by the day they
+started, or by their run label, and the groups are ordered by their first run. Consecutive groups are compared with the comparison core
 (pooled samples, bootstrap CI of the ratio of medians).
 
 Change-point test (documented, deliberately simple): a result changes between two consecutive
@@ -12,13 +13,16 @@ comparison answers claims such as "ROCm 7 is 3.5x ROCm 6" on one's own machine.
 
 from __future__ import annotations
 
-from gpuparity.analysis.compare import compare_sides
-from gpuparity.analysis.sides import run_summary, side_from_store
-
-BY = ("all", "stack", "torch", "driver")
+# No module-level import of the comparison core (numpy): the CLI reads BY at start-up.
+BY = ("all", "date", "label", "stack", "torch", "driver")
+NO_LABEL = "(no label)"
 
 
 def version_label(run: dict, by: str = "all") -> str:
+    if by == "date":
+        return str(run.get("started_at") or "?")[:10]
+    if by == "label":
+        return run.get("label") or NO_LABEL
     parts = {"stack": run.get("stack") or "?", "torch": f"torch {run.get('torch') or '?'}",
              "driver": f"driver {run.get('driver') or '?'}"}
     if by == "all":
@@ -28,12 +32,16 @@ def version_label(run: dict, by: str = "all") -> str:
 
 def trend(store, run_ids: list[str], by: str = "all", tolerance: float = 0.05, prices=None) -> dict:
     """Versions, consecutive steps with change points, and the first -> last comparison."""
+    from gpuparity.analysis.frame import run_labels
+    from gpuparity.analysis.sides import run_summary, side_from_store
+
     fps = store.run_fingerprints(run_ids)
+    labels = run_labels(store, run_ids) if by == "label" else {}
     runs = []
     for run_id, started_at, host in store.query(
             "SELECT run_id, started_at, host FROM runs WHERE run_id IN (" + ",".join("?" * len(run_ids)) + ")",
             run_ids):
-        runs.append(run_summary(run_id, started_at, host, fps.get(run_id) or {}))
+        runs.append({**run_summary(run_id, started_at, host, fps.get(run_id) or {}), "label": labels.get(run_id)})
     runs.sort(key=lambda r: (r["started_at"] or "", r["run_id"]))
     groups: dict[str, list[dict]] = {}
     for r in runs:
@@ -52,6 +60,8 @@ def trend(store, run_ids: list[str], by: str = "all", tolerance: float = 0.05, p
 
 
 def _step(old, new, tolerance: float, prices) -> dict:
+    from gpuparity.analysis.compare import compare_sides
+
     result = compare_sides(old, new, tolerance, prices)
     changes = [r for r in result["rows"] if r["verdict"] in ("faster", "slower")]
     changes.sort(key=lambda r: -abs(r["ratio"] - 1))

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from typing import Optional
 
+import click
 import typer
 
+from gpuparity.analysis.trend import BY
 from gpuparity.cli.common import console, db_option, escape, print_json
 from gpuparity.errors import UserError
+
+FORMATS = ["table", "markdown", "json"]
 
 
 def register(app: typer.Typer) -> None:
@@ -15,24 +19,23 @@ def register(app: typer.Typer) -> None:
     def trend_cmd(
         side: Optional[str] = typer.Argument(None, help="Filter such as 'gpu=mi300x,host=box1' (optional)."),
         db: Optional[str] = db_option(),
-        gpu: Optional[str] = typer.Option(None, "--gpu", help="Product or spec id contains this."),
-        stack: Optional[str] = typer.Option(None, "--stack", help="Stack prefix (rocm, cuda, cpu)."),
-        host: Optional[str] = typer.Option(None, "--host"),
-        since: Optional[str] = typer.Option(None, "--since", help="Started at or after (ISO date)."),
-        by: str = typer.Option("all", "--by", help="Version grouping: all | stack | torch | driver."),
-        tolerance: str = typer.Option("5%", "--tolerance", "-t"),
-        output_format: str = typer.Option("table", "--format", "-f", help="table | markdown | json"),
+        gpu: Optional[str] = typer.Option(None, "--gpu", help="Only runs of this GPU (spec id or product)."),
+        stack: Optional[str] = typer.Option(None, "--stack", help="Only runs of this stack (rocm, cuda, cpu)."),
+        host: Optional[str] = typer.Option(None, "--host", help="Only runs on this host."),
+        since: Optional[str] = typer.Option(None, "--since", help="Only runs started at or after (ISO date)."),
+        by: str = typer.Option("all", "--by", click_type=click.Choice(BY),
+                               help="Group runs by: stack, torch and driver versions together (all), one of them,"
+                                    " the day they started (date) or their `run --label` (label)."),
+        tolerance: str = typer.Option("5%", "--tolerance", "-t", help="Change point: CI beyond 1 +- this."),
+        output_format: str = typer.Option("table", "--format", "-f", click_type=click.Choice(FORMATS),
+                                          help="Output format."),
     ) -> None:
-        """Track one platform across ROCm / CUDA / driver / torch versions and flag changes."""
+        """Track one platform across versions, days or run labels and flag the changes."""
         from gpuparity.analysis.sides import resolve_runs
-        from gpuparity.analysis.trend import BY, trend
+        from gpuparity.analysis.trend import trend
         from gpuparity.cli.compare import parse_fraction
         from gpuparity.results.store import Store
 
-        if by not in BY:
-            raise UserError(f"--by must be one of {', '.join(BY)}")
-        if output_format not in ("table", "markdown", "json"):
-            raise UserError("--format must be table, markdown or json")
         tol = parse_fraction(tolerance, "--tolerance")
         origin, docs, ids = resolve_runs(side, db, gpu=gpu, stack=stack, host=host, since=since)
         if docs is not None:
@@ -40,8 +43,8 @@ def register(app: typer.Typer) -> None:
         with Store(origin) as store:
             result = trend(store, ids, by, tol)
         if len(result["versions"]) < 2:
-            raise UserError(f"only one version ({result['versions'][0]['label']}) among the matching runs;"
-                            " a trend needs two (try --by torch or --by driver)")
+            raise UserError(f"only one group ({result['versions'][0]['label']}) among the matching runs when"
+                            f" grouped by {by}; a trend needs two (try --by date, --by label or --by torch)")
         if output_format == "json":
             print_json(result)
         elif output_format == "markdown":
@@ -60,8 +63,8 @@ def _print(result: dict) -> None:
     con = console()
     if result["note"]:
         con.print(f"[yellow]note:[/] {escape(result['note'])}")
-    v = Table(title=f"Versions (grouped by {result['by']}), oldest first")
-    for col in ("version", "runs", "first run", "hosts"):
+    v = Table(title=f"Groups (by {result['by']}), oldest first")
+    for col in (result["by"] if result["by"] != "all" else "version", "runs", "first run", "hosts"):
         v.add_column(col)
     for ver in result["versions"]:
         v.add_row(escape(ver["label"]), str(len(ver["runs"])), escape(ver["first"]), escape(", ".join(ver["hosts"])))
