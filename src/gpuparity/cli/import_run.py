@@ -12,10 +12,11 @@ from gpuparity.cli.common import db_option
 def register(app: typer.Typer) -> None:
     @app.command("import")
     def import_runs(
-        files: List[str] = typer.Argument(..., help="Run documents (JSON) to store."),
+        files: List[str] = typer.Argument(..., help="Run documents (JSON, as `export` or a spool writes them)."),
         db: Optional[str] = db_option(),
     ) -> None:
-        """Validate every file first, then store each run in one transaction."""
+        """Store exported or spooled runs: every file is validated first, each run is one transaction,
+        and a run id already stored is left as it is."""
         from gpuparity.results.schema import load_run_file
         from gpuparity.results.store import Store
 

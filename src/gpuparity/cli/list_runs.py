@@ -13,12 +13,12 @@ def register(app: typer.Typer) -> None:
     @app.command("list")
     def list_runs(
         db: Optional[str] = db_option(),
-        gpu: Optional[str] = typer.Option(None, "--gpu", help="Product or spec id contains this."),
-        stack: Optional[str] = typer.Option(None, "--stack", help="cuda | rocm | cpu (prefix)."),
-        since: Optional[str] = typer.Option(None, "--since", help="Started at or after (ISO date)."),
-        host: Optional[str] = typer.Option(None, "--host"),
-        limit: int = typer.Option(50, "--limit", "-n"),
-        as_json: bool = typer.Option(False, "--json"),
+        gpu: Optional[str] = typer.Option(None, "--gpu", help="Only runs of this GPU (spec id or product)."),
+        stack: Optional[str] = typer.Option(None, "--stack", help="Only runs of this stack: cuda, rocm, cpu (prefix)."),
+        since: Optional[str] = typer.Option(None, "--since", help="Only runs started at or after (ISO date)."),
+        host: Optional[str] = typer.Option(None, "--host", help="Only runs on this host."),
+        limit: int = typer.Option(50, "--limit", "-n", min=1, help="At most this many runs."),
+        as_json: bool = typer.Option(False, "--json", help="Print the runs as JSON."),
     ) -> None:
         """List stored runs, newest first."""
         from gpuparity.results.store import Store

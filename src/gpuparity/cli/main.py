@@ -10,8 +10,28 @@ import importlib
 import sys
 
 import typer
+import typer.core
 
 from gpuparity.errors import Terminated, UserError
+
+# typer escapes "[default: x]" for rich whenever rich is installed, even with rich_markup_mode=None,
+# so plain help showed a literal "\\[default: x]"; help here is plain text, so say rich is absent.
+typer.core.HAS_RICH = False
+
+
+def _keep_argument_help(init):
+    """click >= 8.2 sets Parameter.help itself, wiping the help typer stored for an argument
+    before calling it: every "Arguments:" entry showed a bare name. Store it again after."""
+    def wrapper(self, *args, help=None, **kwargs):
+        init(self, *args, help=help, **kwargs)
+        self.help = help
+    return wrapper
+
+
+typer.core.TyperArgument.__init__ = _keep_argument_help(typer.core.TyperArgument.__init__)
+# click >= 8.2 also lists documented arguments itself ("Positional arguments"), after typer's own
+# "Arguments" section: one list is enough.
+typer.core.TyperCommand.format_arguments = lambda self, ctx, formatter: None
 
 # Order is the order shown in --help.
 VERBS = [
@@ -41,15 +61,20 @@ def _register_all() -> None:
         module.register(app)
 
 
-@app.callback()
-def _root(
-    version: bool = typer.Option(False, "--version", help="Print the version and exit."),
-) -> None:
-    if version:
+def _print_version(value: bool) -> None:
+    if value:
         from gpuparity import BENCHMARK_VERSION, __version__
 
         typer.echo(f"gpuparity {__version__} (benchmark version {BENCHMARK_VERSION})")
         raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", "-V", is_eager=True, callback=_print_version,
+                                 help="Print the version and exit."),
+) -> None:
+    """Is ROCm at parity with CUDA for my workload? Measurements, not vendor slides."""
 
 
 def main(argv: list[str] | None = None) -> None:
