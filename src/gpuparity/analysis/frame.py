@@ -152,6 +152,8 @@ def load(db: str | None = None, *, wide: bool = False, samples: bool = False, **
         if samples:
             rec["samples"] = decode_samples(blob)
         records.append(rec)
+    records.sort(key=lambda r: (r["started_at"] or "", r["run_id"], r["category"] or "", r["workload"],
+                                r["dtype"] or "", _param_order(r["params"]), r["key"]))
     columns = RUN_COLUMNS + RESULT_COLUMNS + (["samples"] if samples else [])
     df = pd.DataFrame.from_records(records, columns=columns)
     df["started_at"] = pd.to_datetime(df["started_at"], utc=True, format="ISO8601")
@@ -159,8 +161,12 @@ def load(db: str | None = None, *, wide: bool = False, samples: bool = False, **
         df[col] = df[col].astype("Int64")
     for col in ("value", "ci_low", "ci_high", "pct_peak"):
         df[col] = df[col].astype("float64")
-    df = df.sort_values(["started_at", "run_id", "workload", "key"], kind="stable").reset_index(drop=True)
     return widen(df) if wide else df
+
+
+def _param_order(params: dict) -> tuple:
+    """Parameters as a sort key whatever their types: numbers by value (m=256 before m=1024)."""
+    return tuple((k, (0, v, "") if isinstance(v, (int, float)) else (1, 0, str(v))) for k, v in sorted(params.items()))
 
 
 def typed_column(values: list):
@@ -230,6 +236,8 @@ def compare(a, b, db: str | None = None, *, tolerance: float = 0.05, wide: bool 
     result = compare_sides(_side(a, "A", db, filters), _side(b, "B", db, filters), tolerance, prices)
     rows = result["rows"]
     df = pd.DataFrame.from_records(rows) if rows else pd.DataFrame(columns=COMPARE_FIRST)
+    if rows:        # dtype has its own column, as in load()
+        df["params"] = [{k: v for k, v in (p or {}).items() if k != "dtype"} for p in df["params"]]
     first = [c for c in COMPARE_FIRST if c in df.columns]
     rest = [c for c in df.columns if c not in first and c != "tolerance" and df[c].notna().any()]
     df = df[first + rest]
