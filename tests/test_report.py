@@ -56,7 +56,9 @@ def _serving_point(c: int, scale: float, seed: int) -> dict:
                "request_throughput": 0.8 * c, "output_throughput_per_gpu": tput, "throughput_per_gpu": tput,
                "total_throughput_per_gpu": 3 * tput, "interactivity": inter, "ttft_ms": _latency(40.0 * c ** 0.3),
                "tpot_ms": _latency(1000 / inter), "itl_ms": _latency(1000 / inter), "e2el_ms": _latency(900.0),
-               "goodput": {"requests_per_s": 0.7 * c, "fraction": 0.9, "slo_ttft_ms": 500.0}}
+               "goodput": {"slos": {"ttft_ms": 500.0}, "good_requests": 7 * c, "request_goodput": 0.7 * c,
+                           "fraction": 0.9, "output_throughput_per_gpu": 0.9 * tput},
+               "trials": [{"completed": 8 * c}]}
     return make_result("serving", {"concurrency": c}, noisy(tput, 0.01, 7, seed), dtype=None, unit="tokens/s/GPU",
                        category="serving", info={"curve_key": "llama-8b in=1024 out=256", "serving": summary})
 
@@ -232,6 +234,8 @@ def test_report_markdown_headline_and_claims_failure(run_files, tmp_path, tmp_db
     assert "### Geometric means" in out and "| serving |" in out
     assert "&lt;script&gt;" in out and "<script>" not in out
     assert "### Serving at equal interactivity" in out
+    serving = out[out.index("### Serving: A (mi300x)"):]
+    assert "| load | completed | failed | output tok/s/GPU |" in serving and "| c=64 | 512 | 0 |" in serving
 
 
 def test_report_claims_with_reasoning_and_bad_format(run_files, tmp_path, tmp_db, capsys, monkeypatch):
@@ -350,9 +354,12 @@ def test_serving_points_read_both_layouts():
     assert p["load"] == "c=4" and p["completed"] == 32 and p["failed"] == 0
     assert list(p["latency"]["TTFT"]) == ["mean", "median", "std", "p90", "p99"]
     assert p["goodput"] == "2.8 req/s (90%) within TTFT <= 500 ms"
-    old = {"ttft_mean_s": 0.1, "ttft_p50_s": 0.08, "ttft_p99_s": 0.3, "e2e_p50_s": 2.0, "tpot_p90_s": None}
+    assert p["trials"] == 1
+    old = {"ttft_mean_s": 0.1, "ttft_p50_s": 0.08, "ttft_p99_s": 0.3, "e2e_p50_s": 2.0, "tpot_p90_s": None,
+           "goodput": {"requests_per_s": 1.5, "fraction": 0.5, "slo_tpot_ms": 50.0}}
     assert latency(old, "ttft") == {"mean": 100.0, "median": 80.0, "p99": 300.0}
     assert latency(old, "e2el") == {"median": 2000.0}
+    assert point({"category": "serving", "info": {"serving": old}})["goodput"] == "1.5 req/s (50%) within TPOT <= 50 ms"
     rate = make_result("serving", {"request_rate": "inf", "max_concurrency": 16}, [1.0], dtype=None,
                        category="serving", info={"serving": {"errors": 2, "timeouts": 1}})
     assert point(rate)["load"] == "rate=inf (c<=16)" and point(rate)["failed"] == 3
@@ -408,6 +415,20 @@ def test_tables_drop_empty_columns_and_cost_tables_need_both_sides():
     per_dollar, per_watt = cost_tables(rows)
     assert per_watt is None and "A $/M tokens" not in per_dollar["headers"]
     assert per_dollar["rows"][0][-1] == ("faster", "faster")
+
+
+def test_forest_plot_marks_flagged_results_open():
+    from gpuparity.report.plots import forest_chart
+
+    rows = [{"workload": "gemm", "category": "kernel", "params": {"m": m}, "dtype": "bf16", "ratio": 1.3,
+             "ci_low": 1.2, "ci_high": 1.4, "verdict": "faster", "flags": flags}
+            for m, flags in ((1, []), (2, ["unstable"]))]
+    geo = {"kernel": {"ratio": 1.3, "ci_low": 1.25, "ci_high": 1.35, "verdict": "faster", "n": 2}}
+    fig = forest_chart({"rows": rows, "geomean": geo, "tolerance": 0.05})
+    points, diamonds = fig.data
+    assert list(points.marker.symbol) == ["circle", "circle-open"] and list(diamonds.marker.symbol) == ["diamond"]
+    assert list(fig.layout.yaxis.ticktext) == ["<b>kernel: geomean of 2</b>", "gemm m=1", "gemm m=2"]
+    assert "unstable" in points.customdata[1][2]
 
 
 def test_forest_plot_keeps_the_largest_differences_and_a_log_axis():

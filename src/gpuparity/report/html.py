@@ -385,7 +385,7 @@ def render_html(ctx: dict) -> str:
 
 
 def render_markdown(ctx: dict) -> str:
-    from gpuparity.report.markdown import claims_markdown, compare_markdown, table
+    from gpuparity.report.markdown import claims_markdown, compare_markdown, serving_markdown, table
 
     out = []
     if ctx["result"]:
@@ -394,6 +394,8 @@ def render_markdown(ctx: dict) -> str:
         s = ctx["summaries"][0]
         out.append(f"## {ctx['title']}\n\n" + table(["product", "stack", "torch", "runs"], [[
             ", ".join(s["products"]), ", ".join(s["stacks"]), ", ".join(s["torch"]), len(s["run_ids"])]]) + "\n")
+    if any(per for _, _, per in ctx["serving_sides"]):
+        out.append(serving_markdown(ctx["serving_sides"]))
     if ctx["claims"] is not None:
         out.append(claims_markdown(ctx["claims"]))
     return "\n".join(out)

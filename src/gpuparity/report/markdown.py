@@ -105,6 +105,23 @@ def compare_markdown(result: dict, title: str = "gpuparity comparison", max_rows
     return "\n".join(out)
 
 
+def serving_markdown(sides: list[tuple[str, str, dict]]) -> str:
+    """Per side and curve: each sweep point's summary with the median and p99 latencies."""
+    out = []
+    for _, short, per_curve in sides:
+        for ckey, points in per_curve.items():
+            def lat(p, name, stat):
+                return p["latency"].get(name, {}).get(stat)
+
+            out += [f"### Serving: {cell(short)}, {cell(ckey)}", "", table(
+                ["load", "completed", "failed", "output tok/s/GPU", "tok/s/user", "TTFT ms median", "TTFT ms p99",
+                 "TPOT ms median", "TPOT ms p99", "E2EL ms median", "goodput"],
+                [[p["load"], p["completed"], p["failed"], p["output_per_gpu"], p["interactivity"],
+                  lat(p, "TTFT", "median"), lat(p, "TTFT", "p99"), lat(p, "TPOT", "median"), lat(p, "TPOT", "p99"),
+                  lat(p, "E2EL", "median"), p["goodput"]] for p in points], drop_empty=True), ""]
+    return "\n".join(out)
+
+
 def claims_markdown(claims: dict) -> str:
     if claims.get("error"):
         return f"### Claims\n\nclaims not evaluated: {cell(claims['error'])}\n"

@@ -2,9 +2,10 @@
 interactivity, goodput) and the latency statistics (TTFT, TPOT, ITL, E2EL in ms), in the shape
 `vllm bench serve` prints.
 
-Reads result["info"]["serving"] written by workloads/serving.py. Tolerant of both layouts: the
-current one (ttft_ms = {mean, median, std, p50, p90, p99, ...}) and the earlier flat one
-(ttft_p50_s, ...); a missing figure is None, never an error.
+Reads result["info"]["serving"] written by workloads/serving.py (its docstring is the data
+contract). Tolerant of both layouts: the current one (ttft_ms = {mean, median, std, p50, p90,
+p99, ...}, goodput = {slos, request_goodput, fraction, ...}, trials = per-trial summaries) and
+the earlier flat one (ttft_p50_s, ...); a missing figure is None, never an error.
 """
 
 from __future__ import annotations
@@ -64,7 +65,8 @@ def _goodput(s: dict) -> str | None:
     slos = slos if isinstance(slos, dict) else {}
     if isinstance(g, dict):
         slos = {**{k: v for k, v in g.items() if str(k).startswith("slo_")}, **slos}
-        rate, frac = _number(g.get("requests_per_s")), _number(g.get("fraction"))
+        rate = _first(g, "request_goodput", "requests_per_s")
+        frac = _number(g.get("fraction"))
     else:
         rate, frac = _number(g), None
     if rate is None:
@@ -100,7 +102,7 @@ def point(result: dict) -> dict | None:
         "output_per_gpu": _first(s, "output_throughput_per_gpu", "throughput_per_gpu"),
         "total_per_gpu": _first(s, "total_throughput_per_gpu"),
         "interactivity": _first(s, "interactivity"), "goodput": _goodput(s),
-        "trials": _first(s, "trials"),
+        "trials": len(s["trials"]) if isinstance(s.get("trials"), list) else _first(s, "trials"),
         "latency": {label: latency(s, name) for name, label in LATENCIES},
         "order": _load_order(result.get("params") or {}),
     }
