@@ -27,8 +27,9 @@ HEADLINE = re.compile(r"^B is 1\.(4[89]|5[0-2])x A on kernels \[1\.\d\d, 1\.\d\d
                       r"\[(0\.9\d|1\.00), 1\.0\d\], 1\.(19|2[01])x on serving \[1\.\d\d, 1\.\d\d\]; 3 (runs|trials) a side\.$")
 
 
-def _gemm(m: int, dtype: str, tflops: float, spec_id: str, seed: int) -> dict:
-    r = make_result("gemm", {"m": m, "n": m, "k": m}, noisy(tflops, 0.01, 9, seed), dtype=dtype)
+def _gemm(m: int, dtype: str, tflops: float, spec_id: str, seed: int, flags: list | None = None) -> dict:
+    r = make_result("gemm", {"m": m, "n": m, "k": m, "layout": "nn"}, noisy(tflops, 0.01, 9, seed), dtype=dtype,
+                    flags=flags)
     med = r["metric"]["value"]
     r["work"] = {"flop": 2.0 * m ** 3}
     r["derived"] = {"tflops": med, "pct_peak": 100 * med / all_specs()[spec_id][f"{dtype}_tflops"]}
@@ -64,9 +65,10 @@ def _serving_point(c: int, scale: float, seed: int) -> dict:
 
 
 def _run(spec_id: str, kernel: float, serving: float, run_id: str, day: int, product: str | None = None) -> dict:
-    """One run: kernels at `kernel` x, the model at parity (1x), serving at `serving` x."""
+    """One run: kernels at `kernel` x (the fp32 GEMM flagged unstable), the model at parity (1x),
+    serving at `serving` x."""
     s = 10 * day
-    results = [_gemm(m, dt, kernel * base * (m / 8192) ** 0.1, spec_id, s + i)
+    results = [_gemm(m, dt, kernel * base * (m / 8192) ** 0.1, spec_id, s + i, flags=["unstable"] if dt == "fp32" else None)
                for i, (m, dt, base) in enumerate([(4096, "bf16", 600), (8192, "bf16", 650), (8192, "fp32", 60)])]
     results += [_memory("copy", kernel * 4000, spec_id, s + 3), _memory("triad", kernel * 4200, spec_id, s + 4)]
     results.append(make_result("llm", {"model": "llama-3.1-8b", "batch": 32}, noisy(2500.0, 0.003, 15, s + 5),
@@ -171,6 +173,7 @@ def test_report_in_chromium_at_two_widths(run_files, tmp_path, tmp_db, capsys):
             assert forest.locator(".ytick text").filter(has_text="gemm m=n=k=4096 bf16").count() == 1
             assert page.locator("#chart-0 .xtick text").filter(has_text=re.compile(r"^1x$")).count() == 1
             assert page.locator("#chart-2 .textpoint").count() >= 6         # roofline points are named
+            assert page.locator("#results ~ table td.inconclusive").filter(has_text="(unstable)").count() == 1
             png = page.screenshot(full_page=True)
             with open(os.path.join(shots, f"report-{width}.png"), "wb") as fh:
                 fh.write(png)

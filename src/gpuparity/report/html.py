@@ -125,15 +125,16 @@ def _glue(pieces: list[str]) -> list[str]:
 
 
 def grid(rows: list, columns: list[tuple]) -> dict:
-    """A table: columns are (header, getter, kind) with kind "text" | "num" | "verdict"; a column
-    whose every cell is empty is left out. Cells are (text, css class)."""
+    """A table: columns are (header, getter, kind) with kind "text" | "num" | "verdict" (coloured
+    by its first word); a column whose every cell is empty is left out. Cells are (text, css class)."""
     cells = []
     for row in rows:
         line = []
         for _, get, kind in columns:
             v = get(row)
             text = _num(v) if kind == "num" else "" if v is None else soft(v)
-            line.append((text, "num" if kind == "num" else v if kind == "verdict" else ""))
+            cls = "num" if kind == "num" else str(v).split(" ")[0] if kind == "verdict" and v else ""
+            line.append((text, cls))
         cells.append(line)
     keep = [j for j in range(len(columns)) if any(line[j][0] for line in cells)]
     return {"headers": [columns[j][0] for j in keep], "rows": [[line[j] for j in keep] for line in cells]}
@@ -143,12 +144,18 @@ def _params(r: dict) -> str:
     return plots._params(r.get("params"))
 
 
-def _flags(r: dict) -> str:
-    return ", ".join(r.get("flags") or [])
-
-
 def _verdict(r: dict, suffix: str = "") -> str | None:
     return r.get(f"verdict{suffix}")
+
+
+def _verdict_flags(r: dict) -> str | None:
+    """'inconclusive (unstable, max_samples)': the verdict with the flags that bound it."""
+    flags = ", ".join(r.get("flags") or [])
+    return f"{r['verdict']} ({flags})" if flags else r.get("verdict")
+
+
+def _nums(a, b) -> str | None:
+    return None if a is None and b is None else f"{_num(a) or '?'} / {_num(b) or '?'}"
 
 
 def results_table(rows: list[dict]) -> dict:
@@ -157,9 +164,9 @@ def results_table(rows: list[dict]) -> dict:
         ("dtype", lambda r: r.get("dtype"), "text"), ("A", lambda r: r.get("a_value"), "num"),
         ("B", lambda r: r.get("b_value"), "num"), ("unit", lambda r: r.get("unit"), "text"),
         ("B/A [95% CI]", lambda r: _ci(r["ratio"], r.get("ci_low"), r.get("ci_high")), "text"),
-        ("verdict", _verdict, "verdict"), ("flags", _flags, "text"),
+        ("verdict", _verdict_flags, "verdict"),
         ("trials A/B", lambda r: pair(r.get("a_trials"), r.get("b_trials")), "text"),
-        ("% peak A", lambda r: r.get("a_pct_peak"), "num"), ("% peak B", lambda r: r.get("b_pct_peak"), "num"),
+        ("% peak A/B", lambda r: _nums(r.get("a_pct_peak"), r.get("b_pct_peak")), "text"),
         ("per peak", lambda r: r.get("ratio_per_peak"), "num"), ("note", lambda r: r.get("note"), "text"),
     ])
 
