@@ -1,12 +1,17 @@
-"""A small OpenAI-compatible completions server around a transformers model (default: SmolLM2-135M).
+"""A small OpenAI-compatible completions server around a transformers model (default: SmolLM2-135M),
+with fault injection for testing clients.
 
-    python -m gpuparity.serving_server [--model smollm2|PATH|synthetic:<arch>] [--port 8000]
+    python -m gpuparity.serving_server [--model smollm2|PATH|synthetic:<arch>|none] [--port 8000] [--faults]
 
 Speaks what the serving benchmark (and vLLM, SGLang, llama.cpp's server) speak:
 POST /v1/completions and /v1/chat/completions with "stream": true -> server-sent events
 ("data: {json}" lines, one chunk per generated token, then "data: [DONE]"), GET /v1/models,
 GET /health. Greedy decoding, one generation at a time (a lock): a reference server for tests
 and for checking a client, not a fast one. Prints "serving MODEL at URL" once it is ready.
+
+With --faults, every route is also served under /fault/<mode>/ (so a client pointed at
+http://HOST:PORT/fault/<mode>/v1 meets that misbehaviour): see FAULTS. Fault responses need no
+model (--model none starts at once) and each ends by itself after FAULT_LIMIT_S.
 """
 
 from __future__ import annotations
@@ -17,9 +22,11 @@ import sys
 import threading
 import time
 import uuid
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 MAX_TOKENS_CAP = 4096
+FAULT_LIMIT_S = 60.0      # a fault response ends by itself after this long
 
 
 class Engine:
@@ -75,7 +82,8 @@ class Engine:
 
 
 class Handler(BaseHTTPRequestHandler):
-    engine: Engine  # set on the class by serve()
+    engine: Engine | None  # set on the class by serve(); None with --model none
+    faults = False         # --faults: serve /fault/<mode>/...
     protocol_version = "HTTP/1.0"  # the response ends when the connection closes: simplest streaming
 
     def log_message(self, fmt, *args):  # quiet: one line per request is noise in a benchmark
@@ -92,24 +100,43 @@ class Handler(BaseHTTPRequestHandler):
     def _error(self, code: int, msg: str) -> None:
         self._json(code, {"error": {"message": msg, "type": "invalid_request_error", "code": code}})
 
+    def _fault_path(self) -> str | None:
+        """The fault mode of a /fault/<mode>/... path (and strip it from self.path), else None."""
+        if not (self.faults and self.path.startswith("/fault/")):
+            return None
+        mode, _, rest = self.path[len("/fault/"):].partition("/")
+        self.path = "/" + rest
+        return mode
+
     def do_GET(self):
+        mode = self._fault_path()
+        if mode == "slow_models" and self.path.rstrip("/").endswith("/models"):
+            return Fault(self, {}).trickle_bytes(b'{"object": "list", "data": [{"id": "fault"}]}' * 10**6)
         if self.path.rstrip("/") in ("/v1/models", "/models"):
-            self._json(200, {"object": "list", "data": [{"id": self.engine.name, "object": "model"}]})
+            name = self.engine.name if self.engine else "fault"
+            self._json(200, {"object": "list", "data": [{"id": name, "object": "model", "owned_by": "gpuparity"}]})
         elif self.path.rstrip("/") == "/health":
-            self._json(200, {"status": "ok", "completed": self.engine.completed})
+            self._json(200, {"status": "ok", "completed": self.engine.completed if self.engine else 0})
         else:
             self._error(404, f"no route {self.path}")
 
     def do_POST(self):
+        mode = self._fault_path()
         chat = self.path.rstrip("/").endswith("/chat/completions")
         if not (chat or self.path.rstrip("/").endswith("/completions")):
             return self._error(404, f"no route {self.path}")
         try:
             req = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+            if mode is not None:
+                return Fault(self, req).run(mode)
+            if self.engine is None:
+                return self._error(503, "no model loaded (started with --model none)")
             ids = self.engine.chat_ids(req["messages"]) if chat else self.engine.encode(req["prompt"])
             max_tokens = int(req.get("max_tokens") or req.get("max_completion_tokens") or 16)
         except (KeyError, TypeError, ValueError) as exc:
             return self._error(400, f"bad request: {exc}")
+        except (BrokenPipeError, ConnectionResetError):
+            return None  # a fault's client gave up, as it should
         if not ids or not 1 <= max_tokens <= MAX_TOKENS_CAP:
             return self._error(400, f"need a non-empty prompt and 1 <= max_tokens <= {MAX_TOKENS_CAP}")
         tokens = self.engine.generate(ids, max_tokens, bool(req.get("ignore_eos")))
@@ -163,13 +190,124 @@ class Handler(BaseHTTPRequestHandler):
                 pass
 
 
+def _chunk(text: str = "tok ", finish: str | None = None, **extra) -> bytes:
+    obj = {"id": "cmpl-fault", "object": "text_completion", "model": "fault",
+           "choices": [{"index": 0, "text": text, "finish_reason": finish}], **extra}
+    return f"data: {json.dumps(obj)}\n\n".encode()
+
+
+# Malformed chunks: each mode sends two good chunks, then this line (a shape a client must survive).
+MALFORMED = {
+    "bad_choices": b'data: {"choices": 5}\n\n',
+    "bad_choice": b'data: {"choices": ["x"]}\n\n',
+    "bad_delta": b'data: {"choices": [{"delta": [1, 2]}]}\n\n',
+    "bad_text": b'data: {"choices": [{"text": 7}]}\n\n',
+    "bad_usage": b'data: {"choices": [], "usage": "lots"}\n\n',
+    "bad_finish": b'data: {"choices": [{"text": "a", "finish_reason": {"x": 1}}]}\n\n',
+    "not_json": b"data: {oops\n\n",
+    "json_array": b"data: [1, 2]\n\n",
+    "json_null": b"data: null\n\n",
+    "nan": b'data: {"choices": [{"text": "a"}], "usage": {"completion_tokens": NaN}}\n\n',
+    "deep": b"data: " + b'{"a":' * 5000 + b"1" + b"}" * 5000 + b"\n\n",
+    "bad_utf8": b"data: \xff\xfe\n\n",
+    "error_event": b'data: {"error": {"message": "boom\\u0000\\u001b[2J\\ud800"}}\n\n',
+    "usage_absurd": _chunk("", "length", usage={"prompt_tokens": 3, "completion_tokens": 10**13}),
+    "usage_negative": _chunk("", "length", usage={"prompt_tokens": 3, "completion_tokens": -590}),
+    "usage_too_many": _chunk("", "length", usage={"prompt_tokens": 3, "completion_tokens": 9999}),
+    "usage_bool": _chunk("", "length", usage={"prompt_tokens": True, "completion_tokens": 2}),
+}
+FAULTS = ("trickle", "slow_headers", "slow_models", "stall", "endless", "long_line", "gzip_bomb",
+          "gzip_bomb_error", "nul_error", "refuse_ignore_eos", "no_finish", *MALFORMED)
+
+
+class Fault:
+    """One misbehaving response (see FAULTS); every loop ends after FAULT_LIMIT_S."""
+
+    def __init__(self, handler: BaseHTTPRequestHandler, req: dict):
+        self.h, self.req = handler, req
+        self.end = time.monotonic() + FAULT_LIMIT_S
+
+    def write(self, data: bytes) -> None:
+        self.h.wfile.write(data)
+        self.h.wfile.flush()
+
+    def headers(self, code: int = 200, **extra) -> None:
+        self.h.send_response(code)
+        self.h.send_header("Content-Type", "text/event-stream" if code == 200 else "application/json")
+        for k, v in extra.items():
+            self.h.send_header(k.replace("_", "-"), v)
+        self.h.end_headers()
+
+    def trickle_bytes(self, data: bytes, gap: float = 0.05, head: bool = True) -> None:
+        if head:
+            self.headers(200)
+        for i in range(len(data)):
+            if time.monotonic() > self.end:
+                return
+            self.write(data[i:i + 1])
+            time.sleep(gap)
+
+    def run(self, mode: str) -> None:
+        if mode not in FAULTS:
+            return self.h._error(404, f"unknown fault '{mode}'; known: {', '.join(FAULTS)}")
+        if mode == "trickle":
+            return self.trickle_bytes(_chunk() * 10**5)
+        if mode == "slow_headers":
+            return self.trickle_bytes(b"HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\n" + b"X: y\r\n" * 10**5,
+                                      gap=0.2, head=False)
+        if mode == "refuse_ignore_eos" and "ignore_eos" in self.req:
+            return self.h._json(422, {"detail": "Unexpected fields in the request: {'ignore_eos'}"})
+        if mode == "nul_error":
+            return self.h._json(500, {"error": {"message": "broke\u0000 here \u001b[31mred\u001b[0m \ud800"}})
+        if mode == "gzip_bomb_error":
+            return self.gzip_bomb(500)
+        if mode == "gzip_bomb":
+            return self.gzip_bomb(200)
+        self.headers(200)
+        if mode == "stall":
+            self.write(_chunk() * 2)
+            while time.monotonic() < self.end:
+                time.sleep(0.1)
+        elif mode == "endless":
+            block = _chunk() * 256
+            while time.monotonic() < self.end:
+                self.write(block)
+        elif mode == "long_line":
+            self.write(b"data: ")
+            block = b"x" * 65536
+            while time.monotonic() < self.end:
+                self.write(block)
+        elif mode == "no_finish":
+            self.write(_chunk() * 2)
+        elif mode in MALFORMED:
+            self.write(_chunk() * 2 + MALFORMED[mode] + _chunk("", "length") + b"data: [DONE]\n\n")
+        else:  # refuse_ignore_eos without ignore_eos: a well-behaved short stream
+            n = int(self.req.get("max_tokens") or 4)
+            self.write(_chunk() * (n - 1) + _chunk("tok ", "length", usage={"prompt_tokens": 3, "completion_tokens": n})
+                       + b"data: [DONE]\n\n")
+
+    def gzip_bomb(self, code: int) -> None:
+        """A small compressed body that expands without end (1 MiB of zeros at a time)."""
+        self.h.send_response(code)
+        self.h.send_header("Content-Type", "text/event-stream" if code == 200 else "application/json")
+        self.h.send_header("Content-Encoding", "gzip")
+        self.h.end_headers()
+        z = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        zeros = b"0" * (1 << 20)
+        while time.monotonic() < self.end:
+            out = z.compress(zeros)
+            if out:
+                self.write(out)
+            self.write(z.flush(zlib.Z_SYNC_FLUSH))
+
+
 def usage(prompt: int, completion: int) -> dict:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
-def serve(model: str, host: str, port: int, device: str, dtype: str) -> None:
-    engine = Engine(model, device, dtype)
-    Handler.engine = engine
+def serve(model: str, host: str, port: int, device: str, dtype: str, faults: bool = False) -> None:
+    Handler.engine = None if model == "none" else Engine(model, device, dtype)
+    Handler.faults = faults
     server = ThreadingHTTPServer((host, port), Handler)
     server.daemon_threads = True
     print(f"serving {model} at http://{host}:{server.server_address[1]}/v1", flush=True)
@@ -183,7 +321,9 @@ def serve(model: str, host: str, port: int, device: str, dtype: str) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m gpuparity.serving_server", description=__doc__.splitlines()[0])
-    p.add_argument("--model", default="smollm2", help="smollm2 | PATH (.gguf or HF folder) | synthetic:<arch>")
+    p.add_argument("--model", default="smollm2",
+                   help="smollm2 | PATH (.gguf or HF folder) | synthetic:<arch> | none (fault routes only)")
+    p.add_argument("--faults", action="store_true", help="also serve /fault/<mode>/... (misbehaviour for tests)")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000, help="0 picks a free port")
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
@@ -192,12 +332,15 @@ def main(argv: list[str] | None = None) -> None:
     from gpuparity.errors import UserError
 
     device = args.device
+    if device is None and args.model == "none":
+        device = "cpu"
     if device is None:
         import torch
 
         device = "cuda" if torch.cuda.is_available() else "cpu"
     try:
-        serve(args.model, args.host, args.port, device, args.dtype or ("fp32" if device == "cpu" else "bf16"))
+        serve(args.model, args.host, args.port, device, args.dtype or ("fp32" if device == "cpu" else "bf16"),
+              args.faults)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

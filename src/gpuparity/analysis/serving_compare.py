@@ -1,26 +1,77 @@
 """Serving results compared at equal interactivity (tokens/s per user) along each side's
-best-throughput (Pareto) curve."""
+best-throughput (Pareto) curve, with confidence intervals.
+
+Each sweep point of a side is a (interactivity, throughput per GPU) pair measured in one or more
+trials (every run holding the key, every trial of each: info.serving.trials). Per point, on the
+log scale: the estimate is the mean over its trials, its standard error s / sqrt(n) widened by
+t(0.975, n - 1) / z for n >= 2 trials; a point with one trial takes its within-trial standard
+error (serving_summary: log_se, interactivity_log_se) combined with the assumed run-to-run
+spread (results.figure.run_spread_default, GPUPARITY_RUN_SPREAD). Levels of interactivity are
+spread over the range both Pareto curves cover; at each, B / A is the ratio of the curves'
+interpolated throughputs. Its interval is a parametric bootstrap (fixed seed): every point of
+both sides is redrawn from its normal law, both envelopes rebuilt and interpolated again, and
+the 2.5 / 97.5 percentiles of the ratios taken. Points with failed requests are left out.
+"""
 
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 import numpy as np
 
 from gpuparity.analysis.estimate import verdict
 from gpuparity.analysis.sides import Side
 
+DRAWS = 2000
+SEED = 20240601
 
-def _serving_points(side: Side) -> dict[str, list[tuple[float, float]]]:
+
+def _trial_pairs(info: dict) -> list[tuple[float, float, float | None, float | None]]:
+    """(interactivity, throughput, log se of each) per trial of one stored result."""
+    s = info.get("serving") or {}
+    trials = s.get("trials") or [s]
+    out = []
+    for t in trials:
+        x, y = t.get("interactivity"), t.get("throughput_per_gpu")
+        if isinstance(x, (int, float)) and isinstance(y, (int, float)) and x > 0 and y > 0:
+            out.append((float(x), float(y), t.get("interactivity_log_se"), t.get("log_se")))
+    return out
+
+
+def _point(trials: list[tuple], floor: float) -> tuple[float, float, float, float, int]:
+    """(log x, log y, se of log x, se of log y, trials) of one sweep point."""
+    from gpuparity.measure.stats import t_quantile
+
+    lx = np.log([t[0] for t in trials])
+    ly = np.log([t[1] for t in trials])
+    n = len(trials)
+    if n >= 2:
+        widen = t_quantile(0.975, n - 1) / NormalDist().inv_cdf(0.975)
+        return (float(lx.mean()), float(ly.mean()), widen * float(lx.std(ddof=1)) / math.sqrt(n),
+                widen * float(ly.std(ddof=1)) / math.sqrt(n), n)
+
+    def within(se) -> float:
+        se = se if isinstance(se, (int, float)) and math.isfinite(se) else 0.0
+        return math.sqrt(se * se + floor * floor)
+
+    return float(lx[0]), float(ly[0]), within(trials[0][2]), within(trials[0][3]), 1
+
+
+def _serving_points(side: Side, floor: float) -> dict[str, list[tuple]]:
     curves: dict[str, list] = {}
     for i, extra in side.extras.items():
-        info = extra.get("info") or {}
-        s = info.get("serving") or {}
-        x, y, ckey = s.get("interactivity"), s.get("throughput_per_gpu"), info.get("curve_key")
-        failures = (s.get("errors") or 0) + (s.get("timeouts") or 0)
-        if side.meta[i][1] != "serving" or not ckey or x is None or y is None or failures > 0:
+        if side.meta[i][1] != "serving":
             continue
-        curves.setdefault(str(ckey), []).append((float(x), float(y)))
+        infos = extra.get("infos") or [extra.get("info") or {}]
+        ckey = (extra.get("info") or infos[-1]).get("curve_key")
+        trials = []
+        for info in infos:
+            s = info.get("serving") or {}
+            if (s.get("errors") or 0) + (s.get("timeouts") or 0) == 0:
+                trials += _trial_pairs(info)
+        if ckey and trials:
+            curves.setdefault(str(ckey), []).append(_point(trials, floor))
     return curves
 
 
@@ -35,32 +86,66 @@ def pareto(points: list[tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
     return np.array(xs[::-1]), np.array(ys[::-1])
 
 
-def serving_at_equal_interactivity(a: Side, b: Side, tolerance: float = 0.05, levels: int = 5) -> list[dict]:
-    """Throughput per GPU of B over A at equal tokens/s per user, along each side's Pareto curve
-    (linear interpolation of the monotone envelope), at levels spread over the shared range.
-    Point estimates (one measurement per concurrency): the verdict uses the point alone. Points
-    with request errors or timeouts are left out of the curves."""
-    pa, pb = _serving_points(a), _serving_points(b)
+def _draws(points: list[tuple], rng: np.random.Generator, draws: int) -> tuple[np.ndarray, np.ndarray]:
+    p = np.array([pt[:4] for pt in points])
+    xs = np.exp(p[:, 0] + p[:, 2] * rng.standard_normal((draws, len(p))))
+    ys = np.exp(p[:, 1] + p[:, 3] * rng.standard_normal((draws, len(p))))
+    return xs, ys
+
+
+def _curve_at(xs: np.ndarray, ys: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """Pareto-interpolated throughput at each level, per draw (rows)."""
+    out = np.empty((len(xs), len(levels)))
+    for d in range(len(xs)):
+        ex, ey = pareto(list(zip(xs[d].tolist(), ys[d].tolist(), strict=True)))
+        out[d] = np.interp(levels, ex, ey)
+    return out
+
+
+def serving_at_equal_interactivity(a: Side, b: Side, tolerance: float = 0.05, levels: int = 5,
+                                   floor: float | None = None, draws: int = DRAWS) -> list[dict]:
+    """Throughput per GPU of B over A at equal tokens/s per user (see the module notes): one
+    entry per curve key and level, with ratio, ci_low, ci_high, verdict and how many trials
+    back each side's points."""
+    from gpuparity.results.figure import run_spread_default
+
+    floor = run_spread_default() if floor is None else floor
+    pa, pb = _serving_points(a, floor), _serving_points(b, floor)
+    rng = np.random.default_rng(SEED)
     out = []
     for ckey in sorted(set(pa) & set(pb)):
-        xa, ya = pareto(pa[ckey])
-        xb, yb = pareto(pb[ckey])
+        xa, ya = pareto([(math.exp(p[0]), math.exp(p[1])) for p in pa[ckey]])
+        xb, yb = pareto([(math.exp(p[0]), math.exp(p[1])) for p in pb[ckey]])
         lo, hi = max(xa[0], xb[0]), min(xa[-1], xb[-1])
         if not (lo > 0 and hi >= lo):
-            out.append({"curve_key": ckey, "interactivity": None, "note": "interactivity ranges do not overlap"})
+            out.append({"curve_key": ckey, "interactivity": None, "ratio": None, "ci_low": None, "ci_high": None,
+                        "verdict": "inconclusive", "note": "interactivity ranges do not overlap"})
             continue
-        for x in (np.unique(np.geomspace(lo, hi, levels)) if hi > lo else [lo]):
+        at = np.unique(np.geomspace(lo, hi, levels)) if hi > lo else np.array([lo])
+        ratio_draws = _curve_at(*_draws(pb[ckey], rng, draws), at) / _curve_at(*_draws(pa[ckey], rng, draws), at)
+        basis = {side: ("trials" if all(p[4] >= 2 for p in pts) else
+                        f"single trial + assumed {100 * floor:g}% run-to-run spread")
+                 for side, pts in (("a", pa[ckey]), ("b", pb[ckey]))}
+        for j, x in enumerate(at.tolist()):
             ta, tb = float(np.interp(x, xa, ya)), float(np.interp(x, xb, yb))
             ratio = tb / ta if ta > 0 else None
-            out.append({"curve_key": ckey, "interactivity": float(x), "a_throughput": ta, "b_throughput": tb,
-                        "ratio": ratio, "verdict": verdict(ratio, ratio, tolerance) if ratio else "inconclusive"})
+            ci_lo, ci_hi = (float(v) for v in np.percentile(ratio_draws[:, j], [2.5, 97.5]))
+            out.append({"curve_key": ckey, "interactivity": x, "a_throughput": ta, "b_throughput": tb,
+                        "ratio": ratio, "ci_low": ci_lo, "ci_high": ci_hi,
+                        "verdict": verdict(ci_lo, ci_hi, tolerance) if ratio else "inconclusive",
+                        "a_points": len(pa[ckey]), "b_points": len(pb[ckey]),
+                        "a_trials": sum(p[4] for p in pa[ckey]), "b_trials": sum(p[4] for p in pb[ckey]),
+                        "ci_basis": basis})
     return out
 
 
 def serving_curves(side: Side) -> dict[str, dict]:
-    """Raw points and the Pareto envelope per curve key (for plots)."""
+    """Point estimates and the Pareto envelope per curve key (for plots)."""
+    from gpuparity.results.figure import run_spread_default
+
     out = {}
-    for ckey, pts in _serving_points(side).items():
-        xs, ys = pareto(pts)
-        out[ckey] = {"points": sorted(pts), "pareto": [[x, y] for x, y in zip(xs.tolist(), ys.tolist(), strict=True)]}
+    for ckey, pts in _serving_points(side, run_spread_default()).items():
+        raw = [(math.exp(p[0]), math.exp(p[1])) for p in pts]
+        xs, ys = pareto(raw)
+        out[ckey] = {"points": sorted(raw), "pareto": [[x, y] for x, y in zip(xs.tolist(), ys.tolist(), strict=True)]}
     return out

@@ -1,4 +1,6 @@
-"""`gpuparity export RUN -o FILE`: the run document as JSON, to carry to another machine."""
+"""`gpuparity export RUN -o FILE`: the run document as JSON, to carry to another machine;
+`--requests`: the serving benchmark's per-request records (JSON or CSV) instead, from which
+every figure of a serving point can be redone."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from typing import Optional
 import typer
 
 from gpuparity.cli.common import db_option
+from gpuparity.errors import UserError
 
 
 def register(app: typer.Typer) -> None:
@@ -15,17 +18,53 @@ def register(app: typer.Typer) -> None:
     def export(
         run: str = typer.Argument(..., help="Run id, a unique prefix, or 'latest'."),
         output: str = typer.Option(..., "--output", "-o", help="File to write ('-' for stdout)."),
+        requests: bool = typer.Option(False, "--requests", help="Serving per-request records instead of the run."),
+        fmt: Optional[str] = typer.Option(None, "--format", "-f",
+                                          help="json | csv (--requests only; default: from the file name)."),
         db: Optional[str] = db_option(),
     ) -> None:
-        """Write a stored run as a JSON document."""
+        """Write a stored run as a JSON document (or its serving requests as JSON / CSV)."""
         from gpuparity.results.store import Store
 
         with Store(db) as store:
             doc = store.get_run(run)
-        text = json.dumps(doc, indent=1)
-        if output == "-":
-            print(text)
-        else:
-            with open(output, "w") as fh:
-                fh.write(text)
-            typer.echo(f"wrote {output} ({len(doc['results'])} results)", err=True)
+        if not requests:
+            if fmt not in (None, "json"):
+                raise UserError("--format csv goes with --requests; a run document is JSON")
+            _write(output, json.dumps(doc, indent=1), f"{len(doc['results'])} results")
+            return
+        from gpuparity.workloads.serving_summary import exported_requests
+
+        rows = exported_requests(doc)
+        if not rows:
+            raise UserError(f"run {doc['run_id']} has no serving requests to export")
+        kind = fmt or ("csv" if output.endswith(".csv") else "json")
+        if kind not in ("json", "csv"):
+            raise UserError(f"--format {fmt}: use json or csv")
+        _write(output, _csv(rows) if kind == "csv" else json.dumps(rows, indent=1), f"{len(rows)} requests")
+
+
+def _csv(rows: list[dict]) -> str:
+    """One line per request; itl_us as microseconds separated by spaces."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: " ".join(map(str, v)) if isinstance(v, list) else ("" if v is None else v)
+                         for k, v in row.items()})
+    return buf.getvalue()
+
+
+def _write(output: str, text: str, what: str) -> None:
+    if output == "-":
+        print(text)
+        return
+    try:
+        with open(output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise UserError(f"cannot write {output}: {exc.strerror}") from None
+    typer.echo(f"wrote {output} ({what})", err=True)

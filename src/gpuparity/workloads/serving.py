@@ -1,372 +1,513 @@
-"""Serving benchmark: a streaming client for any OpenAI-compatible server (vLLM, SGLang, TensorRT-LLM,
-llama.cpp's server, `python -m gpuparity.serving_server`).
+"""Serving benchmark: a streaming client for any OpenAI-compatible server (vLLM, SGLang,
+TensorRT-LLM, llama.cpp's server, `transformers serve`, `python -m gpuparity.serving_server`),
+measuring what `vllm bench serve` measures, one result per sweep point.
 
-    gpuparity run serving --set url=http://127.0.0.1:8000/v1 --set model=NAME
-        [--set concurrency=1,4,16 | --set request_rate=1,4,inf] [--set input_len=128,output_len=128]
-        [--set gpus=N] [--set slo_ttft_ms=500 --set slo_tpot_ms=50] [--set endpoint=chat]
+    gpuparity run serving --set url=http://127.0.0.1:8000/v1 [--set model=NAME]
+        --set concurrency=1,4,16 | --set request_rate=2,8,inf [--set max_concurrency=64 --set burstiness=1]
+        [--set input_len=1024,8192 --set output_len=1024] [--set dataset=random|sharegpt|prefix]
+        [--set ignore_eos=true] [--set percentiles=50,90,99] [--set slo_ttft_ms=500 --set slo_tpot_ms=50]
+        [--set gpus=8] [--set warmup=2] [--set endpoint=chat]
 
-Random prompts of `input_len` words (about one token each; `--set tokenizer=PATH` makes them
-exact token counts), `max_tokens=output_len` with ignore_eos. A sweep point is either a closed loop
-of `concurrency` clients or Poisson arrivals at `request_rate` requests/s. Per request: TTFT (first
-streamed chunk), ITL (gaps between chunks), TPOT ((e2e - TTFT) / (output tokens - 1)), end to end.
-One result per point; metric = output tokens/s per GPU. Server errors and timeouts are counted,
-never dropped; a point where every request failed is a failed result with the first error.
+Sweeps: every value of input_len x output_len x (concurrency or request_rate) is a point. A
+point is a closed loop of `concurrency` clients, or arrivals at `request_rate` req/s (gamma
+gaps of shape `burstiness`, 1 = Poisson; inf = all at once) capped at `max_concurrency` in
+flight, or a ramp (`ramp_up=linear|exponential`, `ramp_start_rps`, `ramp_end_rps`). `warmup`
+requests run before timing and are not counted. `num_prompts` defaults to 10 x concurrency.
+Prompts (workloads/serving_datasets.py) come from the served model's tokenizer where one is on
+this machine (`--set tokenizer=` names one); they change from trial to trial (prefix caches
+cannot carry over). `ignore_eos` is off by default, as in vLLM's client; a server that refuses
+it is named in the errors. Deadlines: `timeout_s` per request (overall), `point_timeout_s` per
+point; caps: `max_response_mb` per response, max_tokens + 16 pieces per stream. Every request
+is accounted for; a point where every request failed is a failed result.
 
-Metric samples (what comparisons bootstrap over): per request, its own output rate times the mean
-number of requests in flight (sum of e2e / wall time), per GPU, rescaled so that their mean is the
-measured aggregate rate: their spread reflects how uneven the requests were.
+Result key (params): dataset (+ file digest or prefix shape), input_len, output_len, endpoint,
+ignore_eos, the load (concurrency | request_rate [+ max_concurrency, burstiness] | ramp),
+num_prompts, seed. Not the server's model alias: two servers naming one model differently
+compare. The alias, /v1/models and identity headers (server, x-powered-by, ...) go into info.
+
+Data contract (what `show`, the report and `compare` read; names are stable):
+- metric: value = output tokens / the point's duration / gpus ("tokens", unit tokens/s/GPU),
+  log_se = the within-trial standard error of its log (serving_summary: delta method over
+  requests); trials combine as every result's (results/figure.py).
+- samples: the completed requests' E2E latencies in seconds; summary: their summary, with
+  rel_noise = the throughput's relative 95% half-width (what stability flags read).
+- derived: tokens_per_s (all GPUs), interactivity, ttft_ms / tpot_ms / itl_ms / e2el_ms (medians).
+- info.curve_key: the points of one curve (same workload, all but the load) share it.
+- info.serving: the point's summary (serving_summary.summarize_point): completed, failed,
+  errors, timeouts, duration_s, request_throughput, input/output/total_throughput and
+  *_per_gpu, throughput_per_gpu (== metric value), interactivity (tok/s/user),
+  ttft_ms / tpot_ms / itl_ms / e2el_ms ({mean, median, std, p<q>...}), goodput ({slos, ...} or
+  None), usage (server usage vs client counts), error_kinds, log_se, interactivity_log_se,
+  warmup, and trials (each trial's summary; across trials the latencies are pooled over
+  requests and each rate is the geometric mean of the trials').
+- info.requests: per-request rows (serving_summary.request_rows), from which every figure above
+  can be redone; `gpuparity export RUN --requests -o reqs.csv` writes them.
+- info.table: the summary in `vllm bench serve` order, printed by `show`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 import math
-import random
+import os
 import time
+from collections import Counter
 from dataclasses import dataclass, field
+from itertools import product
 
 from gpuparity.errors import UserError
-from gpuparity.results.schema import mark, new_result
-from gpuparity.workloads.base import Context, Workload, telemetry_window
+from gpuparity.results.schema import canonical, mark, new_result
+from gpuparity.workloads.base import Context, Workload, merge_trials, telemetry_window
 from gpuparity.workloads.llm import int_list
 
-WORDS = ("the of and to in is you that it he was for on are as with his they at be this have from or one "
-         "had by word but not what all were we when your can said there use an each which she do how their "
-         "if will up other about out many then them these so some her would make like him into time has "
-         "look two more write go see number no way could people my than first water been call who oil its "
-         "now find long down day did get come made may part").split()
+AXES = {
+    "url": "http://HOST:PORT/v1 (required)",
+    "model": "name to send (default: the first of /v1/models)",
+    "endpoint": "completions | chat",
+    "dataset": "random | sharegpt | prefix",
+    "dataset_path": "ShareGPT-format JSON file",
+    "input_len": "prompt tokens, e.g. 1024,8192 (random, prefix)",
+    "output_len": "max_tokens, e.g. 1024 (sharegpt: from the replies unless set)",
+    "range_ratio": "lengths uniform in len*[1-r, 1+r] (default 0)",
+    "prefix_len": "shared prefix tokens (dataset=prefix)",
+    "num_prefixes": "distinct prefixes (dataset=prefix, default 4)",
+    "concurrency": "closed-loop clients, e.g. 1,4,16",
+    "request_rate": "req/s, e.g. 2,8,inf",
+    "max_concurrency": "cap on requests in flight with request_rate",
+    "burstiness": "gamma shape of arrival gaps (1 = Poisson)",
+    "ramp_up": "linear | exponential request-rate ramp",
+    "ramp_start_rps": "ramp start rate",
+    "ramp_end_rps": "ramp end rate",
+    "num_prompts": "requests per point (default 10 x concurrency)",
+    "warmup": "uncounted requests before timing (default 2)",
+    "ignore_eos": "true | false (default false)",
+    "tokenizer": "PATH | NAME | none (default: the served model's, where on this machine)",
+    "percentiles": "e.g. 50,90,99",
+    "slo_ttft_ms": "goodput SLO",
+    "slo_tpot_ms": "goodput SLO",
+    "slo_e2el_ms": "goodput SLO",
+    "gpus": "GPUs behind the server, for per-GPU figures",
+    "seed": "prompt seed (default 0)",
+    "temperature": "sampling temperature (default 0: greedy)",
+    "timeout_s": "overall deadline per request",
+    "point_timeout_s": "overall deadline per point",
+    "max_response_mb": "cap on one response's bytes",
+}
+DATASETS = ("random", "sharegpt", "prefix")
+DEFAULT_LEN = 128
+DEFAULT_WARMUP = 2
 
 
-@dataclass
-class Record:
-    ok: bool = False
-    error: str | None = None
-    timeout: bool = False
-    ttft: float | None = None
-    e2e: float | None = None
-    itl: list[float] = field(default_factory=list)
-    out_tokens: int = 0
-    prompt_tokens: int | None = None
-
-    @property
-    def tpot(self) -> float | None:
-        if self.ok and self.out_tokens > 1:
-            return (self.e2e - self.ttft) / (self.out_tokens - 1)
-        return None
+def _one(o: dict, key: str, kind, default, lo=None, hi=None):
+    raw = o.get(key)
+    if raw in (None, ""):
+        return default
+    try:
+        value = kind(str(raw))
+    except ValueError:
+        raise UserError(f"--set {key}= takes a {kind.__name__}, got '{raw}'") from None
+    if isinstance(value, float) and not math.isfinite(value):
+        raise UserError(f"--set {key}= takes a finite number, got '{raw}'")
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        raise UserError(f"--set {key}={raw} is out of range ({lo if lo is not None else '-inf'}.."
+                        f"{hi if hi is not None else 'inf'})")
+    return value
 
 
-def float_list(options: dict, key: str) -> list[float]:
-    raw = options.get(key)
+def _bool(o: dict, key: str, default: bool) -> bool:
+    raw = str(o.get(key, "")).strip().lower()
+    if raw == "":
+        return default
+    if raw not in ("true", "false", "1", "0", "yes", "no"):
+        raise UserError(f"--set {key}= takes true or false, got '{o[key]}'")
+    return raw in ("true", "1", "yes")
+
+
+def float_list(o: dict, key: str) -> list[float]:
+    raw = o.get(key)
     try:
         values = [float(v) for v in str(raw).split(",") if v.strip()]
     except ValueError:
         raise UserError(f"--set {key}= takes numbers (or inf) separated by commas, got '{raw}'") from None
-    if not values or any(v <= 0 for v in values):
+    if not values or any(not v > 0 for v in values):
         raise UserError(f"--set {key}= needs numbers > 0, got '{raw}'")
     return values
+
+
+@dataclass
+class Settings:
+    """The --set values that shape how a point is run but not what it is (not in the key)."""
+
+    url: str
+    model: str | None
+    tokenizer: str | None
+    gpus: int
+    warmup: int
+    percentiles: tuple
+    slos: dict
+    temperature: float
+    timeout_s: float | None
+    point_timeout_s: float | None
+    max_bytes: int | None
+    seed: int
+    dataset_path: str | None
+
+    @classmethod
+    def from_options(cls, o: dict) -> "Settings":
+        url = str(o.get("url") or "").strip().rstrip("/")
+        if not url:
+            raise UserError("serving needs a running server: --set url=http://HOST:PORT/v1 [--set model=NAME]")
+        if not url.startswith(("http://", "https://")):
+            raise UserError(f"--set url={url}: give an http:// or https:// base URL, e.g. http://127.0.0.1:8000/v1")
+        pct = tuple(sorted(set(float_list(o, "percentiles")))) if o.get("percentiles") else (50.0, 90.0, 99.0)
+        if any(q > 100 for q in pct):
+            raise UserError("--set percentiles= takes values in (0, 100]")
+        slos = {name: _one(o, f"slo_{name}_ms", float, None, lo=0.0) for name in ("ttft", "tpot", "e2el")}
+        mb = _one(o, "max_response_mb", float, None, lo=0.001)
+        return cls(url=url, model=o.get("model") or None, tokenizer=o.get("tokenizer") or None,
+                   gpus=_one(o, "gpus", int, 1, lo=1), warmup=_one(o, "warmup", int, DEFAULT_WARMUP, lo=0, hi=10_000),
+                   percentiles=pct, slos={k: v for k, v in slos.items() if v is not None},
+                   temperature=_one(o, "temperature", float, 0.0, lo=0.0, hi=100.0),
+                   timeout_s=_one(o, "timeout_s", float, None, lo=0.01),
+                   point_timeout_s=_one(o, "point_timeout_s", float, None, lo=0.01),
+                   max_bytes=int(mb * 2**20) if mb else None, seed=_one(o, "seed", int, 0),
+                   dataset_path=o.get("dataset_path") or None)
+
+
+@dataclass
+class Server:
+    model: str                      # the name sent in requests
+    models: list = field(default_factory=list)
+    identity: dict = field(default_factory=dict)
+    tokenizer: object = None        # serving_datasets.Tokenizer or None
+    note: str | None = None
+
+
+def auth_headers() -> dict:
+    """OPENAI_API_KEY, as vLLM's client reads it (sent, never stored)."""
+    key = os.environ.get("OPENAI_API_KEY")
+    return {"Authorization": f"Bearer {key}"} if key else {}
 
 
 class Serving(Workload):
     name = "serving"
     category = "serving"
-    description = "Streaming client for OpenAI-compatible servers: TTFT/TPOT/ITL, throughput per GPU, goodput"
-    axes = {"url": "http://HOST:PORT/v1 (required)", "model": "served model name", "concurrency": "1,4,16",
-            "request_rate": "req/s (Poisson), inf", "input_len,output_len": "tokens", "num_prompts": "per point",
-            "gpus": "for per-GPU figures", "slo_ttft_ms,slo_tpot_ms": "goodput SLOs", "endpoint": "completions | chat"}
+    description = "Streaming client for OpenAI-compatible servers: vllm-bench-serve summary, goodput, per-GPU throughput"
+    axes = AXES
     suites = ()  # needs a server the user started: runs only when named with --set url=
+    timeout_s = 86400.0  # the runner's watchdog: each point already ends at its own deadline (point_timeout_s)
 
     def __init__(self):
-        self._rows: dict[str, list[list[str]]] = {}
-        self._last: dict[str, dict] = {}
+        self._servers: dict[tuple, Server] = {}
+        self._sharegpt: dict[str, list] = {}
+        self._calls: Counter = Counter()
+
+    # -- the plan ------------------------------------------------------------------------------
+    def server(self, st: Settings) -> Server:
+        """/v1/models (alias, identity) and the tokenizer, once per URL and model."""
+        import asyncio
+
+        from gpuparity.workloads.serving_client import fetch_models
+        from gpuparity.workloads.serving_datasets import load_tokenizer
+        from gpuparity.workloads.serving_wire import ProtocolError
+
+        key = (st.url, st.model, st.tokenizer)
+        if key in self._servers:
+            return self._servers[key]
+        wait = min(st.timeout_s or 30.0, 30.0)
+        try:
+            cards, identity = asyncio.run(fetch_models(st.url, wait, auth_headers()))
+            note = None
+        except ProtocolError as exc:
+            if not st.model:
+                raise UserError(f"could not list models at {st.url}/models ({exc}): pass --set model=NAME") from None
+            cards, identity, note = [], {}, f"/models not read: {exc}"
+        model = st.model or cards[0].id
+        server = Server(model=model, models=[{"id": c.id, "owned_by": c.owned_by} for c in cards[:20]],
+                        identity=identity, tokenizer=load_tokenizer(st.tokenizer, model), note=note)
+        self._servers[key] = server
+        return server
 
     def cases(self, suite: str, ctx: Context) -> list[dict]:
+        from gpuparity.workloads.serving_datasets import dataset_name, file_digest
+
         o = ctx.options
-        if not o.get("url"):
-            raise UserError("serving needs a running server: --set url=http://HOST:PORT/v1 [--set model=NAME]")
+        st = Settings.from_options(o)
         endpoint = o.get("endpoint", "completions")
         if endpoint not in ("completions", "chat"):
             raise UserError("--set endpoint= takes completions or chat")
-        model = o.get("model") or discover_model(o["url"])
-        base = dict(model=model, endpoint=endpoint, input_len=int_list(o, "input_len", [128])[0],
-                    output_len=int_list(o, "output_len", [128])[0], gpus=int_list(o, "gpus", [1])[0])
-        if o.get("request_rate"):
-            cap = int_list(o, "concurrency", [0])[0] if o.get("concurrency") else 0
-            # "inf" stays a string in params: run documents are strict JSON (no Infinity)
-            points = [dict(request_rate=r if math.isfinite(r) else "inf", max_concurrency=cap)
-                      for r in float_list(o, "request_rate")]
-            sizes = [cap or 16] * len(points)
-        else:
-            conc = int_list(o, "concurrency", [1, 4, 16])
-            points = [dict(concurrency=c) for c in conc]
-            sizes = conc
-        n_fixed = int_list(o, "num_prompts", [1])[0] if o.get("num_prompts") else None
-        cases = [dict(base, **p, num_prompts=n_fixed or max(8 * s, 32)) for p, s in zip(points, sizes, strict=True)]
-        self._rows, self._last = {}, {}
-        for c in cases:
-            self._last[curve_key(c)] = c
+        dataset = o.get("dataset", "random")
+        if dataset not in DATASETS:
+            raise UserError(f"--set dataset= takes {', '.join(DATASETS)}")
+        loads = self._loads(o)          # every setting is checked before the server is asked
+        ignore_eos = _bool(o, "ignore_eos", False)
+        ratio = _one(o, "range_ratio", float, 0.0, lo=0.0, hi=0.99)
+        prefix = (_one(o, "prefix_len", int, None, lo=1), _one(o, "num_prefixes", int, 4, lo=1))
+        if dataset == "prefix" and prefix[0] is None:
+            raise UserError("--set dataset=prefix needs --set prefix_len=N (tokens shared by prompts)")
+        if dataset == "sharegpt" and not st.dataset_path:
+            raise UserError("--set dataset=sharegpt needs --set dataset_path=FILE (ShareGPT-format JSON)")
+        out_lens = int_list(o, "output_len", [DEFAULT_LEN]) if dataset != "sharegpt" or o.get("output_len") else [None]
+        lengths = list(product([None] if dataset == "sharegpt" else int_list(o, "input_len", [DEFAULT_LEN]), out_lens))
+        n_fixed = _one(o, "num_prompts", int, None, lo=1)
+        server = self.server(st)
+        base: dict = {"dataset": dataset_name(dataset, server.tokenizer), "endpoint": endpoint,
+                      "ignore_eos": ignore_eos, "seed": st.seed}
+        if dataset == "sharegpt":
+            base.update(dataset_file=os.path.basename(st.dataset_path), dataset_sha=file_digest(st.dataset_path))
+        if ratio:
+            base["range_ratio"] = ratio
+        if dataset == "prefix":
+            base.update(prefix_len=prefix[0], num_prefixes=prefix[1])
+        cases = []
+        for (i_len, o_len), (load, size) in product(lengths, loads):
+            p = dict(base)
+            if i_len is not None:
+                p["input_len"] = i_len
+            if o_len is not None:
+                p["output_len"] = o_len
+            cases.append(dict(p, **load, num_prompts=n_fixed or 10 * size))
         return cases
 
+    @staticmethod
+    def _loads(o: dict) -> list[tuple[dict, int]]:
+        """(load params, its parallelism for the default num_prompts) per point."""
+        cap = _one(o, "max_concurrency", int, 0, lo=1)
+        extra = {"max_concurrency": cap} if cap else {}
+        burst = _one(o, "burstiness", float, 1.0, lo=0.01)
+        if burst != 1.0:
+            extra["burstiness"] = burst
+        if o.get("ramp_up"):
+            if o["ramp_up"] not in ("linear", "exponential"):
+                raise UserError("--set ramp_up= takes linear or exponential")
+            lo, hi = (_one(o, k, float, None, lo=1e-6) for k in ("ramp_start_rps", "ramp_end_rps"))
+            if lo is None or hi is None:
+                raise UserError("--set ramp_up= needs --set ramp_start_rps=R --set ramp_end_rps=R")
+            return [(dict(ramp_up=o["ramp_up"], ramp_start_rps=lo, ramp_end_rps=hi, **extra), cap or 10)]
+        if o.get("request_rate"):
+            if o.get("concurrency"):
+                raise UserError("--set concurrency= and request_rate= exclude each other: "
+                                "cap a rate with --set max_concurrency=N")
+            # "inf" stays a string in params: run documents are strict JSON (no Infinity)
+            return [(dict(request_rate=r if math.isfinite(r) else "inf", **extra), cap or 10)
+                    for r in float_list(o, "request_rate")]
+        if extra:
+            raise UserError("--set max_concurrency= / burstiness= go with --set request_rate=")
+        return [({"concurrency": c}, c) for c in int_list(o, "concurrency", [1, 4, 16])]
+
+    def _prompts(self, params: dict, st: Settings, server: Server, trial: int, n: int) -> list:
+        import random
+
+        from gpuparity.workloads import serving_datasets as ds
+
+        rng = random.Random(f"{canonical(params)}:{trial}")
+        tok = server.tokenizer
+        kind = params["dataset"].split("_")[0]
+        if kind == "sharegpt":
+            path = st.dataset_path
+            if path not in self._sharegpt:
+                self._sharegpt[path] = ds.load_sharegpt(path)
+            pairs = ds.sharegpt_prompts(rng, tok, self._sharegpt[path], n, params.get("output_len"))
+        elif kind == "prefix":
+            pairs = ds.prefix_prompts(rng, tok, n, params["input_len"], params["output_len"],
+                                      params["prefix_len"], params["num_prefixes"])
+        else:
+            pairs = ds.random_prompts(rng, tok, n, params["input_len"], params["output_len"],
+                                      params.get("range_ratio", 0.0))
+        return ds.as_prompts(pairs, params["endpoint"] == "chat", tok)
+
+    def plan(self, params: dict, st: Settings, server: Server, trial: int):
+        import random
+
+        from gpuparity.workloads.serving_client import PointPlan, arrival_times
+
+        n = params["num_prompts"]
+        prompts = self._prompts(params, st, server, trial, n + st.warmup)
+        measured, warm = prompts[:n], prompts[n:]
+        most = max(p.max_tokens for p in prompts)
+        timeout = st.timeout_s or 60.0 + 0.25 * most
+        rng = random.Random(f"arrivals:{canonical(params)}:{trial}")
+        ramp = (params["ramp_up"], params["ramp_start_rps"], params["ramp_end_rps"]) if params.get("ramp_up") else None
+        rate = params.get("request_rate")
+        arrivals = None
+        if "concurrency" not in params:
+            arrivals = arrival_times(n, math.inf if rate in (None, "inf") else float(rate),
+                                     params.get("burstiness", 1.0), rng, ramp)
+        plan = PointPlan(url=f"{st.url}/{'chat/completions' if params['endpoint'] == 'chat' else 'completions'}",
+                         model=server.model, prompts=measured, warmup=warm,
+                         concurrency=params.get("concurrency", 0), arrivals=arrivals,
+                         max_concurrency=params.get("max_concurrency", 0), ignore_eos=params["ignore_eos"],
+                         timeout_s=timeout, headers=auth_headers(), temperature=st.temperature,
+                         max_bytes=st.max_bytes or (1 << 20) + 4096 * most)
+        waves = math.ceil(n / plan.parallel) + math.ceil(len(warm) / plan.parallel) + 1
+        plan.point_timeout_s = st.point_timeout_s or timeout * waves + (arrivals[-1] if arrivals else 0.0)
+        return plan
+
+    # -- one trial -----------------------------------------------------------------------------
     def execute(self, params: dict, ctx: Context) -> dict:
-        import numpy as np
+        import asyncio
 
-        from gpuparity.measure.stats import bootstrap_ci, summarize
+        from gpuparity.workloads.serving_client import run_point
+        from gpuparity.workloads.serving_summary import load_label, request_rows, summarize_point
 
-        o = ctx.options
+        st = Settings.from_options(ctx.options)
+        server = self.server(st)
         result = new_result(self.name, self.category, params, None)
-        cfg = PointConfig.from_params(params, o)
-        result["info"].update(url=cfg.url, curve_key=curve_key(params), prompt_words=params["input_len"],
-                              tokenizer=o.get("tokenizer"))
+        self._calls[result["key"]] += 1
+        trial = getattr(ctx, "trial", None) or self._calls[result["key"]]
+        plan = self.plan(params, st, server, trial)
+        label = load_label(params)
+        progress = Progress(ctx, label, len(plan.prompts))
+        if plan.warmup:
+            ctx.say(f"{label}: {len(plan.warmup)} warm-up requests")
         with telemetry_window(ctx) as tele:  # power of this machine's GPUs, when the server runs here
-            records, wall = asyncio.run(run_point(cfg))
+            outcome = asyncio.run(run_point(plan, progress.done))
         result["telemetry"] = tele.get("result")
-        stats = point_stats(records, wall, params, o)
-        result["info"]["serving"] = stats
-        row = table_row(params, stats)
-        self._rows.setdefault(curve_key(params), []).append(row)
-        if self._last.get(curve_key(params)) == params:
-            result["info"]["table"] = {"title": curve_key(params), "columns": list(TABLE_COLUMNS),
-                                       "rows": self._rows[curve_key(params)]}
-        good = [r for r in records if r.ok]
-        if not good:
-            first = next((r.error for r in records if r.error), "every request timed out")
-            return mark(result, "failed", f"all {len(records)} requests failed "
-                        f"({stats['errors']} errors, {stats['timeouts']} timeouts); first: {first}")
-        e2e = [r.e2e for r in good]
-        in_flight = sum(e2e) / wall
-        rates = [r.out_tokens / r.e2e * in_flight / params["gpus"] for r in good]
-        value = stats["throughput_per_gpu"]
-        samples = [v * value / float(np.mean(rates)) for v in rates]  # scaled so their mean is the value
-        lo, hi = bootstrap_ci(samples, stat=np.mean)
-        result["samples"] = e2e
-        result["summary"] = summarize(e2e)
-        result["work"] = {"tokens": sum(r.out_tokens for r in good)}
-        result["metric"] = {"name": "tokens", "unit": "tokens/s/GPU", "value": value, "higher_is_better": True,
-                            "ci_low": lo, "ci_high": hi, "samples": samples}
-        result["derived"].update(tokens_per_s=value * params["gpus"], interactivity=stats["interactivity"],
-                                 ttft_s=stats["ttft_p50_s"], tpot_s=stats["tpot_p50_s"])
-        if stats["errors"] or stats["timeouts"]:
-            result["info"]["warning"] = f"{stats['errors']} errors, {stats['timeouts']} timeouts (not in throughput)"
-        return result
+        rows = request_rows(outcome.records, trial, token_counts(outcome.records, plan.prompts, server.tokenizer))
+        s = summarize_point(rows, st.gpus, st.percentiles, st.slos, getattr(server.tokenizer, "name", None))
+        s["warmup"] = {"requests": len(outcome.warmup), "completed": sum(r.ok for r in outcome.warmup)}
+        s["deadline_hit"] = outcome.deadline_hit
+        result["info"].update(
+            curve_key=curve_key(params), url=st.url, served_model=server.model, models=server.models,
+            server=server.identity or outcome.headers, server_note=server.note, trial_seed=trial,
+            timeout_s=plan.timeout_s, point_timeout_s=plan.point_timeout_s, max_response_bytes=plan.max_bytes,
+            serving=s, requests=rows)
+        return finish(result, s, params)
+
+    def merge_trials(self, trials: list[dict], ctx: Context) -> dict:
+        """The base merge (figure and CI over trials), then the point's summary over trials."""
+        from gpuparity.workloads.serving_summary import merge_summaries, summarize_point
+
+        merged = merge_trials(trials, ctx.spec)
+        infos = [t.get("info") or {} for t in trials]
+        summaries = [i["serving"] for i in infos if i.get("serving")]
+        if not summaries:
+            return merged
+        rows = [row for i in infos for row in i.get("requests") or []]
+        first = summaries[0]
+        slos = {k[:-3]: v for k, v in ((first.get("goodput") or {}).get("slos") or {}).items()}
+        pooled = summarize_point(rows, first["gpus"], first["percentiles"], slos, first["usage"]["tokenizer"])
+        metric = merged.get("metric") or {}
+        s = merge_summaries(summaries, pooled, metric.get("value") if merged["status"] == "ok" else None)
+        s["log_se"] = metric.get("log_se")
+        info = merged.setdefault("info", {})
+        info.update(serving=s, requests=rows)
+        table_of(merged, s)
+        if merged["status"] == "ok":
+            fill_derived(merged, s)
+        return merged
 
 
 def curve_key(params: dict) -> str:
-    return f"{params['model']} in={params['input_len']} out={params['output_len']} {params['endpoint']}"
+    """What a curve's points share: everything that defines the workload except the load."""
+    p = params
+    parts = [p["dataset"]]
+    if "dataset_sha" in p:
+        parts.append(f"{p['dataset_file']}@{p['dataset_sha']}")
+    if "input_len" in p:
+        parts.append(f"in={p['input_len']}")
+    parts.append(f"out={p.get('output_len', 'dataset')}")
+    if p.get("range_ratio"):
+        parts.append(f"range={p['range_ratio']:g}")
+    if "prefix_len" in p:
+        parts.append(f"prefix={p['prefix_len']}x{p['num_prefixes']}")
+    parts.append(p["endpoint"])
+    if p["ignore_eos"]:
+        parts.append("ignore_eos")
+    if "concurrency" not in p:
+        parts.append("ramp" if p.get("ramp_up") else "rate")
+        if p.get("max_concurrency"):
+            parts.append(f"cap={p['max_concurrency']}")
+        if p.get("burstiness"):
+            parts.append(f"burst={p['burstiness']:g}")
+    if p.get("seed"):
+        parts.append(f"seed={p['seed']}")
+    return " ".join(parts)
 
 
-@dataclass
-class PointConfig:
-    url: str
-    body: dict
-    num_prompts: int
-    concurrency: int          # closed loop clients; 0 in rate mode
-    rate: float               # requests/s for Poisson arrivals; 0 in closed-loop mode
-    max_concurrency: int      # cap in rate mode (0: none)
-    timeout_s: float
-    prompts: list = field(default_factory=list)
-
-    @classmethod
-    def from_params(cls, params: dict, options: dict) -> "PointConfig":
-        chat = params["endpoint"] == "chat"
-        url = options["url"].rstrip("/") + ("/chat/completions" if chat else "/completions")
-        body = {"model": params["model"], "max_tokens": params["output_len"], "stream": True,
-                "ignore_eos": True, "temperature": 0.0, "stream_options": {"include_usage": True}}
-        try:
-            timeout = float(options.get("timeout_s", 300))
-        except ValueError:
-            raise UserError("--set timeout_s= takes seconds") from None
-        rng = random.Random(int(options.get("seed", 0)) + params["input_len"])
-        prompts = make_prompts(rng, params["num_prompts"], params["input_len"], options.get("tokenizer"))
-        if chat:
-            prompts = [[{"role": "user", "content": p}] for p in prompts]
-        return cls(url=url, body=body, num_prompts=params["num_prompts"],
-                   concurrency=params.get("concurrency", 0), rate=float(params.get("request_rate", 0.0)),
-                   max_concurrency=params.get("max_concurrency", 0), timeout_s=timeout, prompts=prompts)
-
-
-def make_prompts(rng: random.Random, n: int, length: int, tokenizer: str | None) -> list:
-    """Random prompts: exact token counts with a tokenizer, else `length` common words (~1 token each)."""
-    if tokenizer:
-        from transformers import AutoTokenizer
-
-        tok = AutoTokenizer.from_pretrained(tokenizer)
-        vocab = tok.vocab_size
-        special = set(tok.all_special_ids)
-        return [tok.decode([t for t in (rng.randrange(vocab) for _ in range(length * 2)) if t not in special][:length])
-                for _ in range(n)]
-    return [" ".join(rng.choice(WORDS) for _ in range(length)) for _ in range(n)]
-
-
-def discover_model(url: str) -> str:
-    """The first model a server lists at /v1/models (so --set model= can be left out)."""
-    import httpx
-
-    try:
-        data = httpx.get(url.rstrip("/") + "/models", timeout=10).json()
-        return data["data"][0]["id"]
-    except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError):
-        raise UserError(f"could not list models at {url}/models: pass --set model=NAME") from None
-
-
-async def run_point(cfg: PointConfig) -> tuple[list[Record], float]:
-    import httpx
-
-    limit = cfg.concurrency or cfg.max_concurrency or cfg.num_prompts
-    limits = httpx.Limits(max_connections=limit, max_keepalive_connections=limit)
-    timeout = httpx.Timeout(cfg.timeout_s, connect=min(cfg.timeout_s, 10.0))
-    records: list[Record] = []
-    t0 = time.perf_counter()
-    async with httpx.AsyncClient(limits=limits, timeout=timeout) as client:
-        if cfg.concurrency:
-            queue = list(range(cfg.num_prompts))
-
-            async def worker():
-                while queue:
-                    records.append(await one_request(client, cfg, cfg.prompts[queue.pop(0)]))
-
-            await asyncio.gather(*(worker() for _ in range(min(cfg.concurrency, cfg.num_prompts))))
-        else:
-            rng = random.Random(1)
-            sem = asyncio.Semaphore(cfg.max_concurrency or cfg.num_prompts)
-
-            async def limited(prompt):
-                async with sem:
-                    records.append(await one_request(client, cfg, prompt))
-
-            tasks = []
-            for prompt in cfg.prompts:
-                tasks.append(asyncio.create_task(limited(prompt)))
-                if not math.isinf(cfg.rate):
-                    await asyncio.sleep(rng.expovariate(cfg.rate))
-            await asyncio.gather(*tasks)
-    return records, time.perf_counter() - t0
-
-
-async def one_request(client, cfg: PointConfig, prompt) -> Record:
-    import httpx
-
-    body = dict(cfg.body, **({"messages": prompt} if isinstance(prompt, list) else {"prompt": prompt}))
-    rec = Record()
-    chunks, done, last = 0, False, None
-    t0 = time.perf_counter()
-    try:
-        async with client.stream("POST", cfg.url, json=body) as resp:
-            if resp.status_code != 200:
-                text = (await resp.aread()).decode(errors="replace")[:200]
-                rec.error = f"HTTP {resp.status_code}: {text}"
-                return rec
-            async for line in resp.aiter_lines():
-                if not line.startswith("data:"):
-                    continue
-                data = line[5:].strip()
-                if data == "[DONE]":
-                    done = True
-                    break
-                obj = json.loads(data)
-                if obj.get("error"):
-                    rec.error = f"server error: {str(obj['error'])[:200]}"
-                    return rec
-                if obj.get("usage"):
-                    rec.out_tokens = obj["usage"].get("completion_tokens") or 0
-                    rec.prompt_tokens = obj["usage"].get("prompt_tokens")
-                for choice in obj.get("choices") or []:
-                    piece = choice.get("text")
-                    if piece is None:
-                        piece = (choice.get("delta") or {}).get("content")
-                    if piece:
-                        now = time.perf_counter()
-                        if last is None:
-                            rec.ttft = now - t0
-                        else:
-                            rec.itl.append(now - last)
-                        last = now
-                        chunks += 1
-                    if choice.get("finish_reason"):
-                        done = True
-    except httpx.TimeoutException:
-        rec.timeout = True
-        rec.error = f"timed out after {cfg.timeout_s:g} s"
-        return rec
-    except (httpx.HTTPError, OSError, ValueError) as exc:
-        rec.error = f"{type(exc).__name__}: {str(exc)[:200]}"
-        return rec
-    rec.e2e = time.perf_counter() - t0
-    rec.out_tokens = rec.out_tokens or chunks
-    if not done:
-        rec.error = "stream ended before the last chunk"
-    elif rec.ttft is None:
-        rec.error = "no tokens streamed"
-    else:
-        rec.ok = True
-    return rec
-
-
-def _pcts(values: list[float], name: str) -> dict:
-    import numpy as np
-
-    if not values:
-        return {f"{name}_{p}_s": None for p in ("mean", "p50", "p90", "p99")}
-    x = np.asarray(values, dtype=float)
-    out = {f"{name}_mean_s": float(x.mean())}
-    out.update({f"{name}_p{q}_s": float(np.percentile(x, q)) for q in (50, 90, 99)})
+def token_counts(records, prompts, tokenizer) -> list[dict]:
+    """Per record: the token figures of its export row. Output: the server's usage where it sent
+    one, else the client's count (tokenizer, or streamed pieces without one); input: the
+    client's count (as vLLM), else the server's, else the prompt's words (estimated)."""
+    out = []
+    for rec, prompt in zip(records, prompts, strict=True):
+        s_in = rec.usage.prompt_tokens if rec.usage else None
+        s_out = rec.usage.completion_tokens if rec.usage else None
+        c_in = prompt.tokens
+        c_out = tokenizer.count_output(rec.text) if tokenizer is not None and rec.ok else rec.pieces
+        tin = c_in if c_in is not None else s_in
+        words = len((prompt.body if isinstance(prompt.body, str) else " ".join(m["content"] for m in prompt.body)).split())
+        out.append({"input_tokens": tin if tin is not None else words,
+                    "output_tokens": s_out if s_out is not None else c_out, "input_estimated": tin is None,
+                    "server_input_tokens": s_in, "server_output_tokens": s_out,
+                    "client_input_tokens": c_in, "client_output_tokens": c_out})
     return out
 
 
-def point_stats(records: list[Record], wall: float, params: dict, options: dict) -> dict:
-    import numpy as np
+class Progress:
+    """Live status of a point through ctx.say: requests done/failed, throughput so far, ETA."""
 
-    good = [r for r in records if r.ok]
-    gpus = params["gpus"]
-    out_tokens = sum(r.out_tokens for r in good)
-    prompt_known = all(r.prompt_tokens is not None for r in good)
-    prompt_tokens = sum((r.prompt_tokens if prompt_known else params["input_len"]) for r in good)
-    tpots = [r.tpot for r in good if r.tpot]
-    stats = {
-        "requests": len(records), "completed": len(good),
-        "errors": sum(1 for r in records if r.error and not r.timeout),
-        "timeouts": sum(1 for r in records if r.timeout),
-        "duration_s": wall,
-        "throughput_per_gpu": out_tokens / wall / gpus,
-        "total_throughput_per_gpu": (out_tokens + prompt_tokens) / wall / gpus,
-        "prompt_tokens_estimated": not prompt_known,
-        "request_throughput": len(good) / wall,
-        "interactivity": float(np.median([1.0 / t for t in tpots])) if tpots else None,
-        "mean_output_tokens": out_tokens / len(good) if good else 0,
-        "mean_prompt_tokens": prompt_tokens / len(good) if good else 0,
-    }
-    for name, values in (("ttft", [r.ttft for r in good]), ("tpot", tpots),
-                         ("itl", [g for r in good for g in r.itl]), ("e2e", [r.e2e for r in good])):
-        stats.update(_pcts(values, name))
-    slo_ttft, slo_tpot = options.get("slo_ttft_ms"), options.get("slo_tpot_ms")
-    stats["goodput"] = None  # without SLOs (--set slo_ttft_ms= / slo_tpot_ms=) there is no goodput
-    if slo_ttft or slo_tpot:
-        try:
-            t_lim = float(slo_ttft) / 1e3 if slo_ttft else math.inf
-            p_lim = float(slo_tpot) / 1e3 if slo_tpot else math.inf
-        except ValueError:
-            raise UserError("--set slo_ttft_ms= / slo_tpot_ms= take milliseconds") from None
-        met = [r for r in good if r.ttft <= t_lim and (r.tpot or 0.0) <= p_lim]
-        stats["goodput"] = {"slo_ttft_ms": slo_ttft and float(slo_ttft), "slo_tpot_ms": slo_tpot and float(slo_tpot),
-                            "requests_per_s": len(met) / wall, "fraction": len(met) / len(records) if records else 0.0,
-                            "tokens_per_s_per_gpu": sum(r.out_tokens for r in met) / wall / gpus}
-    return stats
+    def __init__(self, ctx: Context, label: str, total: int):
+        self.ctx, self.label, self.total = ctx, label, total
+        self.done_n = self.failed = self.pieces = 0
+        self.t0 = time.perf_counter()
+        self.last = 0.0
+
+    def done(self, rec) -> None:
+        self.done_n += 1
+        self.failed += not rec.ok
+        self.pieces += rec.pieces if rec.ok else 0
+        now = time.perf_counter()
+        if now - self.last < 0.25 and self.done_n < self.total:
+            return
+        self.last = now
+        elapsed = now - self.t0
+        eta = elapsed / self.done_n * (self.total - self.done_n)
+        self.ctx.say(f"{self.label}: {self.done_n}/{self.total} done, {self.failed} failed, "
+                     f"{self.pieces / elapsed:.1f} tok/s, ETA {eta:.0f} s")
 
 
-TABLE_COLUMNS = ("load", "requests", "errors", "timeouts", "out tok/s/GPU", "total tok/s/GPU", "tok/s/user",
-                 "TTFT p50 ms", "TTFT p99 ms", "TPOT p50 ms", "ITL p50 ms", "E2E p50 s", "goodput")
+def table_of(result: dict, s: dict) -> None:
+    from gpuparity.workloads.serving_summary import load_label, summary_table
+
+    metric = result.get("metric") or {}
+    title = f"{result['info']['curve_key']} {load_label(result['params'])}"
+    result["info"]["table"] = summary_table(title, s, (metric.get("ci_low"), metric.get("ci_high")))
 
 
-def table_row(params: dict, s: dict) -> list[str]:
-    def ms(v):
-        return "" if v is None else f"{v * 1e3:.1f}"
+def fill_derived(result: dict, s: dict) -> None:
+    result["derived"] = {
+        "tokens_per_s": result["metric"]["value"] * s["gpus"], "interactivity": s["interactivity"],
+        **{f"{lat}_ms": s[f"{lat}_ms"]["median"] for lat in ("ttft", "tpot", "itl", "e2el")}}
 
-    load = f"c={params['concurrency']}" if "concurrency" in params else f"rate={float(params['request_rate']):g}/s"
-    good = s.get("goodput")
-    return [load, str(s["requests"]), str(s["errors"]), str(s["timeouts"]), f"{s['throughput_per_gpu']:.1f}",
-            f"{s['total_throughput_per_gpu']:.1f}", "" if s["interactivity"] is None else f"{s['interactivity']:.1f}",
-            ms(s["ttft_p50_s"]), ms(s["ttft_p99_s"]), ms(s["tpot_p50_s"]), ms(s["itl_p50_s"]),
-            "" if s["e2e_p50_s"] is None else f"{s['e2e_p50_s']:.2f}",
-            "" if not good else f"{100 * good['fraction']:.0f}%"]
+
+def finish(result: dict, s: dict, params: dict) -> dict:
+    """Figure, samples and status of one trial from its summary."""
+    from gpuparity.measure.stats import summarize
+    from gpuparity.results.figure import LEVEL, set_metric
+
+    rows = result["info"]["requests"]
+    if not s["completed"]:
+        table_of(result, s)
+        first = s["error_kinds"][0]["error"] if s["error_kinds"] else "no request was sent"
+        return mark(result, "failed", f"all {s['requests']} requests failed "
+                    f"({s['errors']} errors, {s['timeouts']} timeouts); first: {first}")
+    set_metric(result, "tokens", s["throughput_per_gpu"], s["log_se"])
+    result["metric"]["unit"] = "tokens/s/GPU"
+    e2el = [(r["end_us"] - r["start_us"]) / 1e6 for r in rows if r["ok"]]
+    result["samples"] = e2el
+    summary = summarize(e2el)
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(1 - (1 - LEVEL) / 2)
+    summary.update(of="E2E latency (s)", rel_noise=math.expm1(z * s["log_se"]) if s["log_se"] is not None
+                   else summary["rel_noise"])
+    result["summary"] = summary
+    fill_derived(result, s)
+    table_of(result, s)
+    if s["failed"]:
+        result["info"]["warning"] = (f"{s['errors']} errors, {s['timeouts']} timeouts of {s['requests']} requests "
+                                     f"(not in the throughput); first: {s['error_kinds'][0]['error']}")
+    return result
 
 
 WORKLOADS = [Serving()]

@@ -1,0 +1,102 @@
+"""A misbehaving server (the project's own, --faults, on loopback): every serving point ends
+within its deadline with every request counted, and nothing unstorable is kept."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from serving_fixtures import CONTROL, run_points, start_own, stop
+
+from gpuparity.serving_server import FAULTS, MALFORMED
+
+
+@pytest.fixture(scope="module")
+def fault_base(tmp_path_factory):
+    proc, url = start_own(tmp_path_factory.mktemp("faults"), "faults", "--model", "none", "--faults")
+    yield url.rsplit("/v1", 1)[0]
+    stop(proc)
+
+
+def strings(obj):
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from strings(k)
+            yield from strings(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from strings(v)
+
+
+REQUEST_DEADLINE, POINT_DEADLINE = 1.5, 4.0
+STALLS = {"trickle", "stall", "slow_headers"}           # only the deadline ends these
+
+
+@pytest.mark.parametrize("mode", [m for m in FAULTS if m not in ("slow_models", "refuse_ignore_eos")])
+def test_every_fault_ends_within_the_deadline_with_errors_counted(fault_base, mode):
+    t0 = time.monotonic()
+    (r,), _ = run_points(url=f"{fault_base}/fault/{mode}/v1", model="fault", concurrency=2, num_prompts=3,
+                         input_len=4, output_len=4, warmup=0, tokenizer="none", timeout_s=REQUEST_DEADLINE,
+                         point_timeout_s=POINT_DEADLINE)
+    took = time.monotonic() - t0
+    assert took < POINT_DEADLINE + 2, took
+    s = r["info"]["serving"]
+    assert r["status"] == "failed" and s["requests"] == 3 and s["completed"] == 0
+    assert s["errors"] + s["timeouts"] == 3
+    if mode in STALLS:
+        assert s["timeouts"] == 3 and "deadline" in r["reason"]
+    else:
+        assert s["errors"] == 3 and took < REQUEST_DEADLINE, (took, r["reason"])
+    if mode in MALFORMED and mode.startswith("usage"):
+        assert "usage" in r["reason"]
+    doc = json.dumps(r)      # strict JSON, nothing PostgreSQL would refuse (a NUL escape)
+    assert "\\u0000" not in doc and all(not CONTROL.search(s) for s in strings(r))
+
+
+def test_point_deadline_counts_running_and_unsent_requests(fault_base):
+    t0 = time.monotonic()
+    (r,), _ = run_points(url=f"{fault_base}/fault/trickle/v1", model="fault", concurrency=1, num_prompts=4,
+                         input_len=4, output_len=4, warmup=1, tokenizer="none", timeout_s=30, point_timeout_s=1.0)
+    assert time.monotonic() - t0 < 3.0
+    s = r["info"]["serving"]
+    assert s["requests"] == 4 and s["completed"] == 0 and s["deadline_hit"]
+    kinds = {e["error"] for e in s["error_kinds"]}
+    assert any("not sent" in k for k in kinds) or any("still running" in k for k in kinds)
+
+
+def test_refused_ignore_eos_is_named_and_the_point_fails(fault_base):
+    url = f"{fault_base}/fault/refuse_ignore_eos/v1"
+    (r,), _ = run_points(url=url, model="fault", concurrency=1, num_prompts=2, output_len=3, warmup=0,
+                         tokenizer="none", ignore_eos="true")
+    assert r["status"] == "failed" and "server refused ignore_eos (HTTP 422" in r["reason"]
+    (ok,), _ = run_points(url=url, model="fault", concurrency=1, num_prompts=2, output_len=3, warmup=0,
+                          tokenizer="none")
+    assert ok["status"] == "ok" and ok["params"]["dataset"] == "random_words"
+    assert ok["info"]["serving"]["usage"]["client_counts"] == "streamed pieces"
+
+
+def test_slow_models_ends_in_time(cli, tmp_db, fault_base):
+    url = f"{fault_base}/fault/slow_models/v1"
+    t0 = time.monotonic()
+    p = cli("run", "serving", "--set", f"url={url}", "--set", "timeout_s=1", "--no-store")
+    assert p.returncode == 2 and "could not list models" in p.stderr and "pass --set model=" in p.stderr
+    assert time.monotonic() - t0 < 60
+    (r,), _ = run_points(url=url, model="fault", concurrency=1, num_prompts=1, output_len=2, warmup=0,
+                         tokenizer="none", timeout_s=1)
+    assert r["info"]["server_note"].startswith("/models not read")
+
+
+def test_a_nul_in_an_error_body_is_stored_shown_and_exported(cli, tmp_db, tmp_path, fault_base):
+    p = cli("run", "serving", "--set", f"url={fault_base}/fault/nul_error/v1", "--set", "model=fault",
+            "--set", "concurrency=1", "--set", "num_prompts=2", "--set", "warmup=0", "--set", "tokenizer=none")
+    assert "Traceback" not in p.stderr
+    shown = cli("show", "--json")
+    assert shown.returncode == 0 and "\\u0000" not in shown.stdout
+    (r,) = json.loads(shown.stdout)["results"]
+    assert r["status"] == "failed" and "broke\\x00 here \\x1b[31mred" in r["reason"]
+    out = tmp_path / "reqs.csv"
+    assert cli("export", "latest", "--requests", "-o", str(out)).returncode == 0
+    assert "\x00" not in out.read_text()
