@@ -1,6 +1,6 @@
 """Translation speed of `gpuparity port` on a generated CUDA tree.
 
-    python bench/port_speed.py [--files 200] [--lines 2000] [--out]
+    python bench/port_speed.py [--files 200] [--lines 2000] [--out] [--roc] [--launch ggl]
 
 Writes FILES generated .cu files of about LINES lines each into a temporary folder, ports the
 tree (a dry run unless --out), and prints the rate last: `port: N lines/s`.
@@ -82,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", type=int, default=200)
     parser.add_argument("--lines", type=int, default=2000)
     parser.add_argument("--out", action="store_true", help="write the HIP tree instead of a dry run")
+    parser.add_argument("--roc", action="store_true", help="translate with --roc")
+    parser.add_argument("--launch", default="chevron", choices=["chevron", "ggl"])
     args = parser.parse_args(argv)
 
     from gpuparity.port.run import port
@@ -91,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
         src.mkdir()
         generate(src, args.files, args.lines)
         started = time.perf_counter()
-        report = port(src, Path(tmp) / "hip" if args.out else None, want_diff=not args.out)
+        report = port(src, Path(tmp) / "hip" if args.out else None, want_diff=not args.out, roc=args.roc,
+                      launch=args.launch)
         seconds = time.perf_counter() - started
     score = report.score
     print(f"files: {len(report.files)}, lines: {report.lines}, hazards: {len(report.hazards)}, "

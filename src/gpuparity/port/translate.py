@@ -313,10 +313,12 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
         if kind != "id" or tok.directive in _OPAQUE_DIRECTIVES and tok.directive:
             continue
         name = tok.text
-        if i in handled:  # a call rewrite already emitted this argument
+        if handled and i in handled:  # a call rewrite already emitted this argument
             uses.append(ApiUse(name, tok.line, apis.get(name, {}).get("family", ""), handled[i], True))
             continue
-        p = _prev_code(toks, i)
+        p = i - 1
+        if p >= 0 and toks[p].kind == "comment":
+            p = _prev_code(toks, i)
         prev = toks[p] if p >= 0 else None
         if prev is not None and prev.kind == "punct":
             if prev.text in _MEMBER_ACCESS:
