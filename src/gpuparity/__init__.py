@@ -5,8 +5,8 @@ Kept import-light: the CLI verbs that never touch a device must start fast.
 
 __version__ = "0.1.0"
 # Bumped whenever a change makes new figures incomparable with stored ones (mamf-style).
-BENCHMARK_VERSION = 1
-SCHEMA_VERSION = 1
+BENCHMARK_VERSION = 2
+SCHEMA_VERSION = 2
 
 
 def load(db=None, *, wide=False, samples=False, **filters):

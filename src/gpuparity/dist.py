@@ -58,13 +58,13 @@ def _torch_dist():
 
 
 def initialized() -> bool:
-    if "torch.distributed" not in sys.modules:      # never import torch just to ask (or mid-shutdown)
-        return False
+    """Whether this process joined a process group. Never imports: after an import of torch that a
+    signal interrupted, importing it again would run a half-initialised torch (and crash)."""
+    tdist = sys.modules.get("torch.distributed")
     try:
-        tdist = _torch_dist()
-    except ImportError:
+        return bool(tdist is not None and tdist.is_available() and tdist.is_initialized())
+    except Exception:   # noqa: BLE001 - a partially imported module lacks its functions
         return False
-    return tdist.is_available() and tdist.is_initialized()
 
 
 def backend() -> str | None:

@@ -10,3 +10,31 @@ class UserError(Exception):
 class Terminated(KeyboardInterrupt):
     """SIGTERM (a scheduler's time limit, `kill`, torchrun stopping its workers): a run stops as it
     does on Ctrl-C, keeping the results that finished; the exit status is 143 instead of 130."""
+
+
+RECEIVED: list[int] = []     # stop signals seen, newest last: the exit status says which one
+
+
+def exit_now(signum, frame):
+    """A signal when there is nothing left to save (start-up before the CLI's own handlers, or
+    after the work is done): flush what was printed and end the process, 128 + signal number."""
+    import os
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - a closed pipe: nothing more to show
+            pass
+    os._exit(128 + signum)
+
+
+def exit_on_sigterm(signum, frame):
+    """SIGTERM before the CLI has its own handler (start-up): stop as a run would, exit 143."""
+    RECEIVED.append(signum)
+    raise Terminated()
+
+
+def interrupt_on_sigint(signum, frame):
+    RECEIVED.append(signum)
+    raise KeyboardInterrupt()

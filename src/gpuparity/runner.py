@@ -40,6 +40,9 @@ class Hung(Exception):
 def sigterm_stops_the_run() -> Iterator[None]:
     """While the block runs, SIGTERM raises Terminated in the main thread (unless it is ignored)."""
     def terminate(signum, frame):
+        from gpuparity.errors import RECEIVED
+
+        RECEIVED.append(signum)
         raise Terminated()
 
     usable = threading.current_thread() is threading.main_thread()
@@ -52,21 +55,36 @@ def sigterm_stops_the_run() -> Iterator[None]:
             signal.signal(signal.SIGTERM, old)
 
 
+class HeldSignals:
+    """From start() to stop(), Ctrl-C and SIGTERM are recorded in `held`, not raised: a finished
+    result is journalled whole, a finished run is printed and saved whole, and the caller exits by
+    the first signal afterwards. Ignored signals stay ignored."""
+
+    def __init__(self):
+        self.held: list[int] = []
+        self._old: dict[int, object] = {}
+
+    def start(self) -> "HeldSignals":
+        if not self._old and threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                if signal.getsignal(signum) != signal.SIG_IGN:
+                    self._old[signum] = signal.signal(signum, lambda s, f: self.held.append(s))
+        return self
+
+    def stop(self) -> None:
+        for signum, handler in self._old.items():
+            signal.signal(signum, handler)
+        self._old = {}
+
+
 @contextmanager
 def signals_held() -> Iterator[list]:
-    """Ctrl-C and SIGTERM are recorded, not raised, while the block runs (printing and saving a
-    finished run); the caller exits by the first one afterwards. Ignored signals stay ignored."""
-    held: list[int] = []
-    old: dict[int, object] = {}
-    if threading.current_thread() is threading.main_thread():
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            if signal.getsignal(signum) != signal.SIG_IGN:
-                old[signum] = signal.signal(signum, lambda s, f: held.append(s))
+    """HeldSignals for the length of a block; yields the list of held signals."""
+    hold = HeldSignals().start()
     try:
-        yield held
+        yield hold.held
     finally:
-        for signum, handler in old.items():
-            signal.signal(signum, handler)
+        hold.stop()
 
 
 @contextmanager
@@ -221,10 +239,12 @@ Events = Callable[..., None]
 
 def execute_plan(pairs: list[tuple], ctx, doc: dict, on_result: Callable[[dict], None] | None = None,
                  on_start: Callable[[object, dict], None] | None = None, trials: int = 1,
-                 seed: int | None = None, mode: str = "in-process", journal=None, shuffle: bool = True) -> dict:
+                 seed: int | None = None, mode: str = "in-process", journal=None, shuffle: bool = True,
+                 hold: HeldSignals | None = None) -> dict:
     """Measure every case `trials` times, fill doc['results'] (one merged result per case, in plan
     order) and doc['plan']; on Ctrl-C / SIGTERM stop, mark the run interrupted, keep what finished.
-    on_start(workload, params) before each trial of a case; on_result(trial_result) after it."""
+    on_start(workload, params) before each trial of a case; on_result(trial_result) after it.
+    `hold` is started as soon as measuring ends (the caller stops it once the run is saved)."""
     from gpuparity.platform.machine import snapshot
 
     if shuffle and seed is None:
@@ -240,9 +260,12 @@ def execute_plan(pairs: list[tuple], ctx, doc: dict, on_result: Callable[[dict],
 
     def finished(i: int, t: int, position: int, result: dict) -> None:
         result.setdefault("info", {}).update(trial=t + 1, position=position)
-        if journal is not None:
-            journal.trial(i, t + 1, result)
-        done.setdefault(i, []).append((t, result))
+        with signals_held() as held:      # a finished result is journalled whole, then the signal acts
+            if journal is not None:
+                journal.trial(i, t + 1, result)
+            done.setdefault(i, []).append((t, result))
+        if held:
+            raise Terminated() if held[0] == signal.SIGTERM else KeyboardInterrupt()
         if on_result:
             on_result(result)
 
@@ -264,11 +287,17 @@ def execute_plan(pairs: list[tuple], ctx, doc: dict, on_result: Callable[[dict],
             from gpuparity.workers import run_in_workers
 
             run_in_workers(pairs, orders, ctx, isolate=(mode == "isolate"), started=started, finished=finished)
+        if hold is not None:
+            hold.start()
         doc["status"] = "complete"
     except KeyboardInterrupt as exc:
+        if hold is not None:
+            hold.start()
         doc["status"] = "interrupted"
         doc["interrupted_by"] = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
         print(f"\ninterrupted ({doc['interrupted_by']}): keeping the results that finished", file=sys.stderr)
+    if hold is not None:
+        hold.start()
     from gpuparity.results.schema import finite_json
 
     doc["results"] = finite_json(merge_all(pairs, done, ctx))

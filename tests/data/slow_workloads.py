@@ -72,3 +72,50 @@ class Blocker(Workload):
 
 
 WORKLOADS = [Quick(), Broken(), Oom(), Wrong(), Blocker()]
+
+
+class Tick(Workload):
+    """Ten short cases; each notes in GPUPARITY_TEST_LOG that it started (the signal test counts them)."""
+    name = "t_tick"
+    category = "kernel"
+    suites = ()
+
+    def cases(self, suite, ctx):
+        return [{"n": n} for n in range(10)]
+
+    def prepare(self, params, ctx):
+        with open(os.environ["GPUPARITY_TEST_LOG"], "a") as fh:
+            fh.write(f"start {params['n']}\n")
+        return Prepared(fn=lambda: time.sleep(0.002), work={"items": 1.0})
+
+
+class Segfault(Workload):
+    """Dereferences a null pointer in native code: the process dies with SIGSEGV."""
+    name = "t_segv"
+    category = "kernel"
+    suites = ()
+
+    def cases(self, suite, ctx):
+        return [{"n": 1}]
+
+    def prepare(self, params, ctx):
+        import ctypes
+
+        ctypes.string_at(0)
+
+
+class Sleeper(Workload):
+    """An invocation that never ends in time: the watchdog must fail it (timeout_s from --set)."""
+    name = "t_hang"
+    category = "kernel"
+    suites = ()
+    axes = {"seconds": "how long one call sleeps"}
+
+    def cases(self, suite, ctx):
+        return [{"seconds": 120}]
+
+    def prepare(self, params, ctx):
+        return Prepared(fn=lambda: time.sleep(params["seconds"]), work={"items": 1.0})
+
+
+WORKLOADS += [Tick(), Segfault(), Sleeper()]

@@ -12,7 +12,7 @@ import sys
 import typer
 import typer.core
 
-from gpuparity.errors import Terminated, UserError
+from gpuparity.errors import RECEIVED, Terminated, UserError
 
 # typer escapes "[default: x]" for rich whenever rich is installed, even with rich_markup_mode=None,
 # so plain help showed a literal "\\[default: x]"; help here is plain text, so say rich is absent.
@@ -50,7 +50,13 @@ app = typer.Typer(
 )
 
 
+_REGISTERED: list[bool] = []
+
+
 def _register_all() -> None:
+    if _REGISTERED:            # in-process callers (tests, notebooks) call main() many times
+        return
+    _REGISTERED.append(True)
     for verb in VERBS:
         try:
             module = importlib.import_module(f"gpuparity.cli.{verb}")
@@ -78,13 +84,40 @@ def _root(
 
 
 def main(argv: list[str] | None = None) -> None:
+    import signal
+    import threading
+
+    # SIGTERM stops any verb as Ctrl-C does (exit 143), from the first instant: a scheduler's kill
+    # during start-up must not leave a half-written file or a killed-by-signal status.
+    from gpuparity.errors import exit_now, exit_on_sigterm, interrupt_on_sigint
+
+    main_thread = threading.current_thread() is threading.main_thread()
+    mine = main_thread and signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, exit_now)
+    old = signal.signal(signal.SIGTERM, exit_on_sigterm) if mine else None
+    ours_int = main_thread and signal.getsignal(signal.SIGINT) in (signal.default_int_handler, exit_now)
+    old_int = signal.signal(signal.SIGINT, interrupt_on_sigint) if ours_int else None
+    try:
+        _main(argv)
+    finally:
+        if mine:
+            signal.signal(signal.SIGTERM, old)
+        if ours_int:
+            signal.signal(signal.SIGINT, old_int)
+
+
+def _main(argv: list[str] | None) -> None:
     _register_all()
     try:
         rc = app(args=argv, standalone_mode=False)
+        if rc == 130 and RECEIVED:    # typer turns a KeyboardInterrupt (SIGTERM's too) into exit code 130
+            print("interrupted", file=sys.stderr)
+            sys.exit(128 + RECEIVED[-1])
         if isinstance(rc, int) and rc:  # click returns typer.Exit codes in this mode
             sys.exit(rc)
     except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        from gpuparity.validate import terminal_safe
+
+        print(f"error: {terminal_safe(exc)}", file=sys.stderr)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt as exc:
         print("interrupted", file=sys.stderr)

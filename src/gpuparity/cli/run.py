@@ -173,7 +173,7 @@ def _run(names, suite, options, db, json_out, profile, no_store, trials, mode, s
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from gpuparity import dist
-    from gpuparity.runner import build_context, execute_plan, plan, short, signals_held, start_run
+    from gpuparity.runner import HeldSignals, build_context, execute_plan, plan, short, start_run
 
     out = console(stderr=True)
     writer = dist.is_writer()
@@ -204,14 +204,18 @@ def _run(names, suite, options, db, json_out, profile, no_store, trials, mode, s
             bar.advance(task)
 
         ctx.progress = lambda text: bar.update(task, status=escape(text[:80]))
+        hold = HeldSignals()     # from the end of measuring: the run is printed and saved whatever arrives
         execute_plan(pairs, ctx, doc, on_result=on_result, on_start=on_start, trials=trials, seed=seed,
-                     mode=mode, journal=journal, shuffle=shuffle)
-    if not writer:
-        return 0
-    with signals_held() as held:          # a finished run is printed and saved whatever arrives now
-        code = _finish(doc, db, json_out, no_store, out)
+                     mode=mode, journal=journal, shuffle=shuffle, hold=hold)
+    try:
+        code = _finish(doc, db, json_out, no_store, out) if writer else "ok"
         if journal is not None:
             journal.close(remove=code != "unsaved")
+    finally:
+        hold.stop()
+    held = hold.held
+    if not writer:
+        return 0
     if doc["status"] == "interrupted" or held:
         by = doc.get("interrupted_by") or ("SIGTERM" if held and held[0] == signal.SIGTERM else "SIGINT")
         return 143 if by == "SIGTERM" else 130      # 128 + signal number
@@ -305,9 +309,7 @@ def print_results(doc: dict, stderr: bool = False) -> None:
         s = r.get("summary") or {}
         m = r.get("metric") or {}
         d = r.get("derived") or {}
-        ci = ""
-        if m.get("value") and m.get("ci_low") and m.get("ci_high"):
-            ci = f"±{100 * (m['ci_high'] - m['ci_low']) / 2 / m['value']:.1f}%"
+        ci = f"{fmt(m['ci_low'])} .. {fmt(m['ci_high'])}" if m.get("ci_low") and m.get("ci_high") else ""
         flags = [f for f in r.get("flags") or [] if f != "unstable"]
         status = r["status"] if r["status"] == "ok" else f"{r['status']}: {r.get('reason')}"
         if "unstable" in (r.get("flags") or []):

@@ -19,6 +19,9 @@ def register(app: typer.Typer) -> None:
         """Show a run: its platform and its results."""
         from gpuparity.results.store import Store
 
+        from gpuparity.results.journal import recover
+
+        recover(console(stderr=True))     # a run whose process died is stored from its journal first
         with Store(db) as store:
             doc = store.get_run(run)
         if as_json:
