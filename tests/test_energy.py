@@ -135,13 +135,41 @@ def test_drop_not_explained_by_wrap_is_backwards():
     assert (backwards, wraps) == (0, 1) and cum == pytest.approx([0.0, 9.0, 14.0])
 
 
-def test_throttled_share_and_clocks():
-    tr = trace(lambda t: 300.0, max_sm_mhz=2000.0)
+def test_throttle_is_the_drivers_reasons_not_a_clock_ratio():
+    tr = trace(lambda t: 300.0, max_sm_mhz=2100.0)
     for i, s in enumerate(tr.samples):
-        s.sm_mhz = 1400.0 if i % 4 == 0 else 1980.0  # 1400 < 75% of 2000
-        s.throttle = i == 1                          # a non-idle reason on one sample
+        s.sm_mhz = 1400.0 if i % 4 == 0 else 1980.0   # power-capped clocks far under the maximum ...
+        if i == 1:
+            s.throttle, s.throttle_reasons = True, ("power",)
+        elif i == 2:
+            s.throttle, s.throttle_reasons = True, ("power", "thermal")
+        else:
+            s.throttle, s.throttle_reasons = False, ()   # ... are not throttling unless the driver says so
     a = analyze([tr], 0.0, 2.0, RULES)
-    flagged = sum(1 for i in range(41) if i % 4 == 0 or i == 1)
-    assert a["throttled_share"] == pytest.approx(flagged / 41)
+    assert a["throttled_share"] == pytest.approx(2 / 41)
+    assert a["throttle_reasons"] == {"power": pytest.approx(2 / 41), "thermal": pytest.approx(1 / 41)}
     assert a["max_clock_mhz"] == 1980.0
     assert 1400 < a["mean_clock_mhz"] < 1980
+    unknown = analyze([trace(lambda t: 300.0)], 0.0, 2.0, RULES)
+    assert unknown["throttled_share"] is None and "throttle_reasons" not in unknown
+
+
+def test_busy_intervals_leave_the_gaps_out():
+    # 250 W busy, 40 W in the gaps between two timed batches: only the busy time counts.
+    tr = trace(lambda t: 40.0 if 0.84 <= t <= 1.16 else 250.0)   # readings at 0.85 .. 1.15 s
+    busy = [(0.1, 0.8), (1.2, 1.9)]
+    a = analyze([tr], 0.1, 1.9, RULES, expected_devices=1, intervals=busy)
+    assert a["valid"], a["reasons"]
+    assert a["busy_s"] == pytest.approx(1.4) and a["window_s"] == pytest.approx(1.8)
+    assert a["energy_j"] == pytest.approx(250.0 * 1.4)
+    assert a["mean_power_w"] == pytest.approx(250.0)
+    whole = analyze([tr], 0.1, 1.9, RULES)
+    assert whole["energy_j"] > a["energy_j"] and whole["mean_power_w"] < 230.0   # the gap diluted in
+
+
+def test_counter_over_busy_intervals_agrees():
+    tr = trace(lambda t: 300.0, counter=lambda t: 1000 + 300 * t)
+    a = analyze([tr], 0.2, 1.8, RULES, intervals=[(0.2, 0.9), (1.1, 1.8)])
+    assert a["valid"], a["reasons"]
+    assert a["energy_counter_j"] == pytest.approx(300 * 1.4)
+    assert a["counter_agreement"] == pytest.approx(0.0, abs=1e-9)

@@ -96,6 +96,50 @@ def test_energy_covers_the_timed_samples_per_invocation():
     assert whole["j_per_token"] == pytest.approx(0.75)
 
 
+def test_energy_over_busy_windows_only():
+    # 250 W throughout; two timed batches at 100.5-101.0 s and 101.5-102.0 s, 10 samples x 4 reps each.
+    samples = [Sample(t=100 + i / 20, power_w=250.0) for i in range(61)]
+    result = {"samples": [0.0125] * 20, "info": {"reps_per_sample": 4}, "work": {"flop": 1e12}}
+    windows = [(100.5, 101.0), (101.5, 102.0)]
+    out = summarize("nvml", [DeviceTrace(0, samples)], Rules(), result, None, 100.0, 103.0, windows)
+    assert out["valid"], out["reasons"]
+    assert out["busy_s"] == pytest.approx(1.0) and out["window_s"] == pytest.approx(1.5)
+    assert out["intervals"] == 2 and out["invocations"] == 80
+    assert out["energy_j"] == pytest.approx(250.0) and out["mean_power_w"] == pytest.approx(250.0)
+    assert out["energy_per_invocation_j"] == pytest.approx(250.0 / 80)
+
+
+class ClockSource:
+    """A management library stand-in with fixed readings (the sampler's input, not what is tested)."""
+
+    method = "test"
+    devices = [{"index": 0, "name": "gpu0", "wrap_j": None, "max_sm_mhz": 2100}]
+
+    def describe(self):
+        return {"readings": [["power_w", "sm_mhz", "temp_c", "throttle_reasons"]]}
+
+    def read(self, k):
+        return Sample(t=0.0, power_w=500.0, sm_mhz=1980.0, temp_c=61.0, throttle=True, throttle_reasons=("power",))
+
+
+def test_snapshot_reads_clocks_and_temperature_now(tmp_path):
+    snap = ThreadedSampler(ClockSource()).snapshot()
+    assert snap == [{"sm_mhz": 1980.0, "temp_c": 61.0, "power_w": 500.0, "throttle": True,
+                     "throttle_reasons": ["power"]}]
+    PowercapTree(tmp_path, watts=10.0)
+    assert ThreadedSampler(RaplSource(str(tmp_path))).snapshot() is None      # energy only: no state to report
+    assert NullSampler("none here").snapshot() is None
+
+
+def test_clocks_at_start_and_end_of_the_timed_window_land_in_the_result():
+    result = run_case(Sleeper(), {}, _ctx(ThreadedSampler(ClockSource(), rate_hz=50.0)))
+    assert result["status"] == "ok", result["reason"]
+    for key in ("state_start", "state_end"):
+        assert result["info"][key][0]["sm_mhz"] == 1980.0 and result["info"][key][0]["temp_c"] == 61.0
+    assert result["telemetry"]["throttle_reasons"] == {"power": 1.0}
+    assert result["info"]["method"] == "cpu" and result["info"]["first_call_s"] > 0
+
+
 def test_null_sampler_says_why():
     out = NullSampler("no sensor here").stop({"work": {"flop": 1.0}}, [])
     assert out["method"] == "none" and out["valid"] is False
@@ -141,6 +185,9 @@ def test_real_thread_reads_rapl_files_through_a_workload(tmp_path):
     assert tele["j_per_tflop"] == pytest.approx(tele["energy_per_invocation_j"] / 1e-3)
     assert tele["n_samples"] >= 3 and tele["counter_agreement"] is None
     assert tele["devices"][0]["counter_wraps"] == 1
+    # The energy window is the timed busy time: the samples' blocks, not the warm-up or the syncs.
+    assert tele["busy_s"] == pytest.approx(sum(result["samples"]) * result["info"]["reps_per_sample"], rel=0.02)
+    assert tele["busy_s"] <= tele["window_s"] + 1e-9
 
 
 def test_power_required_fails_results_without_power():

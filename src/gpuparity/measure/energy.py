@@ -10,6 +10,11 @@ Units: time in seconds on the monotonic clock, power in W, counters in J.
   `Rules.counter_tolerance`, must not stall while the device draws power, and must not go
   backwards except at a documented wrap (RAPL's max_energy_range_uj).
 - Devices with a counter but no power reading (RAPL) take their energy from counter deltas.
+- A window may be a list of busy intervals (the timed samples, without the host gaps between
+  batches): energy is the sum over the intervals and mean power is over their total (busy) time;
+  the reading gaps and sample counts are judged over the span from the first to the last.
+- Throttling is what the driver says (NVML clock event reasons, amdsmi throttle status), never a
+  clock ratio: a power-capped clock below its boost maximum is normal operation on some parts.
 - A trace that breaks a rule is kept and marked invalid with the reasons; nothing is dropped
   silently.
 """
@@ -30,7 +35,8 @@ class Sample:
     sm_mhz: float | None = None       # SM / GFX clock
     mem_mhz: float | None = None
     temp_c: float | None = None
-    throttle: bool | None = None      # a clock-limiting reason other than "idle" is active
+    throttle: bool | None = None      # a clock-limiting reason (power, current, thermal, hw slowdown) is active
+    throttle_reasons: tuple[str, ...] = ()   # which ones (measure.samplers decodes them)
 
 
 @dataclass
@@ -39,7 +45,7 @@ class DeviceTrace:
     samples: list[Sample] = field(default_factory=list)
     name: str = ""
     wrap_j: float | None = None       # documented counter wrap (RAPL max_energy_range_uj); None: never wraps
-    max_sm_mhz: float | None = None   # the device's maximum SM clock, for the throttle rule
+    max_sm_mhz: float | None = None   # the device's maximum SM clock (recorded, not a throttle rule)
 
 
 @dataclass
@@ -51,7 +57,6 @@ class Rules:
     stall_samples: int = 5            # a counter unchanged over this many intervals ...
     stall_min_s: float = 0.25         # ... and at least this long ...
     stall_min_power_w: float = 1.0    # ... while the device draws more than this: stalled
-    throttle_clock_frac: float = 0.75
 
     @property
     def gap_limit_s(self) -> float:
@@ -134,13 +139,24 @@ def _max_gap(ts: list[float], t0: float, t1: float) -> float:
     return max(gaps)
 
 
-def analyze_device(trace: DeviceTrace, t0: float, t1: float, rules: Rules) -> dict:
-    """Energy, power, clocks and the broken rules of one device over [t0, t1]."""
+def _over(ts: list[float], vs: list[float], spans: list[tuple[float, float]], integral: bool) -> float:
+    """Sum over the intervals of the integral of v (integral) or of v's rise (a cumulative counter)."""
+    if integral:
+        return sum(integrate(ts, vs, a, b) for a, b in spans)
+    return sum(interp(ts, vs, b) - interp(ts, vs, a) for a, b in spans)
+
+
+def analyze_device(trace: DeviceTrace, t0: float, t1: float, rules: Rules,
+                   intervals: list[tuple[float, float]] | None = None) -> dict:
+    """Energy, power, clocks and the broken rules of one device over [t0, t1], or over the busy
+    `intervals` inside it."""
     name = f"device {trace.index}"
     out: dict = {"index": trace.index, "name": trace.name, "reasons": []}
     reasons = out["reasons"]
-    dur = t1 - t0
-    if dur <= 0:
+    spans = intervals or [(t0, t1)]
+    dur = sum(b - a for a, b in spans)
+    out["busy_s"] = dur
+    if dur <= 0 or t1 <= t0:
         reasons.append(f"{name}: empty window ({dur:.3g} s)")
         return out
     samples = sorted(trace.samples, key=lambda s: s.t)
@@ -167,11 +183,11 @@ def analyze_device(trace: DeviceTrace, t0: float, t1: float, rules: Rules) -> di
         reasons.append(f"{name}: {bad} unusable power readings")
 
     if power:
-        out["energy_j"] = integrate(*power, t0, t1)
+        out["energy_j"] = _over(*power, spans, integral=True)
     if ctr:
         cts = [t for t, _ in ctr]
         cum, backwards, wraps = unwrap([e for _, e in ctr], trace.wrap_j)
-        counter_j = interp(cts, cum, t1) - interp(cts, cum, t0)
+        counter_j = _over(cts, cum, spans, integral=False)
         out["energy_counter_j"] = counter_j
         out["counter_wraps"] = wraps
         if backwards:
@@ -197,31 +213,27 @@ def analyze_device(trace: DeviceTrace, t0: float, t1: float, rules: Rules) -> di
     temps = [s.temp_c for s in inwin if _finite(s.temp_c)]
     if temps:
         out["max_temp_c"] = max(temps)
-    flags = [f for f in (throttled(s, trace.max_sm_mhz, rules) for s in inwin) if f is not None]
-    out["throttled"], out["throttle_known"] = sum(flags), len(flags)
+    known = [s for s in inwin if s.throttle is not None]
+    out["throttled"], out["throttle_known"] = sum(bool(s.throttle) for s in known), len(known)
+    counts: dict[str, int] = {}
+    for s in known:
+        for r in s.throttle_reasons:
+            counts[r] = counts.get(r, 0) + 1
+    out["throttle_counts"] = counts
     return out
 
 
-def throttled(s: Sample, max_sm_mhz: float | None, rules: Rules) -> bool | None:
-    """Clock under the threshold share of its maximum, or a non-idle throttle reason; None: unknown."""
-    low = None
-    if _finite(s.sm_mhz) and max_sm_mhz:
-        low = s.sm_mhz < rules.throttle_clock_frac * max_sm_mhz
-    if s.throttle is None:
-        return low
-    return bool(s.throttle) or bool(low)
-
-
 def analyze(traces: list[DeviceTrace], t0: float, t1: float, rules: Rules,
-            expected_devices: int | None = None) -> dict:
-    """All devices together: energies add up; any device's broken rule makes the whole invalid."""
-    devs = [analyze_device(tr, t0, t1, rules) for tr in traces]
+            expected_devices: int | None = None, intervals: list[tuple[float, float]] | None = None) -> dict:
+    """All devices together: energies add up; any device's broken rule makes the whole invalid.
+    window_s is the span [t0, t1]; busy_s the time integrated (the intervals' total)."""
+    devs = [analyze_device(tr, t0, t1, rules, intervals) for tr in traces]
     reasons = [r for d in devs for r in d["reasons"]]
     measured = [d for d in devs if d.get("energy_j") is not None]
     if expected_devices is not None and len(measured) != expected_devices:
         reasons.append(f"energy for {len(measured)} device(s), expected {expected_devices}")
-    dur = t1 - t0
-    out: dict = {"valid": not reasons, "reasons": reasons, "window_s": dur, "devices": devs}
+    dur = sum(b - a for a, b in intervals) if intervals else t1 - t0
+    out: dict = {"valid": not reasons, "reasons": reasons, "window_s": t1 - t0, "busy_s": dur, "devices": devs}
     if measured and len(measured) == len(devs):
         out["energy_j"] = sum(d["energy_j"] for d in devs)
         out["mean_power_w"] = out["energy_j"] / dur
@@ -237,6 +249,10 @@ def analyze(traces: list[DeviceTrace], t0: float, t1: float, rules: Rules,
     out["sample_hz"] = min(rates) if rates else None
     known = sum(d.get("throttle_known", 0) for d in devs)
     out["throttled_share"] = sum(d.get("throttled", 0) for d in devs) / known if known else None
+    if known:
+        names = {r for d in devs for r in d.get("throttle_counts", {})}
+        out["throttle_reasons"] = {r: sum(d.get("throttle_counts", {}).get(r, 0) for d in devs) / known
+                                   for r in sorted(names)}
     clocks = [d for d in devs if d.get("mean_clock_mhz") is not None]
     if clocks:
         out["mean_clock_mhz"] = sum(d["mean_clock_mhz"] for d in clocks) / len(clocks)

@@ -11,10 +11,15 @@ is None for that sample. Opening raises `Unavailable` with the reason when nothi
   hotspot temperature, gpu_metrics throttle_status. rocm-smi is never used for power: it has
   reported 0-2 W on MI325X where amdsmi reads 450-670 W.
 - RAPL (powercap sysfs): CPU package energy_uj, wrapping at max_energy_range_uj.
+
+Every reading passes `plausible()`: the all-ones fill values libraries use for "not supported"
+(amdsmi's UINT16/32/64_MAX), and values outside a physical range, become None, never a number.
+Throttling is the driver's own reasons, decoded into power / current / thermal / hw-slowdown.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any, Callable
 
@@ -33,11 +38,32 @@ def _probe(fn: Callable[[], Any]) -> bool:
         return False
 
 
+SENTINELS = (0xFFFF, 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF)   # "not supported" fill values
+RANGES = {   # what a reading can physically be; anything else is a fill value or a glitch
+    "power_w": (0.0, 5000.0), "energy_j": (0.0, 1e15), "sm_mhz": (1.0, 10000.0), "mem_mhz": (1.0, 20000.0),
+    "temp_c": (-40.0, 150.0),
+}
+
+
 def _num(v) -> float | None:
-    """amdsmi reports unsupported values as 'N/A' strings (or dicts with a 'value')."""
+    """amdsmi reports unsupported values as 'N/A' strings (or dicts with a 'value') or as all-ones
+    fill values."""
     if isinstance(v, dict):
         v = v.get("value")
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return None
+    if isinstance(v, int) and v in SENTINELS:
+        return None
+    return float(v) if not isinstance(v, int) or abs(v) < 2**63 else None
+
+
+def plausible(name: str, value):
+    """The reading, or None when it is a fill value or outside the physical range for `name`."""
+    if value is None or name not in RANGES:
+        return value
+    v = _num(value)
+    lo, hi = RANGES[name]
+    return v if v is not None and lo <= v <= hi else None
 
 
 # -- NVIDIA --------------------------------------------------------------------------------
@@ -49,9 +75,21 @@ def field_value(fv) -> float | None:
     return float(getattr(fv.value, member))
 
 
-def nvml_throttled(reasons: int) -> bool:
-    """Any clock event reason other than nvmlClocksEventReasonGpuIdle (0x1)."""
-    return bool(reasons & ~0x1)
+# nvmlClocksEventReasons bits that limit clocks; idle (0x1), application clock settings (0x2),
+# sync boost (0x10) and display clock settings (0x100) are not throttling.
+NVML_REASONS = {0x4: "power", 0x80: "power", 0x8: "hw_slowdown", 0x20: "thermal", 0x40: "thermal"}
+
+
+def nvml_reasons(bits: int) -> tuple[str, ...]:
+    """Names of the clock-limiting reasons in an NVML clock event reason mask."""
+    if not isinstance(bits, int) or bits in SENTINELS:
+        return ()
+    return tuple(sorted({name for bit, name in NVML_REASONS.items() if bits & bit}))
+
+
+def nvml_throttled(bits: int) -> bool:
+    """Whether a clock-limiting reason (power cap, thermal or hardware slowdown) is active."""
+    return bool(nvml_reasons(bits))
 
 
 class NvmlSource:
@@ -86,7 +124,7 @@ class NvmlSource:
                 "sm_mhz": lambda h=h: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM),
                 "mem_mhz": lambda h=h: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_MEM),
                 "temp_c": lambda h=h: nv.nvmlDeviceGetTemperature(h, nv.NVML_TEMPERATURE_GPU),
-                "throttle": lambda h=h: nvml_throttled(reasons_fn(h)),
+                "throttle_reasons": lambda h=h: nvml_reasons(reasons_fn(h)),
             }
             if not _probe(readers["power_w"]):
                 readers["power_w"] = lambda h=h: nv.nvmlDeviceGetPowerUsage(h) / 1e3
@@ -129,9 +167,14 @@ def _read_all(readers: dict[str, Callable[[], Any]]) -> Sample:
     s = Sample(t=0.0)
     for key, fn in readers.items():
         try:
-            setattr(s, key, fn())
+            value = fn()
         except Exception:
-            pass
+            continue
+        if key == "throttle_reasons":
+            if value is not None:
+                s.throttle_reasons, s.throttle = tuple(value), bool(value)
+        else:
+            setattr(s, key, plausible(key, value))
     return s
 
 
@@ -152,10 +195,37 @@ def amd_energy_j(info: dict) -> float | None:
     return acc * res / 1e6 if acc is not None and res else None
 
 
+# gpu_metrics indep_throttle_status (ASIC-independent, the kernel's SMU_THROTTLER_* bits):
+# 0-15 power (PPT, SPL, FPPT, SPPT), 16-31 current (TDC, EDC, APCC), 32-47 temperature
+# (GPU, memory, VR, hotspot, PROCHOT), 56-63 other (PPM, FIT).
+AMD_BIT_GROUPS = ((0, 16, "power"), (16, 32, "current"), (32, 48, "thermal"), (56, 64, "other"))
+
+
+def amd_reasons(metrics: dict) -> tuple[str, ...] | None:
+    """Throttle reasons from amdsmi_get_gpu_metrics_info: indep_throttle_status decoded by bit
+    group, else the ASIC-specific legacy throttle_status (any bit: "other"); None when neither is
+    supported (fill values)."""
+    bits = _bits(metrics.get("indep_throttle_status"))
+    if bits is not None:
+        return tuple(name for lo, hi, name in AMD_BIT_GROUPS if bits & (((1 << (hi - lo)) - 1) << lo))
+    legacy = _bits(metrics.get("throttle_status"))
+    if legacy is None:
+        return None
+    return ("other",) if legacy else ()
+
+
+def _bits(v) -> int | None:
+    """A status bit mask: a non-negative whole number that is not a fill value."""
+    v = _num(v)
+    if v is None or not math.isfinite(v) or v < 0 or v != int(v) or int(v) > 0xFFFFFFFFFFFFFFFF:
+        return None
+    return int(v)
+
+
 def amd_throttled(metrics: dict) -> bool | None:
-    """gpu_metrics throttle_status; the all-ones fill value means not supported."""
-    v = _num(metrics.get("throttle_status"))
-    return None if v is None or int(v) in (0xFFFF, 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF) else bool(v)
+    """Whether any throttle reason is active; None: the device does not say."""
+    reasons = amd_reasons(metrics)
+    return None if reasons is None else bool(reasons)
 
 
 class AmdsmiSource:
@@ -185,7 +255,7 @@ class AmdsmiSource:
                 "sm_mhz": lambda h=h: _num(smi.amdsmi_get_clock_info(h, gfx)["clk"]),
                 "mem_mhz": lambda h=h: _num(smi.amdsmi_get_clock_info(h, mem)["clk"]),
                 "temp_c": lambda h=h: self._temp(h),
-                "throttle": lambda h=h: self._throttle(h),
+                "throttle_reasons": lambda h=h: amd_reasons(self.smi.amdsmi_get_gpu_metrics_info(h)),
             }
             self._readers.append({k: fn for k, fn in readers.items() if _probe(fn)})
             dev = {"index": indices[i] if indices and not bus_ids else i, "name": "", "wrap_j": None,
@@ -216,9 +286,6 @@ class AmdsmiSource:
             except Exception:
                 continue
         return None
-
-    def _throttle(self, h) -> bool | None:
-        return amd_throttled(self.smi.amdsmi_get_gpu_metrics_info(h))
 
     def describe(self) -> dict:
         return {"readings": [sorted(r) for r in self._readers], "power_source": "amdsmi_get_power_info"}

@@ -3,20 +3,22 @@
     sampler = open_sampler(fingerprint)      # NVML, amdsmi, CPU RAPL, or a NullSampler saying why not
     sampler.describe() -> dict                # recorded in the fingerprint
     sampler.start()                           # background thread, default 20 Hz, monotonic times
-    sampler.stop(result, marks) -> dict       # result["telemetry"]
+    sampler.snapshot() -> list[dict] | None   # clocks, temperature, power and throttle right now
+    sampler.stop(result, marks, windows) -> dict   # result["telemetry"]
 
-`marks` are the monotonic times (ns) at which the timing loop finished each timed sample
-(`workloads.base.telemetry_window` collects them through measure()'s on_sample). The energy
-window then covers exactly the timed samples: from the start of the first block (its end mark
-minus its measured time) to the last mark, and the invocations in it are samples x reps. Without
-marks the window is start()..stop() and the invocation count comes from result["info"]
-["invocations"] when the workload gives one.
+`windows` are the busy intervals of the timed samples on the monotonic clock (measure.loop maps
+each sample's device interval there): energy is integrated over exactly those intervals (no
+synchronisation or host gaps between batches) and divided by their invocations (samples x reps).
+`marks` (older callers: the monotonic ns at which each timed block ended) give one window from
+the start of the first block to the last mark. With neither, the window is start()..stop() and
+the invocation count comes from result["info"]["invocations"] when the workload gives one.
 
 Keys of the telemetry dict (read by compare and report): method, valid, reasons, mean_power_w,
 energy_j, energy_counter_j, counter_agreement ((integrated - counter) / counter), energy_per_invocation_j,
 j_per_tflop / j_per_token / j_per_gb, tflops_per_w, sample_hz, n_samples (fewest over devices),
-throttled_share, max_clock_mhz and mean_clock_mhz (SM clock observed in the window), and
-"energy": "unavailable: <reason>" when nothing is measured.
+throttled_share (the driver's clock-limiting reasons, see measure.samplers) and throttle_reasons
+(share of readings per reason), max_clock_mhz and mean_clock_mhz (SM clock observed in the window),
+busy_s (the integrated busy time), and "energy": "unavailable: <reason>" when nothing is measured.
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ from gpuparity.measure.samplers import AmdsmiSource, NvmlSource, RaplSource, Una
 
 DEFAULT_HZ = 20.0
 TELEMETRY_KEYS = ("mean_power_w", "energy_j", "energy_counter_j", "counter_agreement", "energy_per_invocation_j",
-                  "tflops_per_w", "sample_hz", "n_samples", "throttled_share", "max_clock_mhz", "mean_clock_mhz")
+                  "tflops_per_w", "sample_hz", "n_samples", "throttled_share", "throttle_reasons", "max_clock_mhz",
+                  "mean_clock_mhz")
+STATE_KEYS = ("sm_mhz", "mem_mhz", "temp_c", "power_w", "throttle", "throttle_reasons")
 
 
 class NullSampler:
@@ -47,7 +51,11 @@ class NullSampler:
     def start(self) -> None:
         pass
 
-    def stop(self, result: dict | None = None, marks: list[int] | None = None) -> dict:
+    def snapshot(self) -> list[dict] | None:
+        return None
+
+    def stop(self, result: dict | None = None, marks: list[int] | None = None,
+             windows: list[tuple[float, float]] | None = None) -> dict:
         out = {"method": "none", "valid": False, "reasons": [self.reason], **dict.fromkeys(TELEMETRY_KEYS)}
         out["energy"] = f"unavailable: {self.reason}"
         return out
@@ -97,7 +105,17 @@ class ThreadedSampler:
         self._thread = threading.Thread(target=self._run, name="gpuparity-telemetry", daemon=True)
         self._thread.start()
 
-    def stop(self, result: dict | None = None, marks: list[int] | None = None) -> dict:
+    def snapshot(self) -> list[dict] | None:
+        """Each device's clocks, temperature, power and throttle reasons now (None if it reads none)."""
+        out = []
+        for k in range(len(self.source.devices)):
+            s = self.source.read(k)
+            state = {key: getattr(s, key) for key in STATE_KEYS if getattr(s, key) not in (None, ())}
+            out.append({k: list(v) if isinstance(v, tuple) else v for k, v in state.items()})   # JSON-shaped
+        return out if any(out) else None
+
+    def stop(self, result: dict | None = None, marks: list[int] | None = None,
+             windows: list[tuple[float, float]] | None = None) -> dict:
         if self._thread is None:
             return NullSampler("sampler was not started").stop()
         self._stop.set()
@@ -106,32 +124,40 @@ class ThreadedSampler:
         self._sample_all()  # and one at its very end
         self._t_stop = time.monotonic()
         try:
-            return summarize(self.method, self._traces, self.rules, result, marks, self._t_start, self._t_stop)
+            return summarize(self.method, self._traces, self.rules, result, marks, self._t_start, self._t_stop,
+                             windows)
         except Exception as exc:  # a summary bug must not cost the measurement
             out = NullSampler(f"telemetry summary failed: {type(exc).__name__}: {exc}").stop()
             return dict(out, method=self.method)
 
 
-def window(result: dict | None, marks: list[int] | None, t_start: float, t_stop: float
-           ) -> tuple[float, float, int | None]:
-    """(t0, t1, invocations in the window): the timed samples where marks allow it."""
+def window(result: dict | None, marks: list[int] | None, t_start: float, t_stop: float,
+           windows: list[tuple[float, float]] | None = None
+           ) -> tuple[float, float, int | None, list[tuple[float, float]] | None]:
+    """(t0, t1, invocations, busy intervals or None): the timed samples where windows or marks
+    allow it, else the whole sampled window."""
     samples = (result or {}).get("samples") or []
     info = (result or {}).get("info") or {}
     reps = info.get("reps_per_sample")
+    if windows and reps and samples:
+        busy = [(max(a, t_start), min(b, t_stop)) for a, b in windows if min(b, t_stop) > max(a, t_start)]
+        if busy:
+            return busy[0][0], busy[-1][1], len(samples) * reps, busy
     if marks and reps and len(marks) == len(samples):
         t1 = marks[-1] / 1e9
         t0 = marks[0] / 1e9 - samples[0] * reps
-        return max(t0, t_start), t1, len(samples) * reps
-    return t_start, t_stop, info.get("invocations")
+        return max(t0, t_start), t1, len(samples) * reps, None
+    return t_start, t_stop, info.get("invocations"), None
 
 
 def summarize(method: str, traces: list[DeviceTrace], rules: Rules, result: dict | None,
-              marks: list[int] | None, t_start: float, t_stop: float) -> dict:
-    t0, t1, invocations = window(result, marks, t_start, t_stop)
-    a = analyze(traces, t0, t1, rules, expected_devices=len(traces))
+              marks: list[int] | None, t_start: float, t_stop: float,
+              windows: list[tuple[float, float]] | None = None) -> dict:
+    t0, t1, invocations, busy = window(result, marks, t_start, t_stop, windows)
+    a = analyze(traces, t0, t1, rules, expected_devices=len(traces), intervals=busy)
     out = {"method": method, "valid": a["valid"], "reasons": a["reasons"],
-           **{k: a.get(k) for k in TELEMETRY_KEYS}, "window_s": a["window_s"], "invocations": invocations,
-           "max_temp_c": a.get("max_temp_c")}
+           **{k: a.get(k) for k in TELEMETRY_KEYS}, "window_s": a["window_s"], "busy_s": a["busy_s"],
+           "intervals": len(busy) if busy else 1, "invocations": invocations, "max_temp_c": a.get("max_temp_c")}
     if method == "rapl":
         out["counter_agreement"] = None  # energy *is* the counter: nothing to cross-check
     work = (result or {}).get("work") or {}

@@ -36,10 +36,13 @@ class Prepared:
     fn: Callable[[], Any]                  # one invocation
     work: dict                             # per invocation: {"flop": .., "bytes": .., "tokens": ..}
     peak: str | None = None                # "flop:<dtype>" or "bytes": the spec peak this is measured against
-    check: Callable[[], tuple[bool, str]] | None = None   # output vs an fp64 reference, once
-    cold: bool = False                     # flush the last-level cache between samples
+    check: Callable[[], tuple[bool, str]] | None = None   # whole output vs an fp64 reference, once;
+    #                                        may raise measure.gates.GateSkip (the case does not apply)
+    cold: bool = False                     # flush the last-level cache before every sample
     info: dict = field(default_factory=dict)
     teardown: Callable[[], None] | None = None
+    capturable: bool = True                # may be replayed from a CUDA/HIP graph (no host-side state)
+    cycle: int = 1                         # operand sets fn rotates through (blocks hold whole rotations)
 
 
 @dataclass
@@ -97,7 +100,8 @@ class Workload:
         return merge_trials(trials, ctx.spec)
 
     def execute(self, params: dict, ctx: Context) -> dict:
-        """One trial: prepare (fresh inputs), check once, measure, derive."""
+        """One trial: prepare (fresh inputs), gate the whole output once, measure, derive."""
+        from gpuparity.measure.gates import GateSkip
         from gpuparity.measure.loop import measure
 
         result, ok = self.begin(params, ctx)
@@ -108,7 +112,10 @@ class Workload:
             result["info"].update(prepared.info)
             result["work"] = prepared.work
             if prepared.check is not None:
-                good, detail = prepared.check()
+                try:
+                    good, detail = prepared.check()
+                except GateSkip as exc:
+                    return mark(result, "skipped", str(exc))
                 result["info"]["check"] = detail
                 if not good:
                     return mark(result, "failed", f"wrong result: {detail}")
@@ -118,8 +125,10 @@ class Workload:
 
                 cfg = replace(cfg, cold=True, flush_bytes=flush_bytes(ctx))
             with telemetry_window(ctx, result) as tele:
-                m = measure(prepared.fn, ctx.device, cfg, on_sample=tele.mark)
+                m = measure(prepared.fn, ctx.device, cfg, capturable=prepared.capturable, cycle=prepared.cycle,
+                            probe=tele.snapshot)
                 fill_measurement(result, m)
+                tele.windows = m.windows
             derive(result, prepared.peak, ctx.spec)
             if ctx.profile_dir:
                 from gpuparity.measure.profile import profile_result
@@ -134,17 +143,25 @@ class Workload:
 class telemetry_window(dict):
     """Runs the context's telemetry sampler around a measured window (if any).
 
-    Pass `mark` as measure()'s on_sample and fill the result inside the block: the energy then
-    covers exactly the timed samples and is divided by their invocations (measure.telemetry).
-    The telemetry lands in result["telemetry"] (and in self["result"] without a result).
+    Inside the block, fill the result and set `windows` to the measurement's busy intervals
+    (measure.loop's Measurement.windows): the energy then covers exactly the timed samples and
+    is divided by their invocations (measure.telemetry). Loops of their own pass `mark` as
+    on_sample instead (one window from the first timed block to the last). `snapshot` reads the
+    device's clocks and temperature now (measure()'s probe). The telemetry lands in
+    result["telemetry"] (and in self["result"] without a result).
     """
 
     def __init__(self, ctx: Context, result: dict | None = None):
         super().__init__()
         self.ctx, self.result, self.marks = ctx, result, []
+        self.windows: list[tuple[float, float]] | None = None
 
     def mark(self, _n: int = 0) -> None:
         self.marks.append(time.monotonic_ns())
+
+    def snapshot(self):
+        read = getattr(self.ctx.telemetry, "snapshot", None)
+        return read() if callable(read) else None
 
     def __enter__(self) -> "telemetry_window":
         if self.ctx.telemetry is not None:
@@ -153,32 +170,49 @@ class telemetry_window(dict):
 
     def __exit__(self, *exc) -> None:
         if self.ctx.telemetry is not None:
-            self["result"] = self.ctx.telemetry.stop(self.result, self.marks)
+            self["result"] = self.ctx.telemetry.stop(self.result, self.marks, self.windows)
             if self.result is not None:
                 self.result["telemetry"] = self["result"]
 
 
 def flush_bytes(ctx: Context) -> int:
-    """2x the last-level cache; MI300-class parts have a 256 MB Infinity Cache."""
-    if ctx.device == "cpu":
-        llc = (ctx.fingerprint.get("cpu") or {}).get("llc_bytes") or 32 * 2**20
-        return 2 * llc
-    return 2 * 256 * 2**20
+    """2x the measured device's last-level cache (measure.operands.llc_bytes)."""
+    from gpuparity.measure.operands import llc_bytes
+
+    return 2 * llc_bytes(ctx.fingerprint, ctx.device)
 
 
 def fill_measurement(result: dict, m) -> None:
+    """A trial's samples, summary, flags and how it was measured (result["info"]): the timer and
+    method (cpu | graph | queue, and why), invocations per sample, the first call's time (kept
+    out of every sample), warm-up length and whether it reached steady blocks, and the device's
+    clocks / temperature at the start and end of the timed window."""
     result["samples"] = m.samples
     result["summary"] = m.summary
-    result["info"].update(
+    info = result["info"]
+    info.update(
         timer=m.timer, reps_per_sample=m.reps_per_sample, warmup_invocations=m.warmup_invocations,
         timed_out=m.timed_out, measure_s=round(m.elapsed_s, 3),
     )
+    info.update(method=m.method, method_note=m.method_note, first_call_s=m.first_call_s,
+                warmup_s=round(m.warmup_s, 3), steady=m.steady, batches=m.batches,
+                state_start=m.state_start, state_end=m.state_end)
     flags = result.setdefault("flags", [])
+    warnings = []
     if m.timed_out:
-        result["info"]["warning"] = "stopped at the timeout before reaching the noise target"
+        warnings.append("stopped at the timeout before reaching the noise target")
         flags.append("timed_out")
-    if getattr(m, "hit_max_samples", False):
+    if m.hit_max_samples:
+        warnings.append("stopped at max_samples before reaching the noise target")
         flags.append("max_samples")
+    if not m.steady:
+        warnings.append("warm-up ended before the blocks agreed (not steady)")
+    if m.host_bound_batches:
+        info["host_bound_batches"] = m.host_bound_batches
+        warnings.append(f"the host could not keep the device queue full in {m.host_bound_batches} of "
+                        f"{m.batches} batches (launch-bound; not capturable into a graph)")
+    if warnings:
+        info["warning"] = "; ".join(warnings)
 
 
 TRIAL_FIELDS = ("timer", "reps_per_sample", "warmup_invocations", "measure_s", "method", "pid", "position",
