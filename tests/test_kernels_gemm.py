@@ -3,17 +3,22 @@ dtype that runs here (fp8 included), the correctness gate, and the max-achievabl
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 
+from gpuparity.measure.gates import GateSkip, freivalds, freivalds_gate
 from gpuparity.measure.loop import LoopConfig
+from gpuparity.measure.operands import rotation_copies
 from gpuparity.platform.detect import fingerprint
 from gpuparity.platform.specs import lookup
 from gpuparity.workloads import gemm
 from gpuparity.workloads.base import Context
 from gpuparity.workloads.dtypes import fp8_dtype_name, fp8_torch_dtype
 
-TINY_LOOP = LoopConfig(warmup_s=0.01, min_samples=3, max_samples=5, min_time_s=0.01, max_time_s=0.3)
+TINY_LOOP = LoopConfig(warmup_s=0.01, warmup_max_s=0.05, min_samples=3, max_samples=5, min_time_s=0.01,
+                       max_time_s=0.3, min_block_s=0.0)
 
 
 def gpu_ctx(spec_id: str | None, target: str, backend: str = "cuda") -> Context:
@@ -175,3 +180,130 @@ def test_search_budget_must_be_a_number():
 
     with pytest.raises(UserError, match="budget_s"):
         gemm.GemmSearch().cases("quick", cpu_ctx(options={"budget_s": "soon"}))
+
+
+# -- the whole-output gate (Freivalds), rotation, fp8 accumulation, TF32 proof -------------------
+def _rel_frobenius(out, ref) -> float:
+    return float((out.double() - ref).norm() / ref.norm())
+
+
+def test_freivalds_catches_one_wrong_element_that_head_and_norm_checks_pass():
+    s = gemm._float_set(512, 512, 512, "fp32", "nn", "cpu", torch.Generator().manual_seed(3))
+    s.call()
+    ok, detail, _ = freivalds_gate(s.c_rows, s.a_rows, s.b_rows, 512, 512, 512, "cpu", gemm.GATE_TOLERANCE["fp32"])
+    assert ok, detail
+    out = s.tensors["out"]
+    ref = s.tensors["a"].double() @ s.tensors["b"].double()
+    out[400, 123] += 0.02 * float(out[400].norm()) / 512 ** 0.5   # 2% of the row's rms, one element, row 400
+    assert _rel_frobenius(out[:64], ref[:64]) <= gemm.GATE_TOLERANCE["fp32"]   # the old 64-row head: passes
+    assert _rel_frobenius(out, ref) <= gemm.GATE_TOLERANCE["fp32"]            # a whole-matrix norm: passes
+    ok, detail, fig = freivalds_gate(s.c_rows, s.a_rows, s.b_rows, 512, 512, 512, "cpu", gemm.GATE_TOLERANCE["fp32"])
+    assert not ok and fig["worst_row"] > 5 * gemm.GATE_TOLERANCE["fp32"], detail
+    out[400, 123] = float("nan")
+    ok, detail, _ = freivalds_gate(s.c_rows, s.a_rows, s.b_rows, 512, 512, 512, "cpu", 1.0)
+    assert not ok and "NaN" in detail
+
+
+def test_fp8_gate_catches_mean_scales_and_passes_the_right_ones():
+    ctx = cpu_ctx()
+    s = gemm.fp8_set(256, 256, 256, "row", ctx, torch.Generator().manual_seed(0))
+    s.call()
+    tol = gemm.GATE_TOLERANCE["fp8"]
+    assert tol <= 1e-2
+    ok, detail, fig = freivalds_gate(s.c_rows, s.a_rows, s.b_rows, 256, 256, 256, "cpu", tol)
+    assert ok and fig["worst_row"] < tol / 2, detail
+    t = s.tensors
+    mean_b = t["scale_b"].mean().expand_as(t["scale_b"]).contiguous()          # per-column scales -> their mean
+    torch._scaled_mm(t["a"], t["b"], scale_a=t["scale_a"], scale_b=mean_b, out_dtype=torch.bfloat16, out=t["out"])
+    ok, detail, fig = freivalds_gate(s.c_rows, s.a_rows, s.b_rows, 256, 256, 256, "cpu", tol)
+    assert not ok and fig["relative"] > 0.01, detail
+
+
+def test_every_output_element_is_written_before_it_passes():
+    result = gemm.Gemm().execute({"m": 64, "n": 64, "k": 64, "layout": "nn", "dtype": "fp32"}, cpu_ctx())
+    assert result["status"] == "ok" and "Freivalds" in result["info"]["check"]
+    # A kernel that skips the last row leaves the poison (NaN) there: the gate fails.
+    s = gemm._float_set(64, 64, 64, "fp32", "nn", "cpu", torch.Generator().manual_seed(0))
+    s.poison()
+    torch.mm(s.tensors["a"][:-1], s.tensors["b"], out=s.tensors["out"][:-1])
+    ok, detail, _ = freivalds_gate(s.c_rows, s.a_rows, s.b_rows, 64, 64, 64, "cpu", 1e-4)
+    assert not ok and "unwritten" in detail
+
+
+def test_skinny_gemm_rotates_operands_over_twice_the_cache():
+    fp = dict(fingerprint())
+    fp["cpu"] = dict(fp["cpu"], llc_bytes=4 * 2**20)                            # a 4 MiB last-level cache
+    ctx = Context(fingerprint=fp, device="cpu", loop=TINY_LOOP)
+    params = {"m": 16, "n": 512, "k": 512, "layout": "nn", "dtype": "fp32", "operands": "rotate"}
+    result = gemm.Gemm().execute(params, ctx)
+    assert result["status"] == "ok", result["reason"]
+    ops = result["info"]["operands"]
+    set_bytes = (16 * 512 + 512 * 512 + 16 * 512) * 4
+    assert ops["mode"] == "rotate" and ops["set_bytes"] == set_bytes
+    assert ops["copies"] > 1 and ops["total_bytes"] > 2 * 4 * 2**20 >= (ops["copies"] - 1) * set_bytes
+    assert result["info"]["reps_per_sample"] % ops["copies"] == 0                 # blocks hold whole rotations
+    assert f"all {ops['copies']} operand sets" in result["info"]["check"]
+    warm = gemm.Gemm().execute(dict(params, operands="warm"), ctx)
+    assert warm["info"]["operands"]["copies"] == 1 and warm["info"]["operands"]["mode"] == "warm"
+
+
+def test_rotation_calls_each_set_in_turn():
+    prepared = gemm.prepare_gemm(16, 256, 256, "fp32", Context(
+        fingerprint={"cpu": {"llc_bytes": 2**20}}, device="cpu"), operands="rotate")
+    copies = prepared.cycle
+    assert copies == rotation_copies((16 * 256 * 2 + 256 * 256) * 4, 2**20) > 1
+    ok, detail = prepared.check()                                                # poisons, then fn x copies
+    assert ok, detail
+
+
+def test_gpu_skinny_cases_rotate_and_fp8_has_both_accumulations_on_nvidia():
+    cases = gemm.Gemm().cases("standard", gpu_ctx("h200-sxm", "sm_90"))
+    skinny = [c for c in cases if c["m"] in (16, 128)]
+    assert skinny and all(c["operands"] == "rotate" for c in skinny)
+    fp8 = [c for c in cases if c["dtype"] == "fp8"]
+    assert {(c.get("scaling"), c["fast_accum"]) for c in fp8 if c["m"] == c["n"]} == {
+        ("tensor", False), ("tensor", True), ("row", False), ("row", True)}
+    rocm = gemm.Gemm().cases("standard", gpu_ctx("mi300x", "gfx942", "rocm"))
+    assert {c["fast_accum"] for c in rocm if c["dtype"] == "fp8"} == {False}
+    full = gemm.Gemm().cases("full", gpu_ctx("h200-sxm", "sm_90"))
+    assert {c["operands"] for c in full if c["m"] == 16 and c["dtype"] == "bf16"} == {"warm", "rotate"}
+
+
+def test_fp8_records_fast_accumulation():
+    for fast in (False, True):
+        params = {"m": 64, "n": 64, "k": 128, "layout": "nn", "dtype": "fp8", "scaling": "row", "fast_accum": fast}
+        result = gemm.Gemm().execute(params, cpu_ctx())
+        assert result["status"] == "ok", result["reason"]
+        assert result["info"]["use_fast_accum"] is fast
+
+
+def _round_to_tf32(t):
+    """fp32 -> the 10-bit-mantissa value a TF32 unit multiplies (round half away, as torch's emulation)."""
+    bits = t.view(torch.int32)
+    return ((bits + 0x1000) & ~0x1FFF).view(torch.float32)
+
+
+def test_tf32_must_prove_it_ran():
+    s = gemm._float_set(256, 256, 256, "tf32", "nn", "cpu", torch.Generator().manual_seed(0))
+    ctx = Context(fingerprint={"backend": "rocm"}, device="cpu")
+    s.call()                                                                     # full fp32 on this CPU
+    fp32_err = freivalds(s.c_rows, s.a_rows, s.b_rows, 256, 256, 256, "cpu")["worst_row"]
+    with pytest.raises(GateSkip, match="TF32 not engaged.*HIPBLASLT_ALLOW_TF32=1"):
+        gemm._tf32_engaged(s, fp32_err, 256, 256, 256, ctx)
+    a, b = s.tensors["a"], s.tensors["b"]
+    torch.mm(_round_to_tf32(a.clone()), _round_to_tf32(b.clone()), out=s.tensors["out"])   # what TF32 computes
+    tf32_err = freivalds(s.c_rows, s.a_rows, s.b_rows, 256, 256, 256, "cpu")["worst_row"]
+    assert "TF32 engaged" in gemm._tf32_engaged(s, tf32_err, 256, 256, 256, ctx)
+    assert tf32_err <= gemm.GATE_TOLERANCE["tf32"]
+
+
+def test_rocm_tf32_sets_hipblaslt_allow_tf32_for_its_case_and_skips_when_not_engaged(monkeypatch):
+    monkeypatch.delenv("HIPBLASLT_ALLOW_TF32", raising=False)
+    ctx = Context(fingerprint={"backend": "rocm", "cpu": {"llc_bytes": 2**25}}, device="cpu")
+    prepared = gemm.prepare_gemm(128, 128, 128, "tf32", ctx)
+    assert os.environ["HIPBLASLT_ALLOW_TF32"] == "1"
+    assert prepared.info["hipblaslt_allow_tf32"].startswith("1")
+    with pytest.raises(GateSkip, match="not engaged"):
+        prepared.check()                                                         # a CPU runs fp32: not TF32
+    prepared.teardown()
+    assert "HIPBLASLT_ALLOW_TF32" not in os.environ

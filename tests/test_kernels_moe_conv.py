@@ -10,7 +10,8 @@ from gpuparity.platform.detect import fingerprint
 from gpuparity.workloads import conv, moe
 from gpuparity.workloads.base import Context
 
-TINY_LOOP = LoopConfig(warmup_s=0.01, min_samples=3, max_samples=5, min_time_s=0.01, max_time_s=0.3)
+TINY_LOOP = LoopConfig(warmup_s=0.01, warmup_max_s=0.05, min_samples=3, max_samples=5, min_time_s=0.01,
+                       max_time_s=0.3, min_block_s=0.0)
 
 
 def ctx() -> Context:
@@ -31,19 +32,45 @@ def test_moe_grouped_and_loop_paths(monkeypatch):
     assert grouped["info"]["expert_gemm"] == "torch._grouped_mm"
     assert grouped["work"] == {"flop": moe.moe_flop(p), "tokens": 32.0}
     assert grouped["derived"]["tokens_per_s"] > 0 and grouped["derived"]["tflops"] > 0
-    monkeypatch.setattr(moe, "grouped_mm_status", lambda dtype, device: (False, "probe refused"))
+    monkeypatch.setattr(moe, "group_align", lambda dtype, device: (0, "probe refused"))
     looped = moe.MoE().execute(p, ctx())
     assert looped["status"] == "ok", looped["reason"]
     assert looped["info"]["expert_gemm"] == "per-expert loop (probe refused)"
 
 
+def test_moe_gemm_rows_equal_routed_rows():
+    """DeepSeek-V3-like routing at 32 tokens x top-4: the grouped GEMMs multiply 128 rows, no padding."""
+    result = moe.MoE().execute(moe_params(), ctx())
+    assert result["status"] == "ok", result["reason"]
+    assert result["info"]["group_align_rows"] == 1 and result["info"]["routed_rows"] == 32 * 4
+    assert result["info"]["check"].endswith("expert GEMM rows 128 for 128 routed")
+
+
+def test_group_layout_ends_each_group_at_its_own_rows():
+    counts = torch.tensor([3, 0, 17, 1, 0, 8])
+    ends, starts = moe.group_layout(counts, 1)
+    assert ends.tolist() == [3, 3, 20, 21, 21, 29] and int(ends[-1]) == int(counts.sum())
+    ends, starts = moe.group_layout(counts, 16)
+    assert ends.tolist() == [16, 16, 48, 64, 64, 80]          # padded groups; the last ends at its own padding
+    assert starts.tolist() == [0, 16, 16, 48, 64, 64]
+    bound = int(counts.sum()) + len(counts) * 15               # the static buffer the padded path allocates
+    assert int(ends[-1]) < bound                               # spare rows past the last group are never multiplied
+
+
 def test_moe_padded_groups_are_exact(monkeypatch):
-    """The padded group layout a GPU uses, exercised on the CPU, still matches fp64."""
-    monkeypatch.setattr(moe, "group_align", lambda device: 16)
+    """The padded group layout (devices that want aligned group starts), exercised on the CPU, matches fp64."""
+    monkeypatch.setattr(moe, "group_align", lambda dtype, device: (16, ""))
     prepared = moe.prepare_moe(moe_params(), ctx())
     assert prepared.info["group_align_rows"] == 16
     ok, detail = prepared.check()
     assert ok, detail
+    rows = int(detail.rsplit("expert GEMM rows ", 1)[1].split()[0])
+    assert 128 < rows < 128 + 16 * 15 + 16                    # routed rows plus at most 15 per expert
+
+
+def test_grouped_mm_probe_uses_unaligned_groups():
+    assert moe.grouped_mm_status(torch.float32, "cpu", 1) == (True, "")
+    assert moe.group_align(torch.float32, "cpu") == (1, "")
 
 
 def test_moe_flop_counts_routed_and_shared_work():

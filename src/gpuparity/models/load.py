@@ -56,8 +56,9 @@ def resolve(name: str) -> tuple[str, str]:
 
 
 def load_causal_lm(name: str, device: str, dtype: str, layers: int | None = None,
-                   quiet: bool = False) -> LoadedModel:
-    """Load (or build) a causal LM on `device` with weights in `dtype` (fp32 | bf16 | fp16 | fp8).
+                   quiet: bool = False, fp8_format: str = "float8_e4m3fn") -> LoadedModel:
+    """Load (or build) a causal LM on `device` with weights in `dtype` (fp32 | bf16 | fp16 | fp8;
+    fp8 in `fp8_format`, the architecture's: models.fp8).
 
     info: source, path, config, params, import_s (transformers and the model's code, once per
     process), load_s (weights + tokenizer, or building a synthetic model; a GGUF cache miss
@@ -86,6 +87,10 @@ def load_causal_lm(name: str, device: str, dtype: str, layers: int | None = None
         model, tok = synthetic.build(cfg, device, _torch_dtype(dtype)), None
     else:
         model, tok = _from_folder(where, device, dtype)
+        if dtype == "fp8":
+            from gpuparity.models import fp8
+
+            info["fp8"] = fp8.quantise(model, fp8_format)
     info["load_s"] = round(prepare_s + time.perf_counter() - t2, 3)
     info["config"] = describe(model.config)
     info["params"] = sum(p.numel() for p in model.parameters())
@@ -116,14 +121,8 @@ def _torch_dtype(dtype: str):
 def _from_folder(folder: str, device: str, dtype: str):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    kwargs: dict = {"device_map": device}
-    if dtype == "fp8":
-        # Block-wise fp8 weights and activations (transformers' fine-grained fp8 kernels): GPU only.
-        from transformers import FineGrainedFP8Config
-
-        kwargs.update(dtype=_torch_dtype("bf16"), quantization_config=FineGrainedFP8Config())
-    else:
-        kwargs["dtype"] = _torch_dtype(dtype)
+    # fp8 loads in bf16 and is quantised by models.fp8 (the caller), with no hub-loaded kernels.
+    kwargs: dict = {"device_map": device, "dtype": _torch_dtype("bf16" if dtype == "fp8" else dtype)}
     model = AutoModelForCausalLM.from_pretrained(folder, **kwargs).eval()
     try:
         tok = AutoTokenizer.from_pretrained(folder)

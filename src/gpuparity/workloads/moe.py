@@ -2,9 +2,11 @@
 
 Experts are SwiGLU FFNs (gate+up fused: hidden -> 2*ffn, then down: ffn -> hidden). Expert
 GEMMs go through torch._grouped_mm where this torch and device accept it (probed once), else a
-per-expert loop; info["expert_gemm"] says which. For the grouped path each expert's rows are
-padded to a multiple of ALIGN rows on a GPU (the kernels want aligned group starts), with the
-padding as zero rows whose outputs are dropped.
+per-expert loop; info["expert_gemm"] says which. The grouped GEMMs multiply exactly the routed
+rows (T*k: groups end where their tokens end); only where the device refuses unaligned group
+starts is each group padded to ALIGN rows, and then the padding is recorded
+(info["gemm_rows"] against info["routed_rows"]). The routing avoids host syncs (counts by
+scatter-add), so the layer can be replayed from a CUDA/HIP graph.
 
 Work per call: FLOP = router 2*T*H*E + routed experts T*k*6*H*F + shared experts T*6*H*F*S
 (T tokens, H hidden, E experts, k top-k, F expert ffn, S shared experts); padding rows are not
@@ -69,27 +71,45 @@ class MoE(Workload):
         return prepare_moe(params, ctx)
 
 
-def grouped_mm_status(dtype, device: str) -> tuple[bool, str]:
-    """Whether torch._grouped_mm runs here at this dtype, probed on a tiny problem."""
+def grouped_mm_status(dtype, device: str, align: int = 1) -> tuple[bool, str]:
+    """Whether torch._grouped_mm runs here at this dtype with groups starting at multiples of
+    `align` rows, probed on a tiny problem (group sizes 5 and 27 when align is 1)."""
     import torch
 
     if not hasattr(torch, "_grouped_mm"):
         return False, f"torch {torch.__version__} has no torch._grouped_mm"
+    first = 5 if align == 1 else align
     try:
         x = torch.ones(32, 16, dtype=dtype, device=device)
-        w = torch.ones(2, 32, 16, dtype=dtype, device=device).transpose(-2, -1)
-        offs = torch.tensor([16, 32], dtype=torch.int32, device=device)
+        w = torch.stack([torch.ones(32, 16), 2 * torch.ones(32, 16)]).to(dtype=dtype, device=device).transpose(-2, -1)
+        offs = torch.tensor([first, 32], dtype=torch.int32, device=device)
         y = torch._grouped_mm(x, w, offs=offs)
-        if float(y[0, 0]) != 16.0:
+        if float(y[first - 1, 0]) != 16.0 or float(y[first, 0]) != 32.0:
             return False, "torch._grouped_mm gave a wrong answer on a probe"
     except Exception as exc:  # noqa: BLE001 - any refusal means: use the loop
         return False, f"torch._grouped_mm refused: {str(exc).strip().splitlines()[0][:160]}"
     return True, ""
 
 
-def group_align(device: str) -> int:
-    """Rows each expert group is padded to: GPU grouped GEMM kernels want aligned group starts."""
-    return ALIGN if device != "cpu" else 1
+def group_align(dtype, device: str) -> tuple[int, str]:
+    """(rows each expert group is padded to, why not grouped): 1 (no padding) where the grouped
+    GEMM takes unaligned group starts, ALIGN where it needs them; 0 when it does not run at all."""
+    ok, why = grouped_mm_status(dtype, device, 1)
+    if ok:
+        return 1, ""
+    ok, why_aligned = grouped_mm_status(dtype, device, ALIGN)
+    return (ALIGN, "") if ok else (0, why_aligned or why)
+
+
+def group_layout(counts, align: int):
+    """Group ends of the grouped GEMM and where each expert's rows start, for per-expert row
+    counts: groups padded to `align` rows; the last group ends at its own end (rows past it
+    are never multiplied)."""
+    import torch
+
+    padded = (counts + align - 1) // align * align
+    ends = torch.cumsum(padded, 0)
+    return ends.to(torch.int32), ends - padded
 
 
 def prepare_moe(p: dict, ctx: Context) -> Prepared:
@@ -110,24 +130,24 @@ def prepare_moe(p: dict, ctx: Context) -> Prepared:
     w2 = rand(e, h, f, fan_in=f)
     shared13 = rand(2 * f * ns, h, fan_in=h) if ns else None
     shared2 = rand(h, f * ns, fan_in=f * ns) if ns else None
-    grouped, why = grouped_mm_status(tdt, dev)
-    align = group_align(dev)
-    # Static upper bound of the padded rows, itself aligned: no host sync to learn the real size.
-    rows_total = -(-(t * k + e * (align - 1)) // align) * align
+    align, why = group_align(tdt, dev)
+    grouped = align > 0
+    # Static upper bound of the padded rows: no host sync to learn the real size.
+    rows_bound = t * k + e * (align - 1) if align > 1 else t * k
 
     def swiglu(z):
         gate, up = z.chunk(2, dim=-1)
         return F.silu(gate) * up
 
     def experts_grouped(xs_sorted, experts_sorted, counts):
-        padded = (counts + align - 1) // align * align
-        ends = torch.cumsum(padded, 0)
+        if align == 1:   # rows are already grouped by expert: the GEMMs take exactly the routed rows
+            offs = torch.cumsum(counts, 0).to(torch.int32)
+            mid = swiglu(torch._grouped_mm(xs_sorted, w13.transpose(-2, -1), offs=offs))
+            return torch._grouped_mm(mid, w2.transpose(-2, -1), offs=offs)
+        offs, starts = group_layout(counts, align)
         starts_in = torch.cumsum(counts, 0) - counts
-        ranks = torch.arange(t * k, device=dev) - starts_in[experts_sorted]
-        dest = (ends - padded)[experts_sorted] + ranks
-        offs = ends.to(torch.int32)
-        offs[-1] = rows_total                 # the last group takes the spare zero rows
-        buf = torch.zeros(rows_total, h, device=dev, dtype=tdt)
+        dest = starts[experts_sorted] + torch.arange(t * k, device=dev) - starts_in[experts_sorted]
+        buf = torch.zeros(rows_bound, h, device=dev, dtype=tdt)
         buf[dest] = xs_sorted
         mid = swiglu(torch._grouped_mm(buf, w13.transpose(-2, -1), offs=offs))
         return torch._grouped_mm(mid, w2.transpose(-2, -1), offs=offs)[dest]
@@ -141,6 +161,7 @@ def prepare_moe(p: dict, ctx: Context) -> Prepared:
         return torch.cat(outs)
 
     experts = experts_grouped if grouped else experts_loop
+    ones = torch.ones(t * k, dtype=torch.long, device=dev)
 
     def forward():
         logits = x @ router.T
@@ -150,13 +171,13 @@ def prepare_moe(p: dict, ctx: Context) -> Prepared:
         flat = top_i.reshape(-1)
         order = torch.argsort(flat, stable=True)
         token_of = order // k
-        counts = torch.bincount(flat, minlength=e)
+        counts = torch.zeros(e, dtype=torch.long, device=dev).scatter_add_(0, flat, ones)   # no host sync
         ys = experts(x[token_of], flat[order], counts)
         out = torch.zeros(t, h, device=dev, dtype=torch.float32)
         out.index_add_(0, token_of, ys.float() * top_w.reshape(-1)[order, None])
         if ns:
             out += (swiglu(x @ shared13.T) @ shared2.T).float()
-        return out.to(tdt), logits, top_i, top_w
+        return out.to(tdt), logits, top_i, top_w, counts
 
     def fn():
         with torch.no_grad():
@@ -164,7 +185,7 @@ def prepare_moe(p: dict, ctx: Context) -> Prepared:
 
     def check():
         with torch.no_grad():
-            out, logits, top_i, top_w = forward()
+            out, logits, top_i, top_w, counts = forward()
             n = min(CHECK_TOKENS, t)
             xr = x[:n].double()
             err_router = rel_error(logits[:n], xr @ router.double().T)
@@ -179,12 +200,14 @@ def prepare_moe(p: dict, ctx: Context) -> Prepared:
                 ref += swiglu(xr @ shared13.double().T) @ shared2.double().T
             err = max(err_router, rel_error(out[:n], ref))
         tol = 2 * TOLERANCE[dt]   # two GEMMs with an activation rounded in between
-        return err <= tol, f"relative error {err:.2e} vs fp64 (router and layer output; tolerance {tol:.0e})"
+        rows = int(group_layout(counts, max(align, 1))[0][-1])
+        return err <= tol, (f"relative error {err:.2e} vs fp64 (router and layer output; tolerance {tol:.0e}); "
+                            f"expert GEMM rows {rows} for {t * k} routed")
 
     info = {"expert_gemm": "torch._grouped_mm" if grouped else f"per-expert loop ({why})",
-            "group_align_rows": align if grouped else None}
+            "group_align_rows": align if grouped else None, "routed_rows": t * k}
     return Prepared(fn=fn, work={"flop": moe_flop(p), "tokens": float(t)}, peak=f"flop:{dt}", check=check,
-                    info=info)
+                    info=info, capturable=grouped)
 
 
 WORKLOADS = [MoE()]

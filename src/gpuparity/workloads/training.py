@@ -216,8 +216,10 @@ class Training(Workload):
         info = {"flops_per_token": fpt, "flops_formula": "6*N_matmul + 12*L*d_attn*T (PaLM)",
                 "params": sum(p.numel() for p in model.parameters()),
                 "params_matmul": matmul_params(model)}
+        # Not capturable: the optimizer keeps its step count on the host, so a graph would replay
+        # one frozen step (and a step is milliseconds: launch gaps do not matter).
         return Prepared(fn=fn, work={"tokens": tokens, "flop": fpt * tokens}, peak=peak, check=check,
-                        info=info, teardown=teardown)
+                        info=info, teardown=teardown, capturable=False)
 
     def execute(self, params: dict, ctx: Context) -> dict:
         result = super().execute(params, ctx)
