@@ -212,11 +212,11 @@ def coerce(example, text: str, key: str):
             import math
 
             value = float(text)
-            if not math.isfinite(value):
+            if not math.isfinite(value) or value < 0:
                 raise ValueError
             return value
     except ValueError:
-        kind = {bool: "true or false", int: "a whole number >= 0", float: "a finite number"}[type(example)]
+        kind = {bool: "true or false", int: "a whole number >= 0", float: "a number >= 0"}[type(example)]
         raise UserError(f"--set {key}={text}: {key} takes {kind}") from None
     return text
 

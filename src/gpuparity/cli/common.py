@@ -20,7 +20,9 @@ def console(stderr: bool = False):
     from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
-    width = None if stream.isatty() else int(os.environ.get("COLUMNS", "160"))
+    raw = os.environ.get("COLUMNS", "")
+    # A pipe gets COLUMNS (or 160); a value that is not a sane width is ignored, never fatal.
+    width = None if stream.isatty() else int(raw) if raw.isdigit() and 20 <= int(raw) <= 100_000 else 160
     return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width)
 
 

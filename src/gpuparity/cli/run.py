@@ -222,7 +222,9 @@ def _run(names, suite, options, db, json_out, profile, no_store, trials, mode, s
     if code == "bad json":
         return 2
     usable = [r for r in doc["results"] if r["status"] == "ok"]
-    if any(r["status"] == "failed" for r in doc["results"]) or not usable:
+    failed = [r for r in doc["results"] if r["status"] == "failed"]
+    if failed or not usable:
+        out.print(f"[red]{len(failed)} result(s) failed[/]" if failed else "[red]no result is ok[/]")
         return 1
     return 0
 
@@ -293,19 +295,21 @@ def _time(seconds) -> str:
     return f"{seconds:.2e} s"
 
 
-def print_results(doc: dict, stderr: bool = False) -> None:
-    """The run table. `throughput` and its CI are the result's figure (results/figure.py), the same
-    number every other view shows; `median` is the median time of one invocation."""
+def print_results(doc: dict, stderr: bool = False, rows: int = 0) -> None:
+    """The run table (at most `rows` results, 0: all). `throughput` and its CI are the result's
+    figure (results/figure.py), the same number every other view shows; `median` is the median
+    time of one invocation."""
     from rich.table import Table
 
     from gpuparity.runner import short
 
-    t = Table(title=f"run {doc['run_id']} ({doc['status']})")
+    results = doc["results"][:rows] if rows else doc["results"]
+    t = Table(title=f"run {escape(doc['run_id'])} ({escape(doc['status'])})")
     for col, just in (("workload", "left"), ("params", "left"), ("dtype", "left"), ("median", "right"),
                       ("throughput", "right"), ("95% CI", "right"), ("trials", "right"), ("% peak", "right"),
                       ("status", "left")):
         t.add_column(col, justify=just)
-    for r in doc["results"]:
+    for r in results:
         s = r.get("summary") or {}
         m = r.get("metric") or {}
         d = r.get("derived") or {}
@@ -325,4 +329,8 @@ def print_results(doc: dict, stderr: bool = False) -> None:
             fmt(d.get("pct_peak"), 3) if d.get("pct_peak") is not None else "",
             f"[{style}]{escape(status)}[/]" if style else escape(status),
         )
-    console(stderr=stderr).print(t)
+    con = console(stderr=stderr)
+    con.print(t)
+    if len(results) < len(doc["results"]):
+        con.print(f"... {len(doc['results']) - len(results):,} more results not shown (--rows 0 shows all, "
+                  "--json prints the document)")

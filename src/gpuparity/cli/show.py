@@ -15,6 +15,7 @@ def register(app: typer.Typer) -> None:
         run: str = typer.Argument("latest", help="Run id, a unique prefix, or 'latest'."),
         db: Optional[str] = db_option(),
         as_json: bool = typer.Option(False, "--json", help="Print the whole run document."),
+        rows: int = typer.Option(200, "--rows", min=0, help="Show at most this many results (0: all)."),
     ) -> None:
         """Show a run: its platform and its results."""
         from gpuparity.results.store import Store
@@ -34,15 +35,15 @@ def register(app: typer.Typer) -> None:
             f" on {escape(doc.get('host'))}")
         from gpuparity.cli.run import print_results
 
-        print_results(doc)
-        _print_extras(doc)
+        print_results(doc, rows=rows)
+        _print_extras(doc, rows)
 
 
-def _print_extras(doc: dict) -> None:
+def _print_extras(doc: dict, rows: int = 0) -> None:
     """Result-specific tables (e.g. a serving sweep's curve) that workloads attach as info.table."""
     from rich.table import Table
 
-    for r in doc["results"]:
+    for r in doc["results"][:rows] if rows else doc["results"]:
         table = (r.get("info") or {}).get("table")
         if not table or not table.get("columns"):
             continue

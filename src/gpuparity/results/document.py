@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-RUN_ID = r"^[A-Za-z0-9][A-Za-z0-9._:+-]{0,127}$"     # no '/', '%', '_' wildcards or spaces
+RUN_ID = r"^[A-Za-z0-9][A-Za-z0-9._:+_-]{0,127}$"     # no '/', '%', spaces (a file name, a LIKE pattern)
 KEY = r"^[0-9a-f]{16}$"
 MAX_STRING = 100_000
 MAX_ITEMS = 5_000_000            # strings, numbers and containers in one document

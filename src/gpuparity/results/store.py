@@ -94,24 +94,44 @@ class Store:
     def __init__(self, url: str | None = None, *, connect_timeout: float = 5.0):
         self.url = url or default_db()
         self.postgres = is_postgres(self.url)
+        self.read_only = False
         if self.postgres:
             self._conn = self._connect_postgres(connect_timeout)
             self._mark = "%s"
         else:
             self._conn = self._connect_sqlite()
             self._mark = "?"
-        self._create()
+        if self.read_only:
+            self._check_current()
+        else:
+            self._create()
 
     # -- connection -------------------------------------------------------
+    @property
+    def path(self) -> str:
+        return self.url.removeprefix("sqlite:///")
+
     def _connect_sqlite(self) -> sqlite3.Connection:
-        path = self.url.removeprefix("sqlite:///")
+        path = self.path
         folder = os.path.dirname(os.path.abspath(path))
+        if os.path.isdir(path):
+            raise UserError(f"{path}: is a folder, not a store file")
+        if os.path.exists(path) and not (os.access(path, os.W_OK) and os.access(folder, os.W_OK)):
+            # A read-only store still lists, shows and compares; a save is refused (and spooled).
+            self.read_only = True
+            try:
+                conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30, isolation_level=None)
+            except sqlite3.Error as exc:
+                raise UserError(f"{path}: not a usable SQLite store ({exc})") from None
+            self._check_foreign(conn)
+            return conn
         deadline = time.monotonic() + 30
         while True:
             conn = None
             try:
                 os.makedirs(folder, exist_ok=True)
                 conn = sqlite3.connect(path, timeout=30, isolation_level=None)
+                self._check_foreign(conn)          # before anything writes to the file
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA foreign_keys=ON")
                 return conn
@@ -125,7 +145,13 @@ class Store:
                     continue
                 raise UserError(f"{path}: not a usable SQLite store ({exc})") from None
             except sqlite3.DatabaseError as exc:
+                if conn is not None:
+                    conn.close()
                 raise UserError(f"{path}: not a usable SQLite store ({exc})") from None
+            except UserError:
+                if conn is not None:
+                    conn.close()
+                raise
             except OSError as exc:
                 raise UserError(f"{path}: cannot open store ({exc.strerror})") from None
 
@@ -140,6 +166,30 @@ class Store:
         except psycopg.Error as exc:
             raise StoreUnavailable(f"PostgreSQL store unreachable: {str(exc).strip().splitlines()[0]}") from None
         return conn
+
+    def _check_foreign(self, conn: sqlite3.Connection) -> None:
+        """Refuse a SQLite file that belongs to something else: never add tables to it."""
+        try:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except sqlite3.OperationalError:
+            raise
+        except sqlite3.DatabaseError as exc:
+            raise UserError(f"{self.path}: not a usable SQLite store ({exc})") from None
+        if tables and "runs" not in tables:
+            names = ", ".join(sorted(tables)[:5])
+            raise UserError(f"{self.path}: not a gpuparity store (it holds other tables: {names})")
+        if "runs" in tables:
+            cols = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
+            if not {"run_id", "started_at", "doc"} <= cols:
+                raise UserError(f"{self.path}: not a gpuparity store (its runs table has other columns)")
+
+    def _check_current(self) -> None:
+        """A read-only store cannot be upgraded: it must already have this version's columns."""
+        if "runs" not in {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}:
+            raise UserError(f"{self.path}: read-only and empty: not a gpuparity store")
+        if "trial_values" not in {r[1] for r in self._conn.execute("PRAGMA table_info(results)")}:
+            raise UserError(f"{self.path}: a store of an earlier version, read-only: make it writable once "
+                            "so that it can be upgraded")
 
     def _create(self) -> None:
         with self.transaction() as cur:
@@ -206,6 +256,8 @@ class Store:
                     old[signum] = signal.signal(signum, lambda s, f: held.append(s))
             except ValueError:  # not the main thread: signals go to the main thread anyway
                 break
+        if self.read_only:
+            raise UserError(f"{self.path}: the store is read-only")
         cur = self._conn.cursor()
         try:
             # IMMEDIATE on SQLite: every transaction here writes, and taking the write lock up front
@@ -227,9 +279,13 @@ class Store:
 
     def query(self, sql: str, params: tuple | list = ()) -> list[tuple]:
         cur = self._conn.cursor()
-        cur.execute(self._sql(sql), tuple(params))
-        rows = cur.fetchall()
-        cur.close()
+        try:
+            cur.execute(self._sql(sql), tuple(params))
+            rows = cur.fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise UserError(f"{self.path}: the store is damaged or unreadable ({exc})") from None
+        finally:
+            cur.close()
         return rows
 
     # -- runs -------------------------------------------------------------
@@ -268,7 +324,7 @@ class Store:
         where, args = run_filter_sql(**filters)
         rows = self.query(
             "SELECT run_id, started_at, status, host, vendor, product, spec_id, stack, n_results"
-            f" FROM runs {where} ORDER BY started_at DESC, run_id DESC LIMIT {int(limit)}",
+            f" FROM runs {where} ORDER BY started_at DESC, run_id DESC LIMIT {max(0, min(int(limit), 2**62))}",
             args,
         )
         cols = ("run_id", "started_at", "status", "host", "vendor", "product", "spec_id", "stack", "n_results")
@@ -291,7 +347,10 @@ class Store:
     def get_run(self, ref: str) -> dict:
         run_id = self.resolve_run_id(ref)
         (doc,) = self.query("SELECT doc FROM runs WHERE run_id = ?", (run_id,))[0]
-        return json.loads(doc)
+        try:
+            return json.loads(doc)
+        except (TypeError, ValueError):
+            raise UserError(f"{self.path}: run {run_id} is damaged in the store (its document is not JSON)") from None
 
     def run_ids(self, **filters) -> list[str]:
         where, args = run_filter_sql(**filters)
