@@ -21,9 +21,8 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print the runs as JSON."),
     ) -> None:
         """List stored runs, newest first."""
-        from gpuparity.results.store import Store
-
         from gpuparity.results.journal import recover
+        from gpuparity.results.store import Store
 
         recover(console(stderr=True))     # a run whose process died is stored from its journal first
         with Store(db) as store:

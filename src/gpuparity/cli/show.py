@@ -18,9 +18,8 @@ def register(app: typer.Typer) -> None:
         rows: int = typer.Option(200, "--rows", min=0, help="Show at most this many results (0: all)."),
     ) -> None:
         """Show a run: its platform and its results."""
-        from gpuparity.results.store import Store
-
         from gpuparity.results.journal import recover
+        from gpuparity.results.store import Store
 
         recover(console(stderr=True))     # a run whose process died is stored from its journal first
         with Store(db) as store:
