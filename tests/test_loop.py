@@ -253,32 +253,29 @@ def test_method_choice_rules():
         choose_method("fast", est, gpu=True, capturable=True)
 
 
-def test_hit_max_samples_is_flagged_on_a_noisy_real_workload():
-    rng = np.random.default_rng(3)
+def jittery(seed: int):
+    """A CPU spin of 0.2 or 2 ms at random: too noisy for any tight target."""
+    rng = np.random.default_rng(seed)
 
-    def jittery():
+    def spin():
         end = time.perf_counter_ns() + int(rng.choice([2e5, 2e6]))
         while time.perf_counter_ns() < end:
             pass
+    return spin
 
+
+def test_hit_max_samples_is_flagged_on_a_noisy_real_workload():
     cfg = LoopConfig(warmup_s=0.0, warmup_max_s=0.0, min_samples=5, max_samples=8, min_time_s=0.0, max_time_s=5.0,
                      target_noise=1e-4, min_block_s=0.0)
-    m = measure(jittery, "cpu", cfg)
+    m = measure(jittery(3), "cpu", cfg)
     assert m.hit_max_samples and not m.timed_out and len(m.samples) == 8
 
 
 def test_stops_at_timeout_when_noisy_and_flags_it():
-    rng = np.random.default_rng(4)
-
-    def jittery():
-        end = time.perf_counter_ns() + int(rng.choice([2e5, 2e6]))
-        while time.perf_counter_ns() < end:
-            pass
-
     cfg = LoopConfig(warmup_s=0.0, warmup_max_s=0.0, min_samples=5, max_samples=10_000, min_time_s=0.05,
                      max_time_s=0.4, target_noise=1e-4, min_block_s=0.0)
     t0 = time.perf_counter()
-    m = measure(jittery, "cpu", cfg)
+    m = measure(jittery(4), "cpu", cfg)
     assert m.timed_out and not m.hit_max_samples
     assert time.perf_counter() - t0 < 3.0 and len(m.samples) >= 5
 
