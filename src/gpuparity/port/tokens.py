@@ -65,6 +65,7 @@ def lex(text: str, base: int = 0, line: int = 1, in_directive: bool = False,
     launches = launches if launches is not None else [0]
     match = _LEX.match
     kinds = _KIND
+    new = tuple.__new__  # Token(...) without NamedTuple's Python-level __new__: the lexer's hot path
     pos = 0
     n = len(text)
     while pos < n:
@@ -85,7 +86,7 @@ def lex(text: str, base: int = 0, line: int = 1, in_directive: bool = False,
         tok_text = m.group(group)
         start = end - len(tok_text)
         if group == "id":
-            append(Token("id", tok_text, base + start, base + end, line))
+            append(new(Token, ("id", tok_text, base + start, base + end, line, "")))
             at_line_start = False
             pos = end
             continue
@@ -114,12 +115,12 @@ def lex(text: str, base: int = 0, line: int = 1, in_directive: bool = False,
                     at_line_start = False
                     pos = end
                     continue
-            append(Token("punct", tok_text, base + start, base + end, line))
+            append(new(Token, ("punct", tok_text, base + start, base + end, line, "")))
             at_line_start = False
             pos = end
             continue
         kind = kinds[group]
-        append(Token(kind, tok_text, base + start, base + end, line))
+        append(new(Token, (kind, tok_text, base + start, base + end, line, "")))
         if kind != "comment":
             at_line_start = False
         if kind in ("comment", "str"):
