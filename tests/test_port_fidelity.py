@@ -107,6 +107,16 @@ def test_symbols_are_wrapped_in_copy_and_graph_calls():
     assert "HIP_SYMBOL(HIP_SYMBOL" not in translate_source(out).text  # a second pass changes nothing
 
 
+def test_calls_whose_arguments_move():
+    src = ("#include <cudnn.h>\nvoid f(cudnnHandle_t h, cudnnTensorDescriptor_t d, float* x, float* y) {\n"
+           "  float a = 1, b = 0;\n"
+           "  cudnnSoftmaxForward(h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &a, d, x, &b, d, y);\n}\n")
+    result = translate_source(src)
+    assert ("miopenSoftmaxForward_V2(h, &a, d, x, &b, d, y, MIOPEN_SOFTMAX_ACCURATE, MIOPEN_SOFTMAX_MODE_CHANNEL);"
+            in result.text)
+    assert any("MIOpen order" in w.what for w in result.rewrites)
+
+
 def test_inactive_branches_translate_like_active_code():
     out = port_text("fidelity/symbols_and_branches.cu").text
     head, rest = out.split("#if defined(USE_ASYNC_COPY)\n")

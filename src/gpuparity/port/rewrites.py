@@ -89,6 +89,18 @@ def _symbol_arg(index: int) -> Rewrite:
     return rewrite
 
 
+def _reorder(n_args: int, order: tuple[int, ...], why: str) -> Rewrite:
+    """The same arguments in another order: new argument k is old argument order[k]."""
+    def rewrite(site: CallSite, i: int, args: Args, close: int) -> str | None:
+        if len(args) != n_args or any(a > b for a, b in args):
+            return None
+        first = min(k for k, old in enumerate(order) if old != k)
+        start, end = site.toks[args[first][0]].start, site.toks[args[-1][1]].end
+        site.ed.replace(start, end, ", ".join(site.translated_arg(args[old]) for old in order[first:]))
+        return why
+    return rewrite
+
+
 ARG_REWRITES: dict[str, Rewrite] = {
     "cudaMallocHost": _host_malloc,
     "cudaFuncSetAttribute": _cast_func_arg(0),
@@ -109,6 +121,10 @@ ARG_REWRITES: dict[str, Rewrite] = {
     "cudaGraphMemcpyNodeSetParamsFromSymbol": _symbol_arg(2),
     "cudaGraphExecMemcpyNodeSetParamsToSymbol": _symbol_arg(2),
     "cudaGraphExecMemcpyNodeSetParamsFromSymbol": _symbol_arg(3),
+    # MIOpen's softmax takes the algorithm and mode last (miopen.h, *_V2)
+    "cudnnSoftmaxForward": _reorder(9, (0, 3, 4, 5, 6, 7, 8, 1, 2), "algorithm and mode moved last (MIOpen order)"),
+    "cudnnSoftmaxBackward": _reorder(11, (0, 3, 4, 5, 6, 7, 8, 9, 10, 1, 2),
+                                     "algorithm and mode moved last (MIOpen order)"),
 }
 
 
