@@ -118,8 +118,8 @@ def _next_code(toks: list[Token], i: int) -> int:
 def _translate_include(ctx: _Ctx, i: int) -> None:
     tok = ctx.toks[i]
     inner = tok.text[1:-1]
-    if ctx.first_include < 0:
-        ctx.first_include = ctx.toks[i - 1].start if i and ctx.toks[i - 1].kind == "pp" else tok.start
+    if ctx.first_include < 0:  # the start of its line: the runtime #include goes before it
+        ctx.first_include = ctx.text.rfind("\n", 0, tok.start) + 1
     if inner in _RUNTIME_HEADERS:
         ctx.runtime_included = True
     target, roc = ctx.opts.hip_version, ctx.opts.roc
