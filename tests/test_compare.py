@@ -383,7 +383,7 @@ def test_cli_bad_input_is_one_line(tmp_path, capsys):
     for args, needle in ((("gpu=b200", "r-mi"), "no stored run matches"), (("r-mi", "nope"), "no run 'nope'"),
                          (("r-mi", "r-h1", "--tolerance", "abc"), "--tolerance"),
                          (("r-mi", "r-h1", "--price", "mi300x=-1"), "positive"),
-                         (("r-mi", "r-h1", "--price-basis", "cheap"), "price basis"),
+                         (("r-mi", "r-h1", "--price-basis", "cheap"), "--price-basis"),
                          (("r-mi", "r-h1", "--since", "yesterday"), "ISO date"),
                          (("r-mi", "r-h1", "--format", "xml"), "--format"),
                          ((str(bad), "r-h1"), "not valid JSON"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import List, Optional
 
+import click
 import typer
 
 from gpuparity.cli.common import console, db_option, escape, fmt, print_json
@@ -48,13 +49,16 @@ def register(app: typer.Typer) -> None:
         since: Optional[str] = typer.Option(None, "--since", help="Only runs started at or after (ISO date)."),
         host: Optional[str] = typer.Option(None, "--host", help="Only runs from this host."),
         tolerance: str = typer.Option("5%", "--tolerance", "-t", help="Parity band around 1 (5% or 0.05)."),
-        output_format: str = typer.Option("table", "--format", "-f", help="Output: table, markdown, csv or json."),
+        output_format: str = typer.Option("table", "--format", "-f", click_type=click.Choice(FORMATS),
+                                          help="table for a terminal, markdown for chats, csv or json for tools."),
         spread: Optional[str] = typer.Option(
             None, "--run-spread", help="Run-to-run spread assumed for a single-trial side (default 3% or $GPUPARITY_RUN_SPREAD)."),
         max_rows: int = typer.Option(200, "--rows", min=0,
                                      help="table, markdown: show at most this many result rows (0: all); csv, json: all."),
         price_basis: str = typer.Option("neocloud", "--price-basis",
-                                        help="hyperscaler | neocloud | 3yr-rental | on-demand-typical"),
+                                        click_type=click.Choice(["hyperscaler", "neocloud", "3yr-rental",
+                                                                 "on-demand-typical"]),
+                                        help="Price book column for $ per GPU-hour."),
         price: Optional[List[str]] = typer.Option(None, "--price", help="GPU price override gpu=USD_per_hour."),
         fail_if_slower: Optional[str] = typer.Option(
             None, "--fail-if-slower",
@@ -156,6 +160,9 @@ def print_table(result: dict, max_rows: int = 0) -> None:
     con = console()
     for s in result["sides"].values():
         con.print(escape(side_line(s)))
+    from gpuparity.report.headline import headline
+
+    con.print(f"[bold]{escape(headline(result)['text'])}[/]")
     for note in result.get("notes") or []:
         con.print(f"[yellow]note: {escape(note)}[/]")
     t = Table(title=f"B / A per result (tolerance ±{result['tolerance']:.0%}, 95% CI)")

@@ -128,6 +128,11 @@ def _main(argv: list[str] | None) -> None:
         raise
     except Exception as exc:  # usage errors from typer's click
         click_exc = _click_exceptions()
+        if isinstance(exc, click_exc.UsageError):      # one line, as every other bad input
+            from gpuparity.validate import terminal_safe
+
+            print(f"error: {terminal_safe(exc.format_message())} (see --help)", file=sys.stderr)
+            sys.exit(exc.exit_code)
         if isinstance(exc, click_exc.ClickException):
             exc.show()
             sys.exit(exc.exit_code)

@@ -14,12 +14,14 @@ import signal
 import sys
 from typing import List, Optional
 
+import click
 import typer
 
 from gpuparity.cli.common import console, db_option, escape, fmt
 from gpuparity.errors import UserError
 
 DEFAULT_TRIALS = {"quick": 1, "standard": 3, "full": 5, "comm": 1}
+SUITE_NAMES = list(DEFAULT_TRIALS)        # suites.SUITES, without importing the registry at start-up
 GENERIC_SETS = ("case_timeout",)
 
 
@@ -77,7 +79,8 @@ def register(app: typer.Typer) -> None:
     @app.command("run")
     def run(
         workloads: Optional[List[str]] = typer.Argument(None, help="Workloads to run (default: the suite's)."),
-        suite: str = typer.Option("quick", "--suite", "-s", help="quick | standard | full | comm"),
+        suite: str = typer.Option("quick", "--suite", "-s", click_type=click.Choice(SUITE_NAMES),
+                                  help="quick: CPU-friendly sizes; standard: GPU sizes; full: sweeps; comm: collectives."),
         dtype: Optional[List[str]] = typer.Option(None, "--dtype", "-d", help="Only these dtypes (repeat or comma-separate)."),
         trials: Optional[int] = typer.Option(None, "--trials", "-t", min=1, max=100,
                                              help="Independent trials per case (default: quick 1, standard 3, full 5)."),

@@ -16,6 +16,7 @@ BOOTSTRAP_RESAMPLES = 2000
 DRAWS = 20000            # draws of the bootstrap median's order-statistic pattern, once per n
 SEED = 20240601
 MAX_AR1 = 0.95           # lag-1 autocorrelation used for the drift inflation is clipped here
+MIN_AR1_SAMPLES = 10     # below this, a lag-1 estimate is noise: no inflation (trials carry the spread)
 
 
 def bootstrap_ci(samples, stat=np.median, level: float = 0.95, resamples: int = BOOTSTRAP_RESAMPLES,
@@ -95,7 +96,7 @@ def ar1_inflation(lags: np.ndarray, n: np.ndarray | int) -> np.ndarray:
     """Variance inflation (1 + r) / (1 - r) for lag-1 autocorrelation r (clipped to [0, MAX_AR1]):
     consecutive samples that drift together carry less information than independent ones."""
     r = np.clip(np.nan_to_num(np.asarray(lags, dtype=float), nan=0.0), 0.0, MAX_AR1)
-    return np.where(np.asarray(n) >= 4, (1 + r) / (1 - r), 1.0)
+    return np.where(np.asarray(n) >= MIN_AR1_SAMPLES, (1 + r) / (1 - r), 1.0)
 
 
 def lag1(x: np.ndarray) -> float:
