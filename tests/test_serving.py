@@ -228,11 +228,11 @@ def test_killed_server_mid_sweep_counts_errors(cli, tmp_db, tmp_path, smollm2_di
             run.kill()
     results = json.loads(out.read_text())["results"]
     assert len(results) == 2
-    stats = [r["info"]["serving"] for r in results]
-    assert all(s["requests"] == 30 for s in stats)  # every request accounted for, none dropped
-    assert stats[0]["completed"] >= 3 and stats[0]["errors"] > 0
-    last = results[-1]
-    assert last["status"] == "failed" and "all 30 requests failed" in last["reason"]
+    assert all(r["info"]["serving"]["requests"] == 30 for r in results)  # every request accounted for
+    # the runner shuffles the case order: the point that ran first was cut short, the other found no server
+    first, second = sorted(results, key=lambda r: -r["info"]["serving"]["completed"])
+    assert first["info"]["serving"]["completed"] >= 3 and first["info"]["serving"]["errors"] > 0
+    assert second["status"] == "failed" and "all 30 requests failed" in second["reason"]
     assert cli("show").returncode == 0
 
 

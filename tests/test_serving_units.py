@@ -283,3 +283,19 @@ def test_equal_interactivity_single_trial_assumes_a_floor_and_equal_sides_are_no
     assert all(w["ci_high"] - w["ci_low"] > e["ci_high"] - e["ci_low"] for w, e in zip(wide, out, strict=True))
     far = side_from_runs([_serving_doc("c", 2.0, 1, 0.0, 3)], "C")
     assert all(e["verdict"] == "faster" for e in serving_at_equal_interactivity(a, far, 0.05, draws=400))
+
+
+def test_usage_is_checked_against_what_was_received():
+    from gpuparity.workloads.serving_client import Record, check_usage
+    from gpuparity.workloads.serving_datasets import Prompt
+    from gpuparity.workloads.serving_wire import Usage
+
+    prompt = Prompt("a b c", max_tokens=4, tokens=3)
+    cases = [(Usage(prompt_tokens=3, completion_tokens=4), True), (Usage(completion_tokens=2), False),
+             (Usage(completion_tokens=5), False), (Usage(prompt_tokens=10**6, completion_tokens=3), False),
+             (Usage(prompt_tokens=0, completion_tokens=3), True)]
+    for usage, ok in cases:
+        rec = Record(0, 4, pieces=3, usage=usage)
+        check_usage(rec, prompt)
+        assert rec.ok is ok, usage
+    assert usage.prompt_tokens is None          # a server's 0 prompt tokens is not a count: dropped

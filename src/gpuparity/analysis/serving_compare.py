@@ -119,7 +119,7 @@ def serving_at_equal_interactivity(a: Side, b: Side, tolerance: float = 0.05, le
         lo, hi = max(xa[0], xb[0]), min(xa[-1], xb[-1])
         if not (lo > 0 and hi >= lo):
             out.append({"curve_key": ckey, "interactivity": None, "ratio": None, "ci_low": None, "ci_high": None,
-                        "verdict": "inconclusive", "note": "interactivity ranges do not overlap"})
+                        "verdict": None, "note": "interactivity ranges do not overlap: no common level to compare at"})
             continue
         at = np.unique(np.geomspace(lo, hi, levels)) if hi > lo else np.array([lo])
         ratio_draws = _curve_at(*_draws(pb[ckey], rng, draws), at) / _curve_at(*_draws(pa[ckey], rng, draws), at)

@@ -182,6 +182,14 @@ class Server:
     note: str | None = None
 
 
+def public_url(url: str) -> str:
+    """The URL as stored: without user:password@ (a secret has no place in a result)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[-1]))
+
+
 def auth_headers() -> dict:
     """OPENAI_API_KEY, as vLLM's client reads it (sent, never stored)."""
     key = os.environ.get("OPENAI_API_KEY")
@@ -367,7 +375,7 @@ class Serving(Workload):
         s["warmup"] = {"requests": len(outcome.warmup), "completed": sum(r.ok for r in outcome.warmup)}
         s["deadline_hit"] = outcome.deadline_hit
         result["info"].update(
-            curve_key=curve_key(params), url=st.url, served_model=server.model, models=server.models,
+            curve_key=curve_key(params), url=public_url(st.url), served_model=server.model, models=server.models,
             server=server.identity or outcome.headers, server_note=server.note, trial_seed=trial,
             timeout_s=plan.timeout_s, point_timeout_s=plan.point_timeout_s, max_response_bytes=plan.max_bytes,
             serving=s, requests=rows)
