@@ -74,3 +74,15 @@ def test_compare_csv_json_and_load_give_the_figure(quick_run, capsys):
     values = dict(zip(frame["key"], frame["value"], strict=True))
     for r in ok:
         assert values[r["key"]] == pytest.approx(r["metric"]["value"], rel=1e-12)
+
+
+def test_the_report_shows_the_figure(quick_run, tmp_path, capsys):
+    from test_compare import main_inprocess
+
+    _, ok, _, out, _, _ = quick_run
+    html = tmp_path / "r.html"
+    code, _, err = main_inprocess(["report", out, out, "-o", str(html), "--no-claims"], capsys)
+    assert code == 0, err
+    text = html.read_text()
+    for r in ok:
+        assert fmt(r["metric"]["value"]) in text, (r["workload"], fmt(r["metric"]["value"]))
