@@ -390,7 +390,8 @@ class Serving(Workload):
         summaries = [i["serving"] for i in infos if i.get("serving")]
         if not summaries:
             return merged
-        rows = [row for i in infos for row in i.get("requests") or []]
+        # the runner numbers the trials (info.trial); a worker process cannot count them itself
+        rows = [dict(row, trial=i.get("trial") or row["trial"]) for i in infos for row in i.get("requests") or []]
         first = summaries[0]
         slos = {k[:-3]: v for k, v in ((first.get("goodput") or {}).get("slos") or {}).items()}
         pooled = summarize_point(rows, first["gpus"], first["percentiles"], slos, first["usage"]["tokenizer"])
