@@ -78,3 +78,25 @@ def test_trials_are_interleaved_shuffled_and_recorded(tmp_db, capsys):
                            "--in-process", "--seed", "7", "--json", "-", "--no-store")[1])
     order = [[t["position"] for t in r["trials"]] for r in doc["results"]]
     assert order == [[t["position"] for t in r["trials"]] for r in again["results"]]   # the seed fixes it
+
+
+def test_dash_means_stdout_for_port_reports(tmp_path, capsys):
+    src = str(__import__("pathlib").Path(__file__).parent / "data" / "cuda_samples" / "vector_add_streams.cu")
+    code, out, err = main_inprocess(["port", src, "--out", str(tmp_path / "o"), "--json", "-"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["summary"]["score"] > 0 and not (tmp_path / "-").exists()
+    code, out, err = main_inprocess(["port", src, "--examine", "--csv", "-"], capsys)
+    assert code == 0 and out.startswith("file,family,converted,not_converted")
+    code, out, err = main_inprocess(["port", src, "--json", "-"], capsys)     # dry run: stdout is the diff
+    assert code == 2 and err.count("\n") == 1
+
+
+def test_dash_means_stdout_for_export_and_compare_help_lists_choices(tmp_db, capsys):
+    code, out, err = run(capsys, "memory", "--set", "op=copy", "--set", "elements=4096")
+    assert code == 0, err
+    code, out, err = main_inprocess(["export", "latest", "-o", "-"], capsys)
+    assert code == 0 and json.loads(out)["results"][0]["workload"] == "memory"
+    code, out, err = main_inprocess(["compare", "--help"], capsys)
+    assert "[table|markdown|csv|json]" in out and "\\[default" not in out
+    code, out, err = main_inprocess(["run", "--help"], capsys)
+    assert "[quick|standard|full|comm]" in out and "--trials" in out and "--isolate" in out

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Optional
 
+import click
 import typer
 
 
@@ -19,6 +20,18 @@ def _write_stdout(text: str) -> None:
     sys.stdout.buffer.flush()
 
 
+def _report_to_stdout(result, write) -> None:
+    """'-' as a report path: the report, written as for a file, goes to stdout."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "report"
+        write(result, path)
+        sys.stdout.flush()
+        sys.stdout.buffer.write(path.read_bytes())
+        sys.stdout.buffer.flush()
+
+
 def register(app: typer.Typer) -> None:
     @app.command("port")
     def port_command(
@@ -27,14 +40,14 @@ def register(app: typer.Typer) -> None:
                                            help="Write the HIP tree here. Without it: dry run, prints a diff."),
         check: bool = typer.Option(False, "--check", help="Compile translations with hipcc (originals with "
                                    "nvcc on failure); targets the installed hipcc's HIP version."),
-        json_path: Optional[Path] = typer.Option(None, "--json", help="Write the JSON report here."),
-        html_path: Optional[Path] = typer.Option(None, "--html", help="Write the HTML report here."),
+        json_path: Optional[Path] = typer.Option(None, "--json", help="Write the JSON report here ('-': stdout)."),
+        html_path: Optional[Path] = typer.Option(None, "--html", help="Write the HTML report here ('-': stdout)."),
         csv_path: Optional[Path] = typer.Option(None, "--csv", help="Write converted / not converted counts "
-                                                "per file and API family (CSV) here."),
+                                                "per file and API family (CSV) here ('-': stdout)."),
         hip_version: Optional[str] = typer.Option(None, "--hip-version",
                                                   help="Target HIP version (default: newest, 7.0); APIs that "
                                                   "version lacks are emitted in its older form or reported."),
-        launch: str = typer.Option("chevron", "--launch",
+        launch: str = typer.Option("chevron", "--launch", click_type=click.Choice(["chevron", "ggl"]),
                                    help="Kernel launches: 'chevron' keeps <<<>>>, 'ggl' emits hipLaunchKernelGGL."),
         roc: bool = typer.Option(False, "--roc", help="cuBLAS/cuSPARSE/cuRAND/cuSOLVER straight to rocBLAS/"
                                  "rocSPARSE/rocRAND/rocSOLVER instead of the hip* libraries."),
@@ -48,8 +61,13 @@ def register(app: typer.Typer) -> None:
         from gpuparity.port.check import FAIL_TRANSLATION
         from gpuparity.port.run import port
 
-        result = port(src, out, hip_version=hip_version, launch=launch, check=check, roc=roc, examine=examine)
+        to_stdout = [p for p in (json_path, html_path, csv_path) if p is not None and str(p) == "-"]
+        if len(to_stdout) > 1:
+            raise UserError("only one of --json, --html and --csv can be '-' (stdout)")
         dry_run = out is None and not examine
+        if dry_run and to_stdout:
+            raise UserError("a dry run prints its diff on stdout: give --out DIR, or --examine, to send a report to '-'")
+        result = port(src, out, hip_version=hip_version, launch=launch, check=check, roc=roc, examine=examine)
         if dry_run:
             _write_stdout("".join(f.diff for f in result.files if f.diff))
         if examine:
@@ -58,7 +76,7 @@ def register(app: typer.Typer) -> None:
             summary = reporting.summary_lines(result)
             lines = summary if not quiet else summary[:2]
         # A dry run's stdout is the diff (pipe it to `patch -p1`), so the summary goes to stderr.
-        stream = sys.stderr if dry_run else sys.stdout
+        stream = sys.stderr if dry_run or to_stdout else sys.stdout
         for line in lines:
             print(line, file=stream)
         for path, write in ((json_path, reporting.write_json), (html_path, reporting.write_html),
@@ -66,7 +84,10 @@ def register(app: typer.Typer) -> None:
             if path is None:
                 continue
             try:
-                write(result, path)
+                if str(path) == "-":
+                    _report_to_stdout(result, write)
+                else:
+                    write(result, path)
             except OSError as exc:
                 raise UserError(f"cannot write report {path}: {exc.strerror or exc}") from exc
         if check and result.check_counts().get(FAIL_TRANSLATION):
