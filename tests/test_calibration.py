@@ -99,3 +99,62 @@ def test_within_trial_intervals_account_for_drift(monkeypatch):
     coverage = sum(r["ci_low"] <= 1.0 <= r["ci_high"] for r in rows) / len(rows)
     print(f"\ndrift only (AR(1) phi {PHI}), within-trial intervals: coverage {coverage:.3f}")
     assert coverage >= 0.90
+
+
+# -- serving: a point compares its aggregate throughput ------------------------------------------
+def closed_loop_rows(durations: list[float], tokens: int, concurrency: int, trial: int) -> list[dict]:
+    """Request rows (serving_summary's export shape) of a closed loop of `concurrency` clients."""
+    free = [0] * concurrency
+    rows = []
+    for i, d in enumerate(durations):
+        w = min(range(concurrency), key=free.__getitem__)
+        start, end = free[w], free[w] + int(d * 1e6)
+        free[w] = end
+        gaps = [int(d * 1e6 * 0.9 / (tokens - 1))] * (tokens - 1)
+        rows.append({"trial": trial, "i": i, "ok": True, "error": None, "timeout": False, "start_us": start,
+                     "end_us": end, "ttft_us": int(d * 1e6 * 0.1), "itl_us": gaps, "max_tokens": tokens,
+                     "input_tokens": 64, "output_tokens": tokens, "input_estimated": False,
+                     "server_input_tokens": 64, "client_input_tokens": 64, "server_output_tokens": tokens,
+                     "client_output_tokens": tokens})
+    return rows
+
+
+def serving_side(scale: float, skew: float, rng: np.random.Generator, run_id: str) -> dict:
+    """One run, 3 trials, of a concurrency-4 point whose aggregate output rate is `scale` x 100 tok/s;
+    `skew` spreads the request durations (uneven requests), which the aggregate must not care about."""
+    from gpuparity.workloads.serving import Serving, finish
+    from gpuparity.workloads.serving_summary import summarize_point
+
+    w, trials = Serving(), []
+    params = {"dataset": "random", "input_len": 64, "output_len": 64, "concurrency": 4}
+    for t in range(3):
+        raw = np.exp(skew * rng.standard_normal(48))
+        rows = closed_loop_rows(list(raw), 64, 4, t + 1)
+        wall = (max(r["end_us"] for r in rows) - min(r["start_us"] for r in rows)) / 1e6
+        factor = (48 * 64 / wall) / (100.0 * scale * math.exp(0.01 * rng.standard_normal()))
+        rows = closed_loop_rows(list(raw * factor), 64, 4, t + 1)       # now at the wanted aggregate
+        result = w.begin(params, type("Ctx", (), {"spec": None, "options": {}})())[0]
+        result["info"].update(requests=rows, curve_key="random in=64 out=64", trial=t + 1)
+        s = summarize_point(rows, 1)
+        result["info"]["serving"] = s
+        trials.append(finish(result, s, params))
+    merged = w.merge_trials(trials, type("Ctx", (), {"spec": None})())
+    return make_run([merged], run_id=run_id)
+
+
+def test_a_serving_point_compares_at_its_true_aggregate_ratio():
+    """Issue 12's example: B's aggregate throughput is 0.927 x A's, but B's requests are much more
+    uneven. A comparison of per-request rates (medians of rescaled pseudo-samples) misread such a
+    point; its figure is now its aggregate, so the comparison reads 0.927, inside its CI."""
+    rng = np.random.default_rng(9)
+    a, b = serving_side(1.0, 0.1, rng, "a"), serving_side(0.927, 0.9, rng, "b")
+    (row,) = compare_runs([a], [b])["rows"]
+    assert row["ratio"] == pytest.approx(0.927, rel=0.02)
+    assert row["ci_low"] <= 0.927 <= row["ci_high"] and row["a_trials"] == row["b_trials"] == 3
+
+    def median_rate(doc):
+        rows = doc["results"][0]["info"]["requests"]
+        return np.median([r["output_tokens"] / ((r["end_us"] - r["start_us"]) / 1e6) for r in rows])
+
+    # a median of per-request rates is not the point's throughput: it would be off by more than 5% here
+    assert abs(median_rate(b) / median_rate(a) / 0.927 - 1) > 0.05

@@ -279,6 +279,7 @@ def execute_plan(pairs: list[tuple], ctx, doc: dict, on_result: Callable[[dict],
     try:
         if mode == "in-process":
             for t, order in enumerate(orders):
+                ctx.trial = t + 1
                 for position, i in enumerate(order):
                     started(i, t)
                     w, params = pairs[i]

@@ -214,6 +214,7 @@ def main() -> None:
     for path in job.get("workload_files") or []:
         base.load_workload_file(path)
     ctx = build_context(job["suite"], job["options"], job.get("profile_dir"), fingerprint=job["fingerprint"])
+    ctx.trial = job.get("trial")
     if ctx.device != "cpu":             # the device answers before any case is started
         import torch
 

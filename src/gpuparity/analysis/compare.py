@@ -264,7 +264,7 @@ def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level:
         "rows": rows, "only_a": _rows(_idents(a, only_a)), "only_b": _rows(_idents(b, only_b)),
         "not_compared": not_compared,
         "geomean": _geomeans(a, b, core, order, cols["category"], factors, same_power, tolerance, level, floor),
-        "serving": serving_at_equal_interactivity(a, b, tolerance),
+        "serving": serving_at_equal_interactivity(a, b, tolerance, floor=floor),
         "sides": {"a": sa, "b": sb}, "aa": aa,
         "notes": _notes(a, b, core, floor, aa, watt_mixed),
     }

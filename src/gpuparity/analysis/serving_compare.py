@@ -30,13 +30,17 @@ SEED = 20240601
 def _trial_pairs(info: dict) -> list[tuple[float, float, float | None, float | None]]:
     """(interactivity, throughput, log se of each) per trial of one stored result."""
     s = info.get("serving") or {}
-    trials = s.get("trials") or [s]
-    out = []
-    for t in trials:
-        x, y = t.get("interactivity"), t.get("throughput_per_gpu")
-        if isinstance(x, (int, float)) and isinstance(y, (int, float)) and x > 0 and y > 0:
-            out.append((float(x), float(y), t.get("interactivity_log_se"), t.get("log_se")))
-    return out
+
+    def pairs(trials: list) -> list:
+        out = []
+        for t in trials:
+            x, y = t.get("interactivity"), t.get("throughput_per_gpu")
+            if isinstance(x, (int, float)) and isinstance(y, (int, float)) and x > 0 and y > 0:
+                out.append((float(x), float(y), t.get("interactivity_log_se"), t.get("log_se")))
+        return out
+
+    # per-trial summaries where they carry the figures, else the point's own summary (one trial)
+    return pairs([t for t in s.get("trials") or [] if isinstance(t, dict)]) or pairs([s])
 
 
 def _point(trials: list[tuple], floor: float) -> tuple[float, float, float, float, int]:

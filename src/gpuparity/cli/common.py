@@ -63,3 +63,19 @@ def escape(text: Any) -> str:
     from rich.markup import escape as _escape
 
     return _escape(str(text))
+
+
+def write_output(output: str, text: str, what: str) -> None:
+    """Text to a file, or to stdout for '-'; a file that cannot be written is a one-line error."""
+    from gpuparity.errors import UserError
+
+    if output == "-":
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
+        return
+    try:
+        with open(output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise UserError(f"{output}: cannot write ({exc.strerror or exc})") from None
+    typer.echo(f"wrote {output} ({what})", err=True)

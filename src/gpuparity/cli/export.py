@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from gpuparity.cli.common import db_option
+from gpuparity.cli.common import db_option, write_output
 from gpuparity.errors import UserError
 
 
@@ -31,7 +31,7 @@ def register(app: typer.Typer) -> None:
         if not requests:
             if fmt not in (None, "json"):
                 raise UserError("--format csv goes with --requests; a run document is JSON")
-            _write(output, json.dumps(doc, indent=1), f"{len(doc['results'])} results")
+            write_output(output, json.dumps(doc, indent=1), f"{len(doc['results'])} results")
             return
         from gpuparity.workloads.serving_summary import exported_requests
 
@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
         kind = fmt or ("csv" if output.endswith(".csv") else "json")
         if kind not in ("json", "csv"):
             raise UserError(f"--format {fmt}: use json or csv")
-        _write(output, _csv(rows) if kind == "csv" else json.dumps(rows, indent=1), f"{len(rows)} requests")
+        write_output(output, _csv(rows) if kind == "csv" else json.dumps(rows, indent=1), f"{len(rows)} requests")
 
 
 def _csv(rows: list[dict]) -> str:
@@ -57,14 +57,3 @@ def _csv(rows: list[dict]) -> str:
                          for k, v in row.items()})
     return buf.getvalue()
 
-
-def _write(output: str, text: str, what: str) -> None:
-    if output == "-":
-        print(text)
-        return
-    try:
-        with open(output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    except OSError as exc:
-        raise UserError(f"cannot write {output}: {exc.strerror}") from None
-    typer.echo(f"wrote {output} ({what})", err=True)

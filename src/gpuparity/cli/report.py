@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from typing import List, Optional
 
 import click
 import typer
 
-from gpuparity.cli.common import db_option
+from gpuparity.cli.common import db_option, write_output
 from gpuparity.errors import UserError
 
 FORMATS = ["html", "markdown"]
@@ -71,13 +70,4 @@ def register(app: typer.Typer) -> None:
         text = render_html(ctx) if output_format == "html" else render_markdown(ctx)
         if output is None:
             output = "report.html" if output_format == "html" else "-"
-        if output == "-":
-            sys.stdout.write(text if text.endswith("\n") else text + "\n")
-            sys.stdout.flush()
-            return
-        try:
-            with open(output, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        except OSError as exc:
-            raise UserError(f"{output}: cannot write ({exc.strerror})") from None
-        typer.echo(f"wrote {output} ({len(text) // 1024} KiB)", err=True)
+        write_output(output, text, f"{len(text) // 1024} KiB")

@@ -236,8 +236,11 @@ def _finish(doc: dict, db, json_out, no_store, out) -> str:
     """Print, write --json, save or spool. Returns 'ok', 'bad json' or 'unsaved' (journal kept)."""
     import json
 
+    from gpuparity.cli.show import print_extras
+
     to_stdout = json_out == "-"
     print_results(doc, stderr=to_stdout)
+    print_extras(doc, stderr=to_stdout)
     print_notes(doc, out)
     status = "ok"
     if json_out:

@@ -35,10 +35,10 @@ def register(app: typer.Typer) -> None:
         from gpuparity.cli.run import print_results
 
         print_results(doc, rows=rows)
-        _print_extras(doc, rows)
+        print_extras(doc, rows)
 
 
-def _print_extras(doc: dict, rows: int = 0) -> None:
+def print_extras(doc: dict, rows: int = 0, stderr: bool = False) -> None:
     """Result-specific tables (e.g. a serving sweep's curve) that workloads attach as info.table."""
     from rich.table import Table
 
@@ -51,4 +51,4 @@ def _print_extras(doc: dict, rows: int = 0) -> None:
             t.add_column(escape(c))
         for row in table.get("rows", []):
             t.add_row(*[escape(v) for v in row])
-        console().print(t)
+        console(stderr=stderr).print(t)

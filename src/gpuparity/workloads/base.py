@@ -55,6 +55,7 @@ class Context:
     profile_dir: str | None = None
     options: dict = field(default_factory=dict)
     progress: Callable[[str], None] | None = None   # live status line (the run's progress bar)
+    trial: int | None = None                         # the trial being measured (1-based), set by the runner
 
     def say(self, text: str) -> None:
         """Show a short live status for the case in progress (e.g. requests done, ETA)."""
@@ -246,6 +247,8 @@ def merge_trials(trials: list[dict], spec: dict | None) -> dict:
     from gpuparity.results.figure import combine, derive_rates, stability_flags
 
     records = [trial_record(r, i + 1) for i, r in enumerate(trials)]
+    if len(records) == 1:
+        records[0].pop("telemetry", None)       # the result's own telemetry already is that trial's
     ok = [r for r in trials if r["status"] == "ok" and (r.get("metric") or {}).get("value")]
     base = copy.deepcopy(ok[0] if ok else trials[0])
     base["trials"] = records
