@@ -9,8 +9,8 @@ Device kernels (fp32 arrays each far above the last-level cache), bytes = read +
 Host transfers (GPU only): h2d / d2h from pinned host memory; bytes = bytes transferred
 (the PCIe / C2C link, not HBM, is the limit, so they have no % of spec).
 Every array is >= 4x the device's last-level cache (an MI300X's 256 MB Infinity Cache included),
-so each pass streams from memory. The gate checks every element of the output against fp64
-(copies: exactly), not a head.
+so each pass streams from memory. The gate checks every element of the output, not a head
+(copy, scale, add: bit-identical to the correctly rounded result; triad within one rounding).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ KERNELS = {"copy": 2, "scale": 2, "add": 3, "triad": 3, "read": 1}
 TRANSFERS = ("h2d", "d2h")
 SCALAR = 3.0
 OVER_LLC = 4
-FP32_TOL = 2.0**-23   # one fp32 rounding of an exact fp64 result, relative
+FP32_TOL = 2.0**-23   # one fp32 rounding, relative (a fused multiply-add vs two roundings)
 GPU_ARRAY = {"quick": 2**28, "standard": 2**30, "full": 2**30}   # bytes per array at least
 
 
@@ -69,16 +69,14 @@ def _kernel(params: dict, ctx: Context) -> Prepared:
     b, c = 1.0 - a, a.flip(0)       # random too, at memory speed rather than generator speed
     s = SCALAR
 
-    def d(t):
-        return lambda i0, i1: t[i0:i1].double()
-
     ops = {
-        # fn, output, fp64 reference of out[i0:i1] (from the inputs, which the op does not change), tolerance
-        "copy": (lambda: c.copy_(a), c, d(a), 0.0),
-        "scale": (lambda: torch.mul(c, s, out=b), b, lambda i0, i1: s * c[i0:i1].double(), FP32_TOL),
-        "add": (lambda: torch.add(a, b, out=c), c, lambda i0, i1: a[i0:i1].double() + b[i0:i1].double(), FP32_TOL),
-        "triad": (lambda: torch.add(b, c, alpha=s, out=a), a,
-                  lambda i0, i1: b[i0:i1].double() + s * c[i0:i1].double(), FP32_TOL),
+        # fn, output, reference computed apart from the inputs (which the op leaves alone), tolerance:
+        # copy, one multiply and one add are correctly rounded in IEEE fp32, so every element must be
+        # identical; triad may fuse its multiply-add: within one rounding.
+        "copy": (lambda: c.copy_(a), c, lambda: a, 0.0),
+        "scale": (lambda: torch.mul(c, s, out=b), b, lambda: c * s, 0.0),
+        "add": (lambda: torch.add(a, b, out=c), c, lambda: a + b, 0.0),
+        "triad": (lambda: torch.add(b, c, alpha=s, out=a), a, lambda: b + c * s, FP32_TOL),
     }
     total = torch.zeros((), device=dev)
     if op == "read":
@@ -95,9 +93,10 @@ def _kernel(params: dict, ctx: Context) -> Prepared:
         fn, out, reference, tol = ops[op]
 
         def check():
+            ref = reference()
             out.fill_(float("nan"))
             fn()
-            return elementwise(out, reference, n, tol)
+            return elementwise(out, ref, tol)
 
     return Prepared(fn=fn, work={"bytes": float(KERNELS[op] * n * 4)}, peak="bytes:hbm", check=check,
                     info={"arrays_bytes": 3 * n * 4, "llc_bytes": llc_bytes(ctx.fingerprint, dev),
