@@ -249,6 +249,10 @@ def execute_plan(pairs: list[tuple], ctx, doc: dict, on_result: Callable[[dict],
 
     if shuffle and seed is None:
         seed = random.SystemRandom().randrange(2**31)
+        from gpuparity import dist
+
+        if dist.initialized():       # every rank of a torchrun job must run the cases in one order
+            seed = int(dist.reduce_max([float(seed)])[0])
     orders = schedule(len(pairs), trials, seed if shuffle else None)
     doc["plan"] = {"trials": trials, "seed": seed if shuffle else None, "shuffled": shuffle, "mode": mode,
                    "cases": len(pairs),
@@ -309,12 +313,16 @@ def execute_plan(pairs: list[tuple], ctx, doc: dict, on_result: Callable[[dict],
 
 
 def merge_all(pairs: list[tuple], done: dict, ctx) -> list[dict]:
-    """One result per case with at least one finished trial, in plan order."""
-    out = []
+    """One result per case with at least one finished trial, in plan order; then each workload's
+    finalize() over its results."""
+    out, by_workload = [], {}
     for i, (w, _) in enumerate(pairs):
         if i in done:
             trials = [r for _, r in sorted(done[i], key=lambda x: x[0])]
             out.append(w.merge_trials(trials, ctx))
+            by_workload.setdefault(w.name, (w, []))[1].append(out[-1])
+    for w, results in by_workload.values():
+        w.finalize(results)
     return out
 
 
@@ -346,6 +354,5 @@ def start_run(ctx, argv: list[str], label: str | None = None) -> dict:
 
     doc = new_run(ctx.fingerprint, argv)
     doc["suite"] = ctx.suite
-    if label:
-        doc["label"] = label
+    doc["label"] = label or None
     return doc

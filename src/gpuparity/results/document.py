@@ -10,6 +10,7 @@ nesting). A document that passes can be stored, shown, compared, reported and ex
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 from typing import Annotated, Any, Literal, Optional
@@ -216,5 +217,19 @@ def validate_document(doc: Any, origin: str) -> dict:
         raise UserError(f"{origin}: schema_version {str(doc.get('schema_version'))[:20]!r} is not supported "
                         "(expected 1 or 2)")
     check_bounds(doc, origin)
-    parse(Run, doc, origin)
+    run = parse(Run, doc, origin)
+    _fill_defaults(doc, run)
+    doc["fingerprint"] = doc["fingerprint"] if isinstance(doc["fingerprint"], dict) else {}
+    _fill_defaults(doc["fingerprint"], run.fingerprint)
+    for raw, result in zip(doc["results"], run.results, strict=True):
+        _fill_defaults(raw, result)
     return doc
+
+
+def _fill_defaults(raw: dict, model: BaseModel) -> None:
+    """Fields the schema knows but the document left out get their defaults, so that every view
+    can read them (the document keeps everything else as it was)."""
+    for name in type(model).model_fields:
+        if name not in raw:
+            value = getattr(model, name)
+            raw[name] = value.model_dump() if isinstance(value, BaseModel) else copy.deepcopy(value)

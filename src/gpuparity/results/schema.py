@@ -56,6 +56,7 @@ def new_run(fingerprint: dict, argv: list[str] | None = None) -> dict:
         "argv": argv or [],
         "fingerprint": fingerprint,
         "spec_id": (fingerprint.get("spec") or {}).get("id"),
+        "label": None,
         "results": [],
     }
 

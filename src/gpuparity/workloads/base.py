@@ -96,6 +96,11 @@ class Workload:
             mark(result, "skipped", reason)
         return result, ok
 
+    def finalize(self, results: list[dict]) -> None:
+        """After every case ran: figures that need several of this workload's results (e.g. a
+        scaling efficiency against the 1-rank case). Cases run in a shuffled order, so a result
+        must never depend on another having run before it."""
+
     def merge_trials(self, trials: list[dict], ctx: Context) -> dict:
         """One result from the results of a case's trials (in trial order); see merge_trials."""
         return merge_trials(trials, ctx.spec)

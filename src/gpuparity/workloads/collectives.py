@@ -134,7 +134,9 @@ class Collectives(Workload):
     category = "comm"
     description = "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast across torchrun ranks; algbw and busbw"
     axes = {"op": ", ".join(OPS), "bytes": "per-rank buffer (nccl-tests size), 1 KB up",
-            "ranks": "world size", "nodes": "nodes in the job"}
+            "ranks": "world size", "nodes": "nodes in the job",
+            "ops": "collectives to run (comma list)", "min_bytes": "smallest buffer (e.g. 1K)",
+            "max_bytes": "largest buffer (e.g. 1G)"}
     suites = ("comm",)
 
     def cases(self, suite: str, ctx: Context) -> list[dict]:

@@ -50,11 +50,9 @@ class Scaling(Workload):
     category = "comm"
     description = "DDP training step on 1..N torchrun ranks; tokens/s and weak-scaling efficiency vs 1 rank"
     axes = {"ranks": "1, 2, 4, ... up to the world size", "nodes": "nodes those ranks span",
-            "model": "the training workload's decoder (--set hidden=, layers=, seq=, batch= per rank)"}
+            "hidden,layers,heads,kv_heads,ffn,vocab,seq,batch,checkpointing":
+                "the training workload's decoder (per rank)"}
     suites = ("comm",)
-
-    def __init__(self):
-        self._baseline: dict[str, float] = {}   # model key -> 1-rank tokens/s, measured in this job
 
     def cases(self, suite: str, ctx: Context) -> list[dict]:
         from dataclasses import asdict
@@ -118,18 +116,31 @@ class Scaling(Workload):
         )
         measure_into(result, step, ctx, active=active)
         derive(result, None, ctx.spec)
-        per_rank = result["derived"]["tokens_per_s"] / k
-        result["derived"]["tokens_per_s_per_rank"] = per_rank
-        key = canonical({f: params[f] for f in (*tr.PARAM_FIELDS, "dtype")})
-        if k == 1:
-            self._baseline[key] = per_rank
-        base = self._baseline.get(key)
-        if base:
-            result["derived"]["baseline_tokens_per_s"] = base
-            result["derived"]["weak_scaling_efficiency"] = per_rank / base
-        else:
-            result["info"]["note"] = "no 1-rank baseline in this job: efficiency not computed"
+        result["derived"]["tokens_per_s_per_rank"] = result["derived"]["tokens_per_s"] / k
         return result
+
+    def finalize(self, results: list[dict]) -> None:
+        """Weak-scaling efficiency of every rank count against the 1-rank result of the same model
+        in this run, whatever order the cases ran in (the runner shuffles them)."""
+        from gpuparity.workloads import training as tr
+
+        def model(r: dict) -> str:
+            return canonical({f: r["params"].get(f) for f in (*tr.PARAM_FIELDS, "dtype")})
+
+        for r in results:      # per rank from the result's figure (merged over trials)
+            if r["status"] == "ok" and r["derived"].get("tokens_per_s"):
+                r["derived"]["tokens_per_s_per_rank"] = r["derived"]["tokens_per_s"] / r["params"]["ranks"]
+        base = {model(r): r["derived"]["tokens_per_s_per_rank"] for r in results
+                if r["status"] == "ok" and r["params"].get("ranks") == 1 and "tokens_per_s_per_rank" in r["derived"]}
+        for r in results:
+            if r["status"] != "ok" or "tokens_per_s_per_rank" not in r["derived"]:
+                continue
+            b = base.get(model(r))
+            if b:
+                r["derived"]["baseline_tokens_per_s"] = b
+                r["derived"]["weak_scaling_efficiency"] = r["derived"]["tokens_per_s_per_rank"] / b
+            else:
+                r["info"]["note"] = "no 1-rank baseline in this run: efficiency not computed"
 
 
 WORKLOADS = [Scaling()]
