@@ -333,7 +333,7 @@ def test_a_failed_write_stores_nothing(tmp_path):
     db = str(tmp_path / "s.db")
     rows, _ = mlperf.parse_rows(records(V41))
     rows[5]["source"] = None          # NOT NULL: the sixth insert fails
-    with Store(db) as store, pytest.raises(sqlite3.IntegrityError):
+    with Store(db) as store, pytest.raises(UserError, match="refused the write"):
         store.save_references(rows)
     assert ref_rows(db) == []
 

@@ -10,7 +10,6 @@ nesting). A document that passes can be stored, shown, compared, reported and ex
 
 from __future__ import annotations
 
-import copy
 import math
 import re
 from typing import Annotated, Any, Literal, Optional
@@ -104,22 +103,25 @@ class Telemetry(Open):
 
 
 class Result(Open):
+    """Every field a result of this tool has always written is required (views read them
+    directly); `flags` and `trials` came with schema 2 and are optional."""
+
     workload: Name
-    category: Optional[Category] = None
-    params: dict[Annotated[str, Field(min_length=1, max_length=200)], Scalar] = {}
-    dtype: Optional[Name] = None
+    category: Optional[Category]
+    params: dict[Annotated[str, Field(min_length=1, max_length=200)], Scalar]
+    dtype: Optional[Name]
     key: Annotated[str, Field(pattern=KEY)]
     status: Status
-    reason: Optional[Annotated[str, Field(max_length=10_000)]] = None
-    samples: list[Finite] = []
-    summary: Optional[Summary] = None
-    work: dict[Name, NonNegative] = {}
-    metric: Optional[Metric] = None
-    derived: Derived = Derived()
-    telemetry: Optional[Telemetry] = None
+    reason: Optional[Annotated[str, Field(max_length=10_000)]]
+    samples: list[Finite]
+    summary: Optional[Summary]
+    work: dict[Name, NonNegative]
+    metric: Optional[Metric]
+    derived: Derived
+    telemetry: Optional[Telemetry]
     flags: list[Name] = []
     trials: list[Trial] = []
-    info: Info = Info()
+    info: Info
 
     @model_validator(mode="after")
     def _ok_has_a_figure(self) -> "Result":
@@ -142,12 +144,12 @@ class Run(Open):
     schema_version: Literal[1, 2]
     run_id: Annotated[str, Field(pattern=RUN_ID)]
     started_at: Annotated[str, Field(min_length=10, max_length=40)]
-    finished_at: Optional[Annotated[str, Field(max_length=40)]] = None
-    status: Literal["running", "complete", "interrupted", "crashed"] = "complete"
-    host: Optional[Annotated[str, Field(max_length=1000)]] = None
+    finished_at: Optional[Annotated[str, Field(max_length=40)]]
+    status: Literal["running", "complete", "interrupted", "crashed"]
+    host: Optional[Annotated[str, Field(max_length=1000)]]
     spec_id: Optional[Annotated[str, Field(max_length=200)]] = None
     label: Optional[Annotated[str, Field(max_length=200)]] = None
-    benchmark_version: Optional[Annotated[int, Field(ge=0)]] = None
+    benchmark_version: Annotated[int, Field(ge=0)]
     fingerprint: Fingerprint
     results: list[Result]
 
@@ -217,19 +219,5 @@ def validate_document(doc: Any, origin: str) -> dict:
         raise UserError(f"{origin}: schema_version {str(doc.get('schema_version'))[:20]!r} is not supported "
                         "(expected 1 or 2)")
     check_bounds(doc, origin)
-    run = parse(Run, doc, origin)
-    _fill_defaults(doc, run)
-    doc["fingerprint"] = doc["fingerprint"] if isinstance(doc["fingerprint"], dict) else {}
-    _fill_defaults(doc["fingerprint"], run.fingerprint)
-    for raw, result in zip(doc["results"], run.results, strict=True):
-        _fill_defaults(raw, result)
+    parse(Run, doc, origin)
     return doc
-
-
-def _fill_defaults(raw: dict, model: BaseModel) -> None:
-    """Fields the schema knows but the document left out get their defaults, so that every view
-    can read them (the document keeps everything else as it was)."""
-    for name in type(model).model_fields:
-        if name not in raw:
-            value = getattr(model, name)
-            raw[name] = value.model_dump() if isinstance(value, BaseModel) else copy.deepcopy(value)

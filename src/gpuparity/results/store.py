@@ -248,6 +248,8 @@ class Store:
     def transaction(self) -> Iterator[Any]:
         """BEGIN .. COMMIT with Ctrl-C and SIGTERM held back and delivered after it, so neither ever
         leaves half a run. A signal the process ignores (nohup, a background job) stays ignored."""
+        if self.read_only:
+            raise UserError(f"{self.path}: the store is read-only")
         held: list[int] = []
         old: dict[int, Any] = {}
         for signum in (signal.SIGINT, signal.SIGTERM):
@@ -256,8 +258,6 @@ class Store:
                     old[signum] = signal.signal(signum, lambda s, f: held.append(s))
             except ValueError:  # not the main thread: signals go to the main thread anyway
                 break
-        if self.read_only:
-            raise UserError(f"{self.path}: the store is read-only")
         cur = self._conn.cursor()
         try:
             # IMMEDIATE on SQLite: every transaction here writes, and taking the write lock up front
@@ -265,11 +265,14 @@ class Store:
             cur.execute("BEGIN" if self.postgres else "BEGIN IMMEDIATE")
             yield _Cursor(cur, self)
             cur.execute("COMMIT")
-        except BaseException:
+        except BaseException as exc:
             try:
                 cur.execute("ROLLBACK")
             except Exception:
                 pass
+            if isinstance(exc, (sqlite3.IntegrityError, sqlite3.DataError)):
+                # nothing was written; a document the checks let through must still not traceback
+                raise UserError(f"{self.path}: the store refused the write ({exc})") from None
             raise
         finally:
             for signum, handler in old.items():
@@ -305,7 +308,7 @@ class Store:
                     doc["run_id"], doc["started_at"], doc.get("finished_at"), doc.get("status", "complete"),
                     doc.get("host"), fp.get("vendor"), fp.get("product"), doc.get("spec_id"),
                     run_stack(fp), fp.get("torch_version"), doc["schema_version"],
-                    doc.get("benchmark_version", 0), len(doc["results"]), json.dumps(fp), json.dumps(doc),
+                    doc.get("benchmark_version") or 0, len(doc["results"]), json.dumps(fp), json.dumps(doc),
                     doc.get("label"),
                 ),
             )
