@@ -220,26 +220,23 @@ def clean_text(value: str, name: str = "text", max_len: int = MAX_TEXT) -> str:
 
 # -- environment and CLI values ----------------------------------------------------------------
 def env_int(name: str, default: int, lo: int | None = None, hi: int | None = None) -> int:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        raise UserError(f"environment variable {name}={raw[:40]!r} is not an integer") from None
-    return check_range(value, name, lo, hi)
+    return _env_number(name, default, int, "an integer", lo, hi)
 
 
 def env_float(name: str, default: float, lo: float | None = None, hi: float | None = None) -> float:
+    return _env_number(name, default, float, "a finite number", lo, hi)
+
+
+def _env_number(name: str, default, kind, what: str, lo, hi):
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
         return default
     try:
-        value = float(raw.strip())
+        value = kind(raw.strip())
     except ValueError:
-        raise UserError(f"environment variable {name}={raw[:40]!r} is not a number") from None
-    if not math.isfinite(value):
-        raise UserError(f"environment variable {name}={raw[:40]!r} is not a finite number")
+        value = None
+    if value is None or not math.isfinite(value):
+        raise UserError(f"environment variable {name}={raw[:40]!r} is not {what}")
     return check_range(value, name, lo, hi)
 
 
