@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_compare import make_result, make_run, noisy
 
-from gpuparity.analysis.frame import store_columns, typed_column, widen
+from gpuparity.analysis.frame import typed_column, widen
 from gpuparity.results.store import Store
 
 SCALARS = st.none() | st.booleans() | st.integers(-2 ** 62, 2 ** 62) | st.floats(allow_nan=False) | st.text(max_size=5)
@@ -44,5 +44,5 @@ def test_widen_places_params_and_renames_clashes(tmp_path):
     assert wide["m"].dtype == "Int64" and wide["m"].isna().tolist() == [False, True]
     with Store(str(tmp_path / "c.db")) as s:
         s.save_run(make_run([make_result("gemm", {"m": 1}, noisy(10, 0.01, 5, 1))]))
-        assert {"run_id", "key", "value", "samples"} <= store_columns(s, "results")
-        assert "label" in store_columns(s, "runs")
+        assert {"run_id", "key", "value", "samples"} <= s.columns("results")
+        assert "label" in s.columns("runs")

@@ -94,7 +94,7 @@ def test_trend_label_read_from_the_document_when_the_store_has_no_column(tmp_pat
     """A store written before runs.label existed: the label comes from the run document."""
     import sqlite3
 
-    from gpuparity.analysis.frame import run_labels, store_columns
+    from gpuparity.analysis.frame import run_labels
 
     path = str(tmp_path / "old.db")
     with Store(path) as s:
@@ -115,8 +115,10 @@ def test_trend_label_read_from_the_document_when_the_store_has_no_column(tmp_pat
         def query(self, sql, args=()):
             return self.con.execute(sql, tuple(args)).fetchall()
 
+        columns = Store.columns        # the store's own column lookup, on the unupgraded file
+
     old = Old(path)
-    assert "label" not in store_columns(old, "runs")
+    assert "label" not in old.columns("runs")
     assert run_labels(old, ["r0", "r1", "r2"]) == {"r0": "before", "r1": None, "r2": "after"}
 
 

@@ -253,8 +253,9 @@ def execute_plan(pairs: list[tuple], ctx, doc: dict, on_result: Callable[[dict],
 
         if dist.initialized():       # every rank of a torchrun job must run the cases in one order
             seed = int(dist.reduce_max([float(seed)])[0])
-    orders = schedule(len(pairs), trials, seed if shuffle else None)
-    doc["plan"] = {"trials": trials, "seed": seed if shuffle else None, "shuffled": shuffle, "mode": mode,
+    seed = seed if shuffle else None
+    orders = schedule(len(pairs), trials, seed)
+    doc["plan"] = {"trials": trials, "seed": seed, "shuffled": shuffle, "mode": mode,
                    "cases": len(pairs),
                    "case_timeout_s": ctx.options.get("case_timeout") or CASE_TIMEOUT_S}
     doc["status"] = "running"

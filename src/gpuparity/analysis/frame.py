@@ -25,18 +25,10 @@ COMPARE_FIRST = ["workload", "category", "params", "dtype", "unit", "a_value", "
                  "ci_high", "verdict", "a_trials", "b_trials", "a_runs", "b_runs", "a_n", "b_n", "flags"]
 
 
-def store_columns(store, table: str) -> set[str]:
-    """The column names of a store table (an older store lacks the newer columns)."""
-    if store.postgres:
-        rows = store.query("SELECT column_name FROM information_schema.columns WHERE table_name = ?", (table,))
-        return {r[0] for r in rows}
-    return {r[1] for r in store.query(f"PRAGMA table_info({table})")}
-
-
 def run_labels(store, run_ids: list[str]) -> dict[str, str | None]:
     """{run_id: label}: the runs table's label column where the store has one, else the run
     document's "label" (read in SQL, so no document is parsed here)."""
-    if "label" in store_columns(store, "runs"):
+    if "label" in store.columns("runs"):
         expr = "label"
     else:
         expr = "(doc::json ->> 'label')" if store.postgres else "json_extract(doc, '$.label')"
@@ -60,24 +52,17 @@ def _check_filters(filters: dict, allowed: tuple) -> None:
         raise UserError(f"unknown filter(s) {', '.join(sorted(unknown))}; use {', '.join(allowed)}")
 
 
-def _pct_peak(spec: dict | None, peak_kind: str | None, unit: str | None, dtype: str | None, value) -> float | None:
-    """% of the datasheet peak the result is measured against (its peak kind; older results:
-    compute peak of the dtype for TFLOP/s, memory bandwidth for GB/s)."""
-    from gpuparity.platform.specs import peak_bandwidth_gbs, peak_tflops
+def _pct_peak(spec: dict | None, workload: str, params: str | None, peak_kind: str | None, unit: str | None,
+              dtype: str | None, value) -> float | None:
+    """% of the datasheet peak the result is measured against: the same rule as compare's
+    (analysis.normalise: its recorded peak kind, or, for older results, the workload's)."""
+    from gpuparity.analysis.normalise import peak_kind_of
+    from gpuparity.platform.specs import peak_for
 
     if not isinstance(value, (int, float)) or not spec:
         return None
-    peak = None
-    if peak_kind:
-        from gpuparity.platform.specs import peak_for
-
-        found = peak_for(spec, peak_kind)
-        peak = found[0] if found and found[1] == unit else None
-    elif unit == "TFLOP/s":
-        peak = peak_tflops(spec, dtype or "")
-    elif unit == "GB/s":
-        peak = peak_bandwidth_gbs(spec)
-    return 100.0 * value / peak if peak else None
+    found = peak_for(spec, peak_kind_of(workload, unit, dtype, peak_kind, params))
+    return 100.0 * value / found[0] if found and found[1] == unit else None
 
 
 def _from_documents(store, run_ids: list[str]) -> dict[tuple[str, str], dict]:
@@ -116,7 +101,7 @@ def load(db: str | None = None, *, wide: bool = False, samples: bool = False, **
         if filters.get("label") is not None:
             ids = [i for i in ids if labels.get(i) == filters["label"]]
         fps = store.run_fingerprints(ids)
-        extra = [c for c in EXTRA if c in store_columns(store, "results")]
+        extra = [c for c in EXTRA if c in store.columns("results")]
         select = ("SELECT run_id, workload, category, dtype, key, status, reason, value, unit, params, samples"
                   + "".join(f", {c}" for c in extra) + " FROM results WHERE ")
         rows = []
@@ -148,7 +133,7 @@ def load(db: str | None = None, *, wide: bool = False, samples: bool = False, **
                "status": status, "reason": reason, "value": value, "ci_low": more.get("ci_low"),
                "ci_high": more.get("ci_high"), "unit": unit, "n": n, "trials": more.get("trials"),
                "flags": tuple(f for f in (more.get("flags") or "").split(",") if f),
-               "pct_peak": _pct_peak(spec, more.get("peak_kind"), unit, dtype, value)}
+               "pct_peak": _pct_peak(spec, workload, params, more.get("peak_kind"), unit, dtype, value)}
         if samples:
             rec["samples"] = decode_samples(blob)
         records.append(rec)

@@ -27,11 +27,6 @@ def peak_kind_of(workload: str | None, unit: str | None, dtype: str | None, kind
     return None
 
 
-def _peak(spec: dict | None, unit: str | None, dtype: str | None) -> float | None:
-    """Deprecated (analysis.frame until it reads peak kinds): TFLOP/s by dtype, GB/s against HBM."""
-    return peak_of(spec, peak_kind_of("memory" if unit == "GB/s" else None, unit, dtype, None))
-
-
 def peak_of(spec: dict | None, kind: str | None) -> float | None:
     from gpuparity.platform.specs import peak_for
 

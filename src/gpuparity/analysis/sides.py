@@ -170,11 +170,6 @@ def side_from_runs(docs: list[dict], label: str = "A") -> Side:
                   np.array([v for x in ses for v in x], dtype=float), counts, results)
 
 
-def _needs_documents(fp: dict, has_serving: bool) -> bool:
-    """Serving curves and per-point summaries live only in the run document."""
-    return has_serving
-
-
 @gc_paused
 def side_from_store(store, run_ids: list[str], label: str = "A") -> Side:
     """A side from stored runs, read from the results table columns (fast path)."""
@@ -212,11 +207,12 @@ def side_from_store(store, run_ids: list[str], label: str = "A") -> Side:
         offsets = np.cumsum(counts) - counts
         full[offsets[legacy]] = log_median_se_many(flat, n)
         ses = full
+    # Serving curves and per-point summaries live only in the run document: read those runs' documents.
     serving_runs = {r[0] for r in fetched if r[3] == "serving"}
     results = None
     docs = {}
     for run in runs:
-        if _needs_documents(run["fingerprint"], run["run_id"] in serving_runs):
+        if run["run_id"] in serving_runs:
             docs[run["run_id"]] = {r["key"]: r for r in store.get_run(run["run_id"]).get("results") or []}
     if docs:
         results = [docs.get(r[0], {}).get(r[1]) for r in fetched]

@@ -149,8 +149,8 @@ def register(app: typer.Typer) -> None:
         try:
             dist.init()  # under torchrun: join the job's process group (a no-op for one process)
             with sigterm_stops_the_run():
-                code = _run(names, suite, options, db, json_out, profile, no_store, n_trials, mode,
-                            None if in_order else seed, label, shuffle=not in_order)
+                code = _run(names, suite, options, db, json_out, profile, no_store, n_trials, mode, seed, label,
+                            shuffle=not in_order)
         finally:
             dist.destroy()
         if code:

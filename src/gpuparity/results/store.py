@@ -200,26 +200,27 @@ class Store:
                 cur.execute(ddl.replace(" BLOB", " BYTEA") if self.postgres else ddl)
             self._upgrade(cur)
 
-    def _columns(self, cur, table: str) -> set[str]:
+    def columns(self, table: str) -> set[str]:
+        """The column names of a table (a store of an earlier version lacks the newer ones)."""
+        assert table in ("runs", "results", "reference_results")
         if self.postgres:
-            cur.execute("SELECT column_name FROM information_schema.columns WHERE table_name = ?", (table,))
-            return {row[0] for row in cur.fetchall()}
-        cur.execute(f"PRAGMA table_info({table})")
-        return {row[1] for row in cur.fetchall()}
+            rows = self.query("SELECT column_name FROM information_schema.columns WHERE table_name = ?", (table,))
+            return {row[0] for row in rows}
+        return {row[1] for row in self.query(f"PRAGMA table_info({table})")}
 
     def _upgrade(self, cur) -> None:
         """Bring a store written by an earlier version up to this schema, in the same transaction:
         runs.fingerprint (copied out of each document), runs.label, the trial columns of results
         (rows without them read as one trial: analysis.sides) and sample blobs (were JSON text)."""
         blob = "BYTEA" if self.postgres else "BLOB"
-        runs = self._columns(cur, "runs")
+        runs = self.columns("runs")
         if "fingerprint" not in runs:
             cur.execute("ALTER TABLE runs ADD COLUMN fingerprint TEXT")
             cur.execute("UPDATE runs SET fingerprint = (doc::json->'fingerprint')::text" if self.postgres
                         else "UPDATE runs SET fingerprint = json_extract(doc, '$.fingerprint')")
         if "label" not in runs:
             cur.execute("ALTER TABLE runs ADD COLUMN label TEXT")
-        have = self._columns(cur, "results")
+        have = self.columns("results")
         for name, kind in (("ci_low", "DOUBLE PRECISION"), ("ci_high", "DOUBLE PRECISION"), ("trials", "INTEGER"),
                            ("trial_values", blob), ("trial_se", blob), ("flags", "TEXT"), ("peak_kind", "TEXT"),
                            ("power_w", "DOUBLE PRECISION")):
