@@ -281,3 +281,22 @@ def test_a_pipe_among_the_results_is_listed_not_read(tree, tmp_path):
     (problem,) = json.loads(out)["unreadable"]
     assert problem["where"].endswith("1xXE9680Lx8B200-SXM-180GB/llama2_70b_lora")
     assert "not regular files: result_9.txt" in problem["reason"] and len(ref_rows(db)) == 3
+
+
+def test_reimport_names_rows_an_earlier_version_scored_otherwise(tmp_path):
+    """A store filled before this importer read every log keeps its rows; the import says which differ."""
+    import sqlite3
+
+    db = str(tmp_path / "s.db")
+    assert cli_inprocess("reference", "import", "mlperf-training", str(TREE51), "--db", db)[0] == 0
+    ref_id = "mlperf-training:5.1/Dell/1xXE7745x8RTXPro6000-PCIe-96GB/retinanet"
+    with sqlite3.connect(db) as c:
+        (doc,) = c.execute("SELECT doc FROM reference_results WHERE ref_id = ?", (ref_id,)).fetchone()
+        c.execute("UPDATE reference_results SET doc = ? WHERE ref_id = ?",
+                  (json.dumps({**json.loads(doc), "result": 81.5}), ref_id))
+    code, out, err = cli_inprocess("reference", "import", "mlperf-training", str(TREE51), "--db", db, "--json")
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["added"] == 0 and summary["stored_differently"] == [ref_id]
+    code, out, _ = cli_inprocess("reference", "import", "mlperf-training", str(TREE51), "--db", db)
+    assert "1 rows are stored with another figure" in out and "retinanet" in out

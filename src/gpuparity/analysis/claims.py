@@ -7,9 +7,11 @@ subject/baseline ratio as `ratio`, `min` and/or `max`, or `direction` (higher | 
 widened by `tolerance` (relative). A ratio always reads "subject is x times baseline" (for times
 to train: baseline time / subject time). `kind` (one or a list) says which evidence answers it:
   mlperf           per-accelerator throughput of single-node, one-accelerator-type inference rows
-                   of one division, same model and scenario; `statistic: best` (the highest
-                   submission per side: what each platform can reach) or `median`.
-  mlperf-training  MLPerf Training time to train of one benchmark and division, at equal
+                   of one model and scenario, compared as `reference compare` compares them
+                   (analysis/evidence_rules: division, availability, precision class, accelerator
+                   count, variants, distinct runs; one check per round); `statistic: best` (the
+                   highest submission per side: what each platform can reach) or `median`.
+  mlperf-training  MLPerf Training time to train of one benchmark, under the same rules, at equal
                    accelerator counts; best = the fastest submission per side.
   mlperf-rounds    the same system (submitter, system, accelerator and count) in two inference
                    rounds: later / earlier result, subject = the later round.

@@ -43,6 +43,8 @@ def import_file(store, fmt: str, path: str | Path, *, strict: bool = False, roun
     added = store.save_references(rows)
     for r in rows:
         evidence_rules.annotate(r)
+    if added < len(rows):
+        differ = stored_differently(store, rows)
     summary = {
         "file": str(path), "source": source, "rows": len(rows), "added": added,
         "already_stored": len(rows) - added, "unreadable": unreadable,
@@ -57,6 +59,8 @@ def import_file(store, fmt: str, path: str | Path, *, strict: bool = False, roun
         "inferred": sum(1 for r in rows if r.get("inferred")),
         "units_flags": dict(Counter(r["units_flag"] for r in rows if r.get("units_flag")).most_common()),
         "version_notes": dict(Counter(n for r in rows for n in r.get("version_notes") or []).most_common()),
+        # Rows kept as an earlier import stored them, whose figure this import computes otherwise.
+        "stored_differently": differ if added < len(rows) else [],
     }
     if source == mlperf.SOURCE:
         summary["twins"] = sum(1 for r in rows if r["twin"]) // 2
@@ -66,6 +70,23 @@ def import_file(store, fmt: str, path: str | Path, *, strict: bool = False, roun
         summary["scores"] = [{k: r[k] for k in ("ref_id", "submitter", "system", "model", "accelerators", "spec_id",
                                                  "time_to_train_min", "runs_valid", "runs_counted")} for r in rows]
     return summary
+
+
+def stored_differently(store, rows: list[dict]) -> list[str]:
+    """ref_ids already stored with another result than this import reads (an older version's score)."""
+    by_id, out = {r["ref_id"]: r for r in rows}, []
+    ids = list(by_id)
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        sql = f"SELECT ref_id, doc FROM reference_results WHERE ref_id IN ({','.join('?' * len(chunk))})"
+        for ref_id, doc in store.query(sql, tuple(chunk)):
+            try:
+                old = json.loads(doc).get("result")
+            except (ValueError, AttributeError, RecursionError):
+                old = None
+            if old != by_id[ref_id]["result"]:
+                out.append(ref_id)
+    return sorted(out)
 
 
 def is_unmapped(row: dict) -> bool:

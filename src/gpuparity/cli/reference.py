@@ -64,6 +64,10 @@ def import_cmd(
             + "".join(f"; {n} {safe(k)} (own products unless --pool-variants)" for k, n in summary["variants"].items()))
     for text, n in list(summary["units_flags"].items()) + list(summary["version_notes"].items()):
         c.print(f"  marked, {n} rows: {safe(text)}")
+    differ = summary["stored_differently"]
+    if differ:
+        c.print(f"{len(differ)} rows are stored with another figure than this import reads (an earlier import's; "
+                "the stored rows are kept): " + ", ".join(safe(d) for d in differ[:5]) + (" ..." if len(differ) > 5 else ""))
     if summary["unmapped"]:
         c.print("not mapped to a spec (kept as written; `gpuparity reference list --unmapped`):")
         for name, n in summary["unmapped"].items():
