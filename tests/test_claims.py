@@ -422,3 +422,34 @@ def test_claims_check_and_reference_compare_agree(every_round_db, tmp_path, stat
         values = sorted(e["value"] for e in verdicts[cid]["evidence"] if e["kind"] == "check")
         assert values == pytest.approx(ratios, rel=1e-12), cid
         assert (verdicts[cid]["verdict"] == "untested") == (not ratios), cid
+
+
+def test_claims_keep_precision_classes_apart(tmp_path, ref_db):
+    """v5.1 B200 ran Llama 3.1 8B at FP4 and H200 at FP8: no like-for-like pair unless asked."""
+    path = tmp_path / "p.yaml"
+    path.write_text("""
+claims:
+  - id: same-class
+    text: B200 is at least twice H200 on Llama 3.1 8B.
+    kind: mlperf
+    subject: {gpu: b200}
+    baseline: {gpu: h200}
+    expected: {min: 2}
+    mlperf: {model: llama3.1-8b, scenario: Offline, round: "5.1"}
+  - id: fp8-only
+    text: B200 at FP8 is at least twice H200 on Llama 3.1 8B.
+    kind: mlperf
+    subject: {gpu: b200}
+    baseline: {gpu: h200}
+    expected: {min: 2}
+    mlperf: {model: llama3.1-8b, scenario: Offline, round: "5.1", precision: fp8}
+""")
+    with Store(ref_db) as store:
+        out = {c["id"]: c for c in evaluate_claims(store, path)}
+    same = out["same-class"]
+    assert same["verdict"] == "untested" and "no like-for-like pair" in same["reasoning"]
+    assert "fp4 precision" in same["reasoning"] and "fp8 precision" in same["reasoning"]
+    assert {r["side"] for r in same["rows"]} == {"subject", "baseline"}      # what there is, cited
+    fp8 = out["fp8-only"]
+    assert fp8["verdict"] == "untested" and "subject: no single-node b200 rows" in fp8["reasoning"]
+    assert "closed/fp4/1 node(s)" in fp8["reasoning"]          # where B200 does appear
