@@ -16,7 +16,7 @@ from gpuparity.errors import UserError
 from gpuparity.platform.specs import lookup
 from gpuparity.results.schema import new_result, new_run, now_iso, validate_run
 from gpuparity.results.store import Store
-from tests.test_mlperf_training import TREE, expected_score
+from tests.test_mlperf_training import TREE, TREE51, expected_score
 from tests.test_reference import V41, V51, cli_inprocess, one_line_error
 
 ROOT = Path(__file__).parent.parent
@@ -370,3 +370,86 @@ claims:
     assert f"{ratio:.3g}" in out["b200-mi300x-training"]["reasoning"]
     assert out["mi300x-b200-training"]["verdict"] == ("contradicted" if ratio > 1.05 else "supported")
     assert len(out["mi300x-b200-training"]["rows"]) == 2
+
+
+@pytest.fixture(scope="module")
+def every_round_db(tmp_path_factory):
+    """Inference v5.1 and v4.1, Training v5.0 and v5.1: pairs in more than one round."""
+    db = str(tmp_path_factory.mktemp("agree") / "ref.db")
+    with Store(db) as store:
+        for fmt, path in (("mlperf", V51), ("mlperf", V41), ("mlperf-training", TREE), ("mlperf-training", TREE51)):
+            import_file(store, fmt, path)
+    return db
+
+
+PAIRS = [("mi325x", "h200-sxm"), ("mi300x", "h200-sxm"), ("h200-sxm", "b200"), ("mi300x", "mi325x"),
+         ("mi300x", "b200"), ("mi355x", "b200"), ("mi325x", "mi355x"), ("b200", "gb200")]
+
+
+@pytest.mark.parametrize("statistic", ["best", "median"])
+def test_claims_check_and_reference_compare_agree(every_round_db, tmp_path, statistic):
+    """For every pair of parts and every benchmark either decides: a claim with B as subject and A as
+    baseline gets one check per group `reference compare A B` reports, with the same ratio, and is
+    untested exactly where compare has no group (divisions, rounds, precision, scale kept apart alike)."""
+    claims, expected = [], {}
+    for a, b in PAIRS:
+        code, out, err = cli_inprocess("reference", "compare", a, b, "--db", every_round_db, "--json",
+                                       "--statistic", statistic)
+        assert code == 0, err
+        result = json.loads(out)
+        ratios: dict[tuple, list] = {}
+        for g in result["groups"]:
+            ratios.setdefault((g["source"], g["benchmark"], g["scenario"]), []).append(g["ratio"])
+        source_of = {"time-to-train": "mlperf-training"}
+        asked = set(ratios) | {(source_of.get(x["scenario"], "mlperf-inference"), x["benchmark"], x["scenario"])
+                               for x in result["unpaired"]}
+        for source, bench, scenario in sorted(asked):
+            cid = f"{a}-{b}-{bench}-{scenario}"
+            claim = {"id": cid, "text": "x", "kind": "mlperf" if source == "mlperf-inference" else "mlperf-training",
+                     "subject": {"gpu": b}, "baseline": {"gpu": a}, "expected": {"direction": "parity"}}
+            if source == "mlperf-inference":
+                claim["mlperf"] = {"model": bench, "scenario": scenario, "statistic": statistic}
+            else:
+                claim["training"] = {"benchmark": bench, "statistic": statistic}
+            claims.append(claim)
+            expected[cid] = sorted(ratios.get((source, bench, scenario), []))
+    assert sum(1 for v in expected.values() if v) >= 20 and any(len(v) > 1 for v in expected.values())
+    path = tmp_path / "agree.yaml"
+    path.write_text(json.dumps({"claims": claims}))
+    with Store(every_round_db) as store:
+        verdicts = {c["id"]: c for c in evaluate_claims(store, path)}
+    for cid, ratios in expected.items():
+        values = sorted(e["value"] for e in verdicts[cid]["evidence"] if e["kind"] == "check")
+        assert values == pytest.approx(ratios, rel=1e-12), cid
+        assert (verdicts[cid]["verdict"] == "untested") == (not ratios), cid
+
+
+def test_claims_keep_precision_classes_apart(tmp_path, ref_db):
+    """v5.1 B200 ran Llama 3.1 8B at FP4 and H200 at FP8: no like-for-like pair unless asked."""
+    path = tmp_path / "p.yaml"
+    path.write_text("""
+claims:
+  - id: same-class
+    text: B200 is at least twice H200 on Llama 3.1 8B.
+    kind: mlperf
+    subject: {gpu: b200}
+    baseline: {gpu: h200}
+    expected: {min: 2}
+    mlperf: {model: llama3.1-8b, scenario: Offline, round: "5.1"}
+  - id: fp8-only
+    text: B200 at FP8 is at least twice H200 on Llama 3.1 8B.
+    kind: mlperf
+    subject: {gpu: b200}
+    baseline: {gpu: h200}
+    expected: {min: 2}
+    mlperf: {model: llama3.1-8b, scenario: Offline, round: "5.1", precision: fp8}
+""")
+    with Store(ref_db) as store:
+        out = {c["id"]: c for c in evaluate_claims(store, path)}
+    same = out["same-class"]
+    assert same["verdict"] == "untested" and "no like-for-like pair" in same["reasoning"]
+    assert "fp4 precision" in same["reasoning"] and "fp8 precision" in same["reasoning"]
+    assert {r["side"] for r in same["rows"]} == {"subject", "baseline"}      # what there is, cited
+    fp8 = out["fp8-only"]
+    assert fp8["verdict"] == "untested" and "subject: no single-node b200 rows" in fp8["reasoning"]
+    assert "closed/fp4/1 node(s)" in fp8["reasoning"]          # where B200 does appear

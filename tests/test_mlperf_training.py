@@ -1,5 +1,6 @@
-"""MLPerf Training: the shipped v5.0 sample scored as MLPerf scores it, a submitter's summary JSON,
-and trees with runs that did not converge, missing descriptions and broken files."""
+"""MLPerf Training: the real v5.0 and v5.1 samples scored as MLPerf's result summarizer scores them
+(every result_*.txt, logs with bytes that are not UTF-8), a submitter's summary JSON, and trees
+with runs that did not converge, missing descriptions and broken files."""
 
 import json
 import os
@@ -14,21 +15,26 @@ from tests.test_reference import cli_inprocess, one_line_error, ref_rows
 
 DATA = Path(__file__).parent / "data"
 TREE = DATA / "mlperf_training_v5.0"
+TREE51 = DATA / "mlperf_training_v5.1"
 SUMMARY = DATA / "mlperf_training_v5.1_Quanta_summary.json"
+NOT_UTF8 = [TREE51 / "Dell" / "results" / "1xXE7745x8RTXPro6000-PCIe-96GB" / "retinanet" / f"result_{i}.txt"
+            for i in (0, 3, 4)]
 
 
 def run_minutes(path: Path) -> float | None:
-    """Independently of the importer: time_ms of run_start and run_stop, None if not a success."""
+    """Independently of the importer: every byte read as Latin-1 (each byte one character) in text
+    mode, the MLLOG events' time_ms of run_start and run_stop; None if not a success."""
     start = stop = None
-    for line in path.read_text().splitlines():
-        if ":::MLLOG" not in line:
-            continue
-        event = json.loads(line.split(":::MLLOG", 1)[1])
-        if event["key"] == "run_start":
-            start = event["time_ms"]
-        if event["key"] == "run_stop":
-            stop = event["time_ms"] if event["metadata"].get("status") == "success" else None
-            break
+    with open(path, encoding="latin-1") as fh:      # universal newlines: \r ends a line too
+        for line in fh:
+            if ":::MLLOG" not in line:
+                continue
+            event = json.loads(line.rsplit(":::MLLOG", 1)[1])
+            if event["key"] == "run_start":
+                start = event["time_ms"]
+            if event["key"] == "run_stop":
+                stop = event["time_ms"] if event["metadata"].get("status") == "success" else None
+                break
     return (stop - start) / 60000 if start is not None and stop is not None else None
 
 
@@ -88,9 +94,84 @@ def test_shipped_sample_scores_equal_the_olympic_mean_of_the_runs(tmp_path):
                                      "--round", "5.0", "--json")
         assert code == 0 and json.loads(out)["added"] == 0
     code, out, _ = cli_inprocess("reference", "compare", "mi325x", "h200", "--db", db, "--json")
-    group = json.loads(out)["groups"][0]
+    group = json.loads(out)["groups"][0]     # B / A as `compare` reads it: A's time over B's
     assert group["accelerators"] == 8 and group["ratio"] == pytest.approx(
-        by_spec["h200-sxm"]["time_to_train_min"] / by_spec["mi325x"]["time_to_train_min"])
+        by_spec["mi325x"]["time_to_train_min"] / by_spec["h200-sxm"]["time_to_train_min"])
+
+
+def test_v51_sample_imports_every_submission_with_the_summarizers_scores(tmp_path):
+    db = str(tmp_path / "s.db")
+    code, out, err = cli_inprocess("reference", "import", "mlperf-training", str(TREE51), "--db", db, "--json")
+    assert code == 0, err
+    summary = json.loads(out)
+    folders = sorted(b for b in TREE51.glob("*/results/*/*") if b.is_dir())
+    assert summary["unreadable"] == [] and summary["added"] == len(folders) == 10
+    rows = {r["location"]: r for r in stored(db)}
+    assert set(rows) == {str(b.relative_to(TREE51)) for b in folders}
+    for bench in folders:
+        row = rows[str(bench.relative_to(TREE51))]
+        mean, score = expected_score(bench)
+        assert row["olympic_mean_min"] == pytest.approx(mean, rel=1e-12), bench
+        assert row["time_to_train_min"] == pytest.approx(score, rel=1e-12), bench
+        n = len(list(bench.glob("result_*.txt")))
+        assert row["runs_valid"] == n and row["runs_dropped"] == 0 and row["runs_counted"] == n - 2
+        assert row["required_runs"] == n and row["complete"], bench     # retinanet 5, the LLMs 10
+    # the logs with bytes that are not UTF-8 are scored like the others: no run, no file dropped
+    for path in NOT_UTF8:
+        with pytest.raises(UnicodeDecodeError):
+            path.read_bytes().decode("utf-8")
+    retinanet = rows["Dell/results/1xXE7745x8RTXPro6000-PCIe-96GB/retinanet"]
+    assert all(r["valid"] for r in retinanet["runs"]) and retinanet["model"] == "retinanet"
+    # the published scores (MLPerf Training v5.1 results 5.1-0017 and 5.1-0018, minutes)
+    assert round(rows["AMD/results/MI350X_EPYC_9575F_pytorch/llama31_8b"]["result"], 3) == 122.929
+    assert round(rows["AMD/results/MI355X_EPYC_9575F_pytorch/llama31_8b"]["result"], 3) == 99.709
+
+
+def test_every_result_file_name_counts(tmp_path):
+    """Submitters name logs result_<id>_01.txt and so on: the summarizer reads every result_*.txt."""
+    dst = tmp_path / "training_results_v5.1" / "AMD"
+    shutil.copytree(TREE51 / "AMD", dst)
+    bench = dst / "results" / "MI355X_EPYC_9575F_pytorch" / "llama31_8b"
+    for i, f in enumerate(sorted(bench.glob("result_*.txt"))):
+        f.rename(bench / f"result_{'a1b2c3d4e5f6' * 3}_{i:02d}.txt")
+    (bench / "notes.txt").write_text("not a run")
+    (bench / "results_summary.txt").write_text("not a run either")
+    rows, problems = mlperf_training.read(str(dst.parent))
+    assert problems == []
+    row = next(r for r in rows if r["location"] == "AMD/results/MI355X_EPYC_9575F_pytorch/llama31_8b")
+    assert row["runs_valid"] == 10 and row["time_to_train_min"] == pytest.approx(expected_score(bench)[1])
+    assert all(r["file"].startswith("result_a1b2") for r in row["runs"])
+
+
+def test_log_lines_are_read_as_the_summarizer_reads_them():
+    start = ':::MLLOG {"key": "run_start", "time_ms": 0}'
+    stop = ':::MLLOG {"key": "run_stop", "time_ms": 120000, "metadata": {"status": "success"}}'
+    nan = ':::MLLOG {"key": "train_loss", "time_ms": 5, "value": NaN}'
+    cases = [
+        # progress-bar bytes and carriage returns around the MLLOG events
+        "\r 12%|\ufffd\ufffd  | 3/25\r" + start + "\r 50%|##\n" + stop + "\r100%\n",
+        # rank prefixes, a token twice on a line (the last counts), NaN in an event the score does not use
+        "0: " + start + "\n1: noise :::MLLOG garbage " + stop + "\n" + nan,
+    ]
+    for text in cases:
+        run = mlperf_training.parse_log(text)
+        assert run["valid"] and run["minutes"] == 2.0, run
+    raw = b"\xff\xfe progress \x96\r" + start.encode() + b"\n\xe2\x96" + b"\n" + stop.encode()
+    assert mlperf_training.parse_log(mlperf_training.read_log(raw))["minutes"] == 2.0
+    for text, reason in ((start + "\n" + start + "\n" + stop, "exactly one"),
+                         (start + "\n:::MLLOG {not json\n" + stop, "not JSON"),
+                         (start + '\n:::MLLOG {"key": "x", "time_ms": "soon"}\n' + stop, "numeric time_ms"),
+                         (start + "\n" + stop.replace("success", "aborted"), "did not converge")):
+        run = mlperf_training.parse_log(text)
+        assert not run["valid"] and reason in run["reason"], run
+
+
+def test_required_runs_cover_every_benchmark_of_the_rounds_in_the_data():
+    benches = {b.name for tree in (TREE, TREE51) for b in tree.glob("*/results/*/*") if b.is_dir()}
+    benches |= {k for r in json.loads(SUMMARY.read_text()) for k in r if k not in mlperf_training.DESCRIPTOR_FIELDS}
+    assert benches >= {"llama31_8b", "llama31_405b", "flux1", "retinanet", "rgat", "dlrm_dcnv2"}
+    assert benches <= set(mlperf_training.REQUIRED_RUNS)
+    assert mlperf_training.REQUIRED_RUNS["llama31_405b"] == 3 and mlperf_training.REQUIRED_RUNS["llama31_8b"] == 10
 
 
 def test_summary_json(tmp_path):
@@ -200,3 +281,22 @@ def test_a_pipe_among_the_results_is_listed_not_read(tree, tmp_path):
     (problem,) = json.loads(out)["unreadable"]
     assert problem["where"].endswith("1xXE9680Lx8B200-SXM-180GB/llama2_70b_lora")
     assert "not regular files: result_9.txt" in problem["reason"] and len(ref_rows(db)) == 3
+
+
+def test_reimport_names_rows_an_earlier_version_scored_otherwise(tmp_path):
+    """A store filled before this importer read every log keeps its rows; the import says which differ."""
+    import sqlite3
+
+    db = str(tmp_path / "s.db")
+    assert cli_inprocess("reference", "import", "mlperf-training", str(TREE51), "--db", db)[0] == 0
+    ref_id = "mlperf-training:5.1/Dell/1xXE7745x8RTXPro6000-PCIe-96GB/retinanet"
+    with sqlite3.connect(db) as c:
+        (doc,) = c.execute("SELECT doc FROM reference_results WHERE ref_id = ?", (ref_id,)).fetchone()
+        c.execute("UPDATE reference_results SET doc = ? WHERE ref_id = ?",
+                  (json.dumps({**json.loads(doc), "result": 81.5}), ref_id))
+    code, out, err = cli_inprocess("reference", "import", "mlperf-training", str(TREE51), "--db", db, "--json")
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["added"] == 0 and summary["stored_differently"] == [ref_id]
+    code, out, _ = cli_inprocess("reference", "import", "mlperf-training", str(TREE51), "--db", db)
+    assert "1 rows are stored with another figure" in out and "retinanet" in out

@@ -6,6 +6,7 @@ import contextlib
 import gzip
 import io
 import json
+import re
 import shutil
 import sqlite3
 import time
@@ -14,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from gpuparity.analysis import mlperf
-from gpuparity.analysis.reference import aggregate, import_file, per_gpu_rows
+from gpuparity.analysis.evidence_rules import Rules, annotate, compare_groups
+from gpuparity.analysis.reference import import_file
 from gpuparity.cli import main as cli_main
 from gpuparity.errors import UserError
 from gpuparity.results.store import Store
@@ -193,7 +195,7 @@ def test_compare_per_accelerator(imported):
                 and "NVL" not in r["Accelerator"] and "," not in r["Accelerator"]]
         return max(r["Performance_Result"] / r["a#"] for r in rows)
 
-    assert group["ratio"] == pytest.approx(best("MI325X") / best("H200"))
+    assert group["ratio"] == pytest.approx(best("H200") / best("MI325X"))          # B / A
     assert group["a"]["best"] == "5.1-0003" and group["round"] == "5.1"
     assert all(g["division"] == "closed" for g in result["groups"])
     code, out, _ = cli_inprocess("reference", "compare", "mi325x", "h200", "--db", imported[0])
@@ -223,15 +225,23 @@ def test_row_fields_from_the_real_file():
     assert latency and all(r["per_accelerator"] is None and r["throughput"] is None for r in latency)
 
 
-def test_per_gpu_rows_keep_divisions_apart():
-    rows = mlperf.parse_rows(records())[0]
-    closed = per_gpu_rows(rows, "mi355x", "llama2-70b-99", "Offline", "closed")
-    opened = per_gpu_rows(rows, "mi355x", "llama2-70b-99", "Offline", "open")
-    assert closed == [] and opened  # the v5.1 MI355X results are open division only
-    assert all(r["nodes"] == 1 for r in opened)
-    assert per_gpu_rows(rows, "h100-sxm", "llama2-70b-99", "Offline", "closed") == []  # multi-node only
-    h200 = per_gpu_rows(rows, "h200-sxm", "llama2-70b-99", "Offline", "closed")
-    assert aggregate(h200) == max(r["per_accelerator"] for r in h200)
+def test_divisions_and_nodes_kept_apart():
+    rows = [annotate(r) for r in mlperf.parse_rows(records())[0]]
+
+    def groups(a, b, **rules):
+        result = compare_groups(rows, a, b, Rules.make(**rules))
+        return [g for g in result["groups"] if (g["benchmark"], g["scenario"]) == ("llama2-70b-99", "Offline")]
+
+    # the v5.1 MI355X results are open division only: nothing to set against closed B200 rows
+    assert groups("b200", "mi355x") == []
+    opened = compare_groups(rows, "b200", "mi355x", Rules.make(division="open", precision="any"))
+    (mi355x,) = [u for u in opened["unpaired"] if (u["benchmark"], u["scenario"]) == ("llama2-70b-99", "Offline")]
+    assert (mi355x["side"], mi355x["division"], mi355x["rows"]) == ("b", "open", 1)   # the 1-node row only
+    assert groups("h200-sxm", "h100-sxm") == []          # the H100 rows are multi-node only
+    (h200,) = groups("mi325x", "h200-sxm")
+    eligible = [r for r in rows if r["spec_id"] == "h200-sxm" and r["model"] == "llama2-70b-99"
+                and r["scenario"] == "Offline" and r["category"] == "closed" and r["per_gpu_eligible"]]
+    assert h200["b"]["value"] == max(r["per_accelerator"] for r in eligible)
 
 
 @pytest.mark.parametrize("text, spec_id, mixed", [
@@ -363,3 +373,61 @@ def test_api_errors_name_the_row():
         mlperf.parse_rows(recs, strict=True)
     rows, bad = mlperf.parse_rows(recs + [recs[0]])
     assert len(rows) == 2 and [b["row"] for b in bad] == [3, 4] and "repeats row 1" in bad[1]["reason"]
+
+
+def precision_of(text: str) -> str:
+    """Independently of the rules module: the formats named, 4-bit floats as one, bf16 as fp16."""
+    found = {("int" if kind.endswith("int") else "fp") + bits
+             for kind, bits in re.findall(r"(mxfp|nvfp|fp|bf|uint|int)(\d+)", text.lower())}
+    return "+".join(sorted(found))
+
+
+def test_compare_mi325x_h200_cites_only_like_for_like_rows(imported):
+    """The real v5.1 summary: every row a comparison rests on is closed division, available, of one
+    precision class and accelerator count per group, one row per run; B / A as `compare` reads it."""
+    code, out, err = cli_inprocess("reference", "compare", "mi325x", "h200", "--db", imported[0], "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["groups"] and result["rules"].startswith("closed division, available systems, same precision")
+    raw = {(r["ID"], r["Model"], r["Scenario"]): r for r in records()}
+    for g in result["groups"]:
+        cited = {s: raw[(g[s]["best"], g["benchmark"], g["scenario"])] for s in "ab"}
+        assert all(c["Category"] == "closed" and c["Availability"] == "available" for c in cited.values())
+        assert {precision_of(c["weight_data_types"]) for c in cited.values()} == {g["precision"]}
+        assert g["a"]["scale"] == g["b"]["scale"] == [g["accelerators"]]
+        values = {s: cited[s]["Performance_Result"] / (cited[s]["a#"] * cited[s]["Nodes"]) for s in "ab"}
+        assert g["ratio"] == pytest.approx(values["b"] / values["a"])       # best per side, B / A
+    rows = [annotate(r) for r in mlperf.parse_rows(records())[0]]
+    for g in compare_groups(rows, "mi325x", "h200-sxm", Rules())["groups"]:
+        every = g["_rows"]["a"] + g["_rows"]["b"]
+        assert {(r["category"], r["availability"], r["precision_class"], r["accelerators"]) for r in every} == \
+            {("closed", "available", g["precision"], g["accelerators"])}
+        assert len({r["run_key"] for r in every}) == len(every) and all(r["nodes"] == 1 for r in every)
+    code, out, _ = cli_inprocess("reference", "compare", "mi325x", "h200", "--db", imported[0])
+    assert "rules: closed division, available systems" in out and "ratio = B / A" in out
+    assert "left out by the rules: " in out and "open division" in out
+
+
+def test_list_shows_rules_inferred_and_repeats(imported):
+    code, out, err = cli_inprocess("reference", "list", "--db", imported[0], "--json", "-n", "100000")
+    assert code == 0, err
+    rows = json.loads(out)
+    raw = records()
+    assert len(rows) == sum(1 for r in raw if r["Category"] == "closed" and r["Availability"] == "available")
+    inferred = {(r["result_id"], r["model"], r["scenario"]) for r in rows if r["inferred"]}
+    assert inferred == {(r["ID"], r["Model"], r["Scenario"]) for r in raw
+                        if r["inferred"] == 1 and r["Category"] == "closed" and r["Availability"] == "available"}
+    assert inferred
+    flagged = {(r["model"], r["scenario"], r["units"]) for r in rows if r["units_flag"]}
+    assert flagged == {("llama3.1-8b", "Interactive", "Queries/s")}
+    runs = {}
+    for r in raw:          # independently: one submitter's system, benchmark, scenario and result
+        if r["Category"] == "closed" and r["Availability"] == "available":
+            key = (r["Submitter"], r["System"], r["Accelerator"], r["a#"], r["Nodes"], r["Model"], r["Scenario"],
+                   r["Performance_Result"])
+            runs.setdefault(key, []).append(r["ID"])
+    repeats = {(i, min(ids)) for ids in runs.values() for i in ids if i != min(ids)}
+    assert repeats and {(r["result_id"], r["duplicate_of"]) for r in rows if r.get("duplicate_of")} == repeats
+    code, out, _ = cli_inprocess("reference", "list", "--db", imported[0], "--benchmark", "retinanet", "--scenario",
+                                 "MultiStream")
+    assert "shown: closed division, available systems" in out and "inferred: MLPerf derived" in out

@@ -7,9 +7,11 @@ subject/baseline ratio as `ratio`, `min` and/or `max`, or `direction` (higher | 
 widened by `tolerance` (relative). A ratio always reads "subject is x times baseline" (for times
 to train: baseline time / subject time). `kind` (one or a list) says which evidence answers it:
   mlperf           per-accelerator throughput of single-node, one-accelerator-type inference rows
-                   of one division, same model and scenario; `statistic: best` (the highest
-                   submission per side: what each platform can reach) or `median`.
-  mlperf-training  MLPerf Training time to train of one benchmark and division, at equal
+                   of one model and scenario, compared as `reference compare` compares them
+                   (analysis/evidence_rules: division, availability, precision class, accelerator
+                   count, variants, distinct runs; one check per round); `statistic: best` (the
+                   highest submission per side: what each platform can reach) or `median`.
+  mlperf-training  MLPerf Training time to train of one benchmark, under the same rules, at equal
                    accelerator counts; best = the fastest submission per side.
   mlperf-rounds    the same system (submitter, system, accelerator and count) in two inference
                    rounds: later / earlier result, subject = the later round.
@@ -230,9 +232,49 @@ def _import_hint(source: str, rnd: str | None) -> str:
             f"github.com/mlcommons/inference_results_v{rnd or '5.1'}")
 
 
+def _pairs(claim: Claim, rows: list[dict], rules, statistic: str) -> dict:
+    """The comparison rules' groups for a claim: A = baseline, B = subject, so each group's ratio
+    (B / A, as `reference compare` reports it) is the claim's subject / baseline."""
+    from gpuparity.analysis.evidence_rules import compare_groups
+
+    def stack_ok(side: str, row: dict) -> bool:
+        return _stack_ok(row, (claim.baseline if side == "a" else claim.subject).stack)
+
+    return compare_groups(rows, resolve_spec(claim.baseline.gpu), resolve_spec(claim.subject.gpu), rules,
+                          statistic, stack_ok)
+
+
+def _cited(kind: str, result: dict, field: str, lower_is_better: bool) -> list[dict]:
+    """The rows each decided group rests on (with none decided: the rows there are), subject
+    first, best first, each row once."""
+    seen, out = set(), []
+    for side, key in (("subject", "b"), ("baseline", "a")):
+        rows = [r for g in result["groups"] or result["unpaired"] for r in g["_rows"][key]]
+        for r in sorted(rows, key=lambda r: r[field] if lower_is_better else -r[field]):
+            if (side, r["ref_id"]) not in seen:
+                seen.add((side, r["ref_id"]))
+                out.append(_row_evidence(kind, side, r, r[field]))
+    return out
+
+
+def _where(g: dict) -> str:
+    return ", ".join(x for x in (f"round {g['round']}", f"{g['division']} division",
+                                 f"{g['precision']} precision" if g.get("precision") not in (None, "any") else "",
+                                 f"{g['accelerators']} accelerators" if g.get("accelerators") else "") if x)
+
+
+def _unpaired(kind: str, result: dict) -> list[dict]:
+    """Both parts have rows, but never in one like-for-like group: say where each side stands."""
+    where = {s: sorted({_where(u) for u in result["unpaired"] if u["side"] == k})
+             for s, k in (("subject", "b"), ("baseline", "a"))}
+    return [missing(kind, "no like-for-like pair (same round, division, precision class and accelerator "
+                    f"count): subject rows in {'; '.join(where['subject'])}; baseline rows in "
+                    f"{'; '.join(where['baseline'])}")]
+
+
 def evidence_mlperf(claim: Claim, refs: References) -> tuple[list, list, str | None]:
+    from gpuparity.analysis.evidence_rules import Rules
     from gpuparity.analysis.mlperf import SOURCE
-    from gpuparity.analysis.reference import aggregate, best_row, per_gpu_rows
 
     m = claim.mlperf
     rnd = m.round.lstrip("v") if m.round else None
@@ -240,31 +282,31 @@ def evidence_mlperf(claim: Claim, refs: References) -> tuple[list, list, str | N
     if not refs:
         what = f"MLPerf Inference {rnd} results" if rnd else "MLPerf Inference results"
         return [missing("mlperf", f"no {what} imported")], [], _import_hint(SOURCE, rnd)
-    picks = {}
-    for side in ("subject", "baseline"):
-        s = getattr(claim, side)
-        rows = per_gpu_rows(refs, resolve_spec(s.gpu), m.model, m.scenario, m.category, m.precision)
-        picks[side] = [r for r in rows if _stack_ok(r, s.stack)]
-    evidence = [_row_evidence("mlperf", side, r, r["per_accelerator"])
-                for side, rows in picks.items() for r in sorted(rows, key=lambda r: -r["per_accelerator"])]
+    rules = Rules.make(division=m.category, status=m.status, precision=m.precision)
+    rows = [r for r in refs if r["model"] == m.model and r["scenario"].lower() == m.scenario.lower()
+            and (m.accelerators is None or r["accelerators"] == m.accelerators)]
+    result = _pairs(claim, rows, rules, m.statistic)
+    evidence = _cited("mlperf", result, "per_accelerator", False)
     filters = (f"{m.model} {m.scenario}, {m.category} division" + (f", {m.precision}" if m.precision else "")
                + (f", round {rnd}" if rnd else ""))
-    lacking = [s for s in ("subject", "baseline") if not picks[s]]
-    if lacking:
+    if not result["groups"]:
+        sides = {s: any(u["side"] == k for u in result["unpaired"]) for s, k in (("subject", "b"), ("baseline", "a"))}
+        if all(sides.values()):
+            return evidence + _unpaired("mlperf", result), [], _import_hint(SOURCE, rnd)
         evidence += [missing("mlperf", f"{side}: no single-node {side_label(getattr(claim, side))} rows for {filters} "
                                        f"among {len(refs)} imported MLPerf rows{_elsewhere(refs, getattr(claim, side), m)}",
-                             side) for side in lacking]
+                             side) for side, present in sides.items() if not present]
         return evidence, [], _import_hint(SOURCE, rnd)
-    stat = m.statistic
-    s, b = aggregate(picks["subject"], stat), aggregate(picks["baseline"], stat)
-    cite = ""
-    if stat == "best":
-        cite = f", {best_row(picks['subject'])['result_id']} vs {best_row(picks['baseline'])['result_id']}"
-    check = ratio_check(s / b, claim.expected.bounds(), claim.tolerance,
-                        f"{stat} per-accelerator throughput (derived, not verified by MLCommons) "
-                        f"{side_label(claim.subject)} / {side_label(claim.baseline)} = {s:,.1f} / {b:,.1f} "
-                        f"({len(picks['subject'])} vs {len(picks['baseline'])} rows{cite}; {filters})")
-    return evidence, [check], None
+    checks = []
+    for g in result["groups"]:
+        a, b = g["a"], g["b"]
+        cite = f", {b['best']} vs {a['best']}" if m.statistic == "best" else ""
+        checks.append(ratio_check(g["ratio"], claim.expected.bounds(), claim.tolerance,
+                                  f"{m.statistic} per-accelerator throughput (derived, not verified by MLCommons) "
+                                  f"{side_label(claim.subject)} / {side_label(claim.baseline)} = {b['value']:,.1f} / "
+                                  f"{a['value']:,.1f} ({b['rows']} vs {a['rows']} rows{cite}; {m.model} {m.scenario}, "
+                                  f"{_where(g)})"))
+    return evidence, checks, None
 
 
 def _elsewhere(refs: list[dict], side: Side, m) -> str:
@@ -277,9 +319,10 @@ def _elsewhere(refs: list[dict], side: Side, m) -> str:
 
 
 def evidence_training(claim: Claim, refs: References) -> tuple[list, list, str | None]:
-    """Time to train per side at equal accelerator counts; ratio = baseline time / subject time."""
+    """Time to train per side at equal accelerator counts, one round at a time;
+    ratio = baseline time / subject time."""
+    from gpuparity.analysis.evidence_rules import Rules
     from gpuparity.analysis.mlperf_training import SOURCE
-    from gpuparity.analysis.reference import aggregate, best_row
 
     t = claim.training
     rnd = t.round.lstrip("v") if t.round else None
@@ -289,39 +332,31 @@ def evidence_training(claim: Claim, refs: References) -> tuple[list, list, str |
     if not refs:
         return [missing("mlperf-training", f"no MLPerf Training results for {filters} imported")], [], \
             _import_hint(SOURCE, rnd)
-    picks = {}
-    for side in ("subject", "baseline"):
-        s = getattr(claim, side)
-        spec_id = resolve_spec(s.gpu)
-        picks[side] = [r for r in refs if r.get("spec_id") == spec_id and _stack_ok(r, s.stack)
-                       and (t.accelerators is None or r["accelerators"] == t.accelerators)]
-    evidence = [_row_evidence("mlperf-training", side, r, r["time_to_train_min"])
-                for side, rows in picks.items() for r in sorted(rows, key=lambda r: r["time_to_train_min"])]
-    counts = {s: {r["accelerators"] for r in picks[s]} for s in picks}
-    common = sorted(counts["subject"] & counts["baseline"])
-    if not common:
-        for side in ("subject", "baseline"):
-            if not picks[side]:
-                seen = sorted({f"{r['accelerators']}x {_stack_of(r)}" for r in refs
-                               if r.get("spec_id") == resolve_spec(getattr(claim, side).gpu)})
-                evidence.append(missing("mlperf-training", f"{side}: no {side_label(getattr(claim, side))} results for "
-                                        f"{filters}" + (f" at {t.accelerators} accelerators" if t.accelerators else "")
-                                        + f" among {len(refs)} imported" + (f"; it appears as {', '.join(seen)}" if seen else ""),
-                                        side))
-        if picks["subject"] and picks["baseline"]:
-            evidence.append(missing("mlperf-training", f"no equal accelerator counts: subject {sorted(counts['subject'])}, "
-                                    f"baseline {sorted(counts['baseline'])}"))
+    rows = [r for r in refs if t.accelerators is None or r["accelerators"] == t.accelerators]
+    result = _pairs(claim, rows, Rules.make(division=t.division, status=t.status), t.statistic)
+    evidence = _cited("mlperf-training", result, "time_to_train_min", True)
+    if not result["groups"]:
+        sides = {s: [u for u in result["unpaired"] if u["side"] == k] for s, k in (("subject", "b"), ("baseline", "a"))}
+        if all(sides.values()):
+            return evidence + _unpaired("mlperf-training", result), [], _import_hint(SOURCE, rnd)
+        for side, present in sides.items():
+            if present:
+                continue
+            seen = sorted({f"{r['accelerators']}x {_stack_of(r)} (round {r.get('round')})" for r in refs
+                           if r.get("spec_id") == resolve_spec(getattr(claim, side).gpu)})
+            evidence.append(missing("mlperf-training", f"{side}: no {side_label(getattr(claim, side))} results for "
+                                    f"{filters}" + (f" at {t.accelerators} accelerators" if t.accelerators else "")
+                                    + f" among {len(refs)} imported" + (f"; it appears as {', '.join(seen)}" if seen else ""),
+                                    side))
         return evidence, [], _import_hint(SOURCE, rnd)
     checks = []
-    for n in common:
-        rows = {s: [r for r in picks[s] if r["accelerators"] == n] for s in picks}
-        s, b = (aggregate(rows[x], t.statistic, "time_to_train_min", lower_is_better=True) for x in ("subject", "baseline"))
-        best = {x: best_row(rows[x], "time_to_train_min", lower_is_better=True) for x in rows}
-        checks.append(ratio_check(b / s, claim.expected.bounds(), claim.tolerance,
-                                  f"{t.statistic} time to train on {n} accelerators, {side_label(claim.baseline)} / "
-                                  f"{side_label(claim.subject)} = {b:.2f} / {s:.2f} min ({len(rows['subject'])} vs "
-                                  f"{len(rows['baseline'])} results; {best['subject']['result_id']} vs "
-                                  f"{best['baseline']['result_id']}; {filters})"))
+    for g in result["groups"]:
+        a, b = g["a"], g["b"]
+        checks.append(ratio_check(g["ratio"], claim.expected.bounds(), claim.tolerance,
+                                  f"{t.statistic} time to train on {g['accelerators']} accelerators, "
+                                  f"{side_label(claim.baseline)} / {side_label(claim.subject)} = {a['value']:.2f} / "
+                                  f"{b['value']:.2f} min ({b['rows']} vs {a['rows']} results; {b['best']} vs "
+                                  f"{a['best']}; {t.benchmark}, {_where(g)})"))
     return evidence, checks, None
 
 
@@ -332,12 +367,14 @@ def _system_key(row: dict) -> tuple:
 
 def evidence_rounds(claim: Claim, refs: References) -> tuple[list, list, str | None]:
     """The same system in two inference rounds: later / earlier result (subject = later round)."""
+    from gpuparity.analysis.evidence_rules import Rules, admit
     from gpuparity.analysis.mlperf import SOURCE
 
     m = claim.mlperf
     early, late = (r.lstrip("v") for r in m.rounds)
-    refs = [r for r in refs.rows(SOURCE) if r["model"] == m.model and r["scenario"].lower() == m.scenario.lower()
-            and r["category"] == m.category and r.get("throughput") is not None]
+    # The one comparison across rounds, on purpose: the same system, so only software changed.
+    refs = [r for r in admit(refs.rows(SOURCE), Rules.make(division=m.category, status=m.status))[0]
+            if r["model"] == m.model and r["scenario"].lower() == m.scenario.lower() and r.get("throughput") is not None]
     by_round = {rnd: [r for r in refs if r.get("round") == rnd] for rnd in (early, late)}
     filters = f"{m.model} {m.scenario}, {m.category} division"
     absent = [rnd for rnd, rows in by_round.items() if not rows]
@@ -526,7 +563,7 @@ def evaluate_claim(claim: Claim, store, port_report: str | None = None, refs: Re
         else:
             ev, ch, cmd = evidence_porting(claim, port_report)
         evidence += ev
-        evidence += [{"kind": "check", "passed": c["passed"], "summary": c["summary"]} for c in ch]
+        evidence += [{"kind": "check", "passed": c["passed"], "value": c["value"], "summary": c["summary"]} for c in ch]
         checks += ch
         if cmd:
             commands.append(cmd)

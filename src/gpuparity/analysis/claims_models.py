@@ -102,16 +102,21 @@ class Expected(BaseModel):
 
 Round = Annotated[str, _text(10, one_line=True), Field(pattern=r"^v?\d{1,2}\.\d{1,2}$")]
 Statistic = Literal["best", "median"]
+Status = Literal["available", "preview", "rdi", "all"]      # evidence_rules.STATUSES
 
 
 class MlperfSpec(BaseModel):
-    """MLPerf Inference rows: one benchmark and scenario of one division (and round)."""
+    """MLPerf Inference rows: one benchmark and scenario of one division (and round), compared by
+    analysis/evidence_rules: available systems (status), one precision class and accelerator count
+    per check."""
 
     model_config = Strict
     model: Short
     scenario: Short
     category: Literal["closed", "open", "network"] = "closed"
-    precision: Short | None = None
+    status: Status = "available"
+    precision: Short | None = None             # a class (fp8, fp4 = MXFP4/NVFP4); none: each class apart
+    accelerators: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
     round: Round | None = None
     rounds: Annotated[list[Round], Field(min_length=2, max_length=2)] | None = None  # [earlier, later]
     statistic: Statistic = "best"
@@ -123,6 +128,7 @@ class TrainingSpec(BaseModel):
     model_config = Strict
     benchmark: Short
     division: Literal["closed", "open"] = "closed"
+    status: Status = "available"
     round: Round | None = None
     accelerators: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
     statistic: Statistic = "best"

@@ -106,6 +106,19 @@ def _count(value: Any) -> int:
     return int(number)
 
 
+def _flag(value: Any) -> bool:
+    """The summary's 0/1 flags (written 0, 1, 0.0, "1", true or left empty)."""
+    if value in (None, ""):
+        return False
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("0", "1", "true", "false", "yes", "no"):
+        return value.strip().lower() in ("1", "true", "yes")
+    raise PydanticCustomError("flag", "not a 0/1 flag ({v})", {"v": _show(value)})
+
+
 def _figure(value: Any) -> float:
     """A finite result >= 0 (a number, or a number written as text)."""
     if isinstance(value, str) and len(value) <= 40:
@@ -159,6 +172,7 @@ class InferenceRecord(BaseModel):
     version: OptName = ""
     Location: LongText = ""
     Details: LongText = ""
+    inferred: Annotated[bool, BeforeValidator(lambda v: _flag(v))] = False
 
 
 def _optional_empty(rec: dict) -> dict:
@@ -253,7 +267,7 @@ def parse_row(rec, index: int, fallback_round: str | None = None) -> dict:
     total = r.accelerators_per_node * r.Nodes
     is_throughput = units.lower() in THROUGHPUT_UNITS   # latency units (ms) are never throughput
     per_accel = r.Performance_Result / total if is_throughput and total and not accel["mixed"] else None
-    versions = parse_software(r.Software)
+    versions, version_notes = check_versions(parse_software(r.Software))
     precision = r.weight_data_types.lower()
     family = _TARGET.match(r.Model)
     return {
@@ -277,10 +291,13 @@ def parse_row(rec, index: int, fallback_round: str | None = None) -> dict:
         "precision": None if precision in ("", "unset") else precision,
         "software": r.Software,
         "versions": versions,
+        "version_notes": version_notes,
         "stack": _stack(versions, r.Software, accel["vendor"]),
         "accelerator": r.Accelerator or None,
         "accelerator_name": accel["name"],
         "spec_id": accel["spec_id"],
+        "variant": accel["variant"],
+        "base_spec_id": accel["base_spec_id"],
         "mixed_accelerators": accel["mixed"],
         "accelerators_per_node": r.accelerators_per_node,
         "nodes": r.Nodes,
@@ -290,6 +307,8 @@ def parse_row(rec, index: int, fallback_round: str | None = None) -> dict:
         "throughput": r.Performance_Result if is_throughput else None,
         "per_accelerator": per_accel,
         "per_accelerator_derived": per_accel is not None,
+        # MLPerf's flag for a result inferred from another scenario's run (edge systems), not measured.
+        "inferred": r.inferred,
         # Per-GPU aggregates take single-node, single-accelerator-type rows only.
         "per_gpu_eligible": per_accel is not None and r.Nodes == 1,
         "note": USAGE_NOTE if per_accel is not None else None,
@@ -327,7 +346,6 @@ def distinct(rows: list[dict]) -> list[dict]:
 # run at its start and bounds it, so a long run of digits is scanned once (no quadratic backtracking).
 _NOISE = re.compile(r"\bvirtuali[sz]ed\b|\(x\d{1,6}\)|\bnps\d\b|\b[sdqc]px\b|\b\d{1,5}\s?w\b", re.I)
 _MEMORY = re.compile(r"(?<!\d)(\d{1,4})\s?gb?\b", re.I)
-_FORM_FACTORS = ("nvl", "pcie")
 
 
 def clean_accelerator(text: str) -> str:
@@ -337,33 +355,43 @@ def clean_accelerator(text: str) -> str:
 
 @lru_cache(maxsize=4096)
 def map_accelerator(text: str) -> dict:
-    """{'name', 'spec_id', 'vendor', 'mixed'}; spec_id None when the part has no spec row."""
+    """{'name', 'spec_id', 'vendor', 'mixed', 'variant', 'base_spec_id'}; spec_id None when the part
+    has no spec row. A product variant (custom thermal 'CTS', 'NVL' or 'PCIe' of an SXM part) is
+    its own product: its spec_id is None and base_spec_id names the part it varies, so a
+    comparison pools the two only when asked to."""
+    none = {"name": None, "spec_id": None, "vendor": None, "mixed": False, "variant": None, "base_spec_id": None}
     parts = [clean_accelerator(p) for p in (text or "")[:300].split(",") if p.strip()]
     if not parts:
-        return {"name": None, "spec_id": None, "vendor": None, "mixed": False}
+        return none
     mapped = [_spec_for(p) for p in parts]
-    if len({(m or {}).get("id", p) for m, p in zip(mapped, parts, strict=True)}) > 1:
-        return {"name": "; ".join(parts), "spec_id": None, "vendor": None, "mixed": True}
-    spec = mapped[0]
-    vendor = spec["vendor"] if spec else next((v for v in ("AMD", "NVIDIA", "Intel")
-                                               if v.lower() in text.lower()), None)
-    return {"name": parts[0], "spec_id": spec["id"] if spec else None, "vendor": vendor, "mixed": False}
+    if len({((m[0] or m[1] or {}).get("id", p), m[2]) for m, p in zip(mapped, parts, strict=True)}) > 1:
+        return {**none, "name": "; ".join(parts), "mixed": True}
+    spec, base, variant = mapped[0]
+    vendor = (spec or base or {}).get("vendor") or next((v for v in ("AMD", "NVIDIA", "Intel")
+                                                         if v.lower() in text.lower()), None)
+    return {"name": parts[0], "spec_id": spec["id"] if spec else None, "vendor": vendor, "mixed": False,
+            "variant": variant, "base_spec_id": base["id"] if base else None}
 
 
-def _spec_for(name: str) -> dict | None:
+_VARIANTS = {"cts": "CTS (custom thermal)", "nvl": "NVL", "pcie": "PCIe"}
+
+
+def _spec_for(name: str) -> tuple[dict | None, dict | None, str | None]:
+    """(spec, base spec of a variant, variant name): one of the first two is None."""
     from gpuparity.platform.specs import match_spec
 
     spec = match_spec(name)
     if not spec:
-        return None
+        return None, None, None
     low, product = name.lower(), spec["product"].lower()
-    # "H200-NVL" is not the SXM part even though the chip is the same: other power and links.
-    if any(re.search(rf"\b{ff}\b", low) and ff not in product for ff in _FORM_FACTORS):
-        return None
+    # "H200-NVL" is not the SXM part even though the chip is the same: other power, cooling and links.
+    for key, label in _VARIANTS.items():
+        if re.search(rf"\b{key}\b", low) and key not in product:
+            return None, spec, label
     mem = _MEMORY.search(name)
     if mem and spec.get("memory_gb") and abs(int(mem.group(1)) - spec["memory_gb"]) > 0.1 * spec["memory_gb"]:
-        return None
-    return spec
+        return None, None, None
+    return spec, None, None
 
 
 # -- software stack -----------------------------------------------------------------------------
@@ -396,6 +424,27 @@ def parse_software(text: str) -> dict:
         if m:
             out["rocm"] = ".".join(m.groups())
     return out
+
+
+# A "version" past these is a driver's, not the stack's (ROCm minors have stayed below 8 in every
+# major; amdgpu driver versions read 6.8.5, 6.10.5, 6.12.12; CUDA toolkits are 1.x-13.x while
+# NVIDIA drivers are 5xx.yy).
+_NOT_A_RELEASE = {
+    "rocm": lambda major, minor: minor >= 8,
+    "cuda": lambda major, minor: major >= 30,
+}
+
+
+def check_versions(versions: dict) -> tuple[dict, list[str]]:
+    """(versions, notes): a version no release of that stack has (a driver version written in the
+    stack field, "ROCm 6.12.12") is dropped and named in a note instead of taken at face value."""
+    out, notes = dict(versions), []
+    for name, is_driver in _NOT_A_RELEASE.items():
+        m = re.match(r"(\d{1,4})\.(\d{1,4})", out.get(name) or "")
+        if m and is_driver(int(m.group(1)), int(m.group(2))):
+            notes.append(f"{name} {out.pop(name)} in the software field is not a {name} release (likely a "
+                         "driver version): the stack version is unknown")
+    return out, notes
 
 
 def _stack(versions: dict, text: str, vendor: str | None) -> str | None:

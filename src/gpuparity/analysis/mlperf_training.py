@@ -1,25 +1,33 @@
-"""Read MLPerf Training results into reference rows, scored as MLPerf scores them.
+"""Read MLPerf Training results into reference rows, scored as MLPerf's result summarizer scores them.
 
 Two inputs:
 - A results tree as the mlcommons/training_results_vX.Y repositories lay it out:
   <submitter>/systems/<system>.json describes a system (accelerator, count, software stack) and
-  <submitter>/results/<system>/<benchmark>/result_N.txt holds one training run as ':::MLLOG {...}'
+  <submitter>/results/<system>/<benchmark>/result_*.txt holds one training run each as ':::MLLOG {...}'
   lines (one JSON event per line). The path given may be the round's root, a submitter folder or
   its results/ folder.
 - A submitter's summary JSON (summary.json, as mlperf_logging's result_summarizer writes it): one
   record per system with descriptor fields and one column per benchmark (minutes, or null).
 
-Scoring, as mlperf_logging's result_summarizer does it: a run's time to train is run_stop -
-run_start (time_ms, in minutes); a run whose run_stop status is not 'success', or that lacks
-run_start / run_stop or has an unreadable MLLOG line, did not converge and is dropped. The score
-is the olympic mean: the runs sorted, the fastest dropped and the slowest dropped (4 and 4 for
-unet3d), where dropped runs count as the slowest; more dropped runs than that leave no score. A
-scaling.json beside the runs (a factor the review committee set) multiplies the score. Only these
-points are checked: this is not MLPerf's compliance checker, so cite the published results.
+Scoring, as mlperf_logging's result_summarizer does it (facts from mlcommons/logging; no code of it):
+- Every file named result_*.txt in a benchmark folder is a run (submitters name them result_0.txt,
+  result_<id>_01.txt, ...).
+- A log is read as bytes: a byte that is not UTF-8 (progress bars print them) is replaced, never a
+  reason to drop a run. Lines end at \n, \r or \r\n; only lines holding ':::MLLOG ' count, from the
+  last such token on; everything else is ignored.
+- A run's time to train is run_stop - run_start (time_ms, in minutes). A run did not converge, and
+  is dropped, when its run_stop status is not 'success', when it does not have exactly one
+  run_start and one run_stop (the compliance checker's rule), or when an MLLOG line is not JSON.
+- The score is the olympic mean: the runs sorted, the fastest and the slowest dropped (4 and 4 for
+  unet3d), where dropped runs count as the slowest; more dropped runs than that leave no score. A
+  scaling.json beside the runs (a factor the review committee set) multiplies the score.
+This is not MLPerf's compliance checker (hyperparameters and convergence points are not checked),
+so cite the published results.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import statistics
@@ -37,6 +45,7 @@ from gpuparity.analysis.mlperf import (
     OptName,
     _show,
     _stack,
+    check_versions,
     map_accelerator,
     parse_software,
 )
@@ -45,11 +54,14 @@ from gpuparity.errors import UserError
 SOURCE = "mlperf-training"
 NOTE = ("MLPerf Training time to train (minutes, lower is better): the olympic mean of the runs times "
         "any scaling factor, computed by gpuparity from the logs; cite the MLPerf results table.")
-# Result files each benchmark requires (mlperf_logging benchmark_meta); others: the runs present.
+# Runs each benchmark requires (the training rules' "Number of Runs", mlperf_logging's
+# benchmark_meta): every benchmark of rounds v0.6-v5.1. llama31_405b follows gpt3 (3 runs, it
+# replaced gpt3 in v5.0); llama31_8b (replaced bert) and flux1 (replaced stable_diffusion) take 10.
 REQUIRED_RUNS = {
     "bert": 10, "dlrm": 5, "dlrm_dcnv2": 10, "gnmt": 10, "gpt3": 3, "maskrcnn": 5, "minigo": 10,
     "resnet": 5, "ssd": 5, "retinanet": 5, "stable_diffusion": 10, "transformer": 10, "ncf": 10,
     "rnnt": 10, "unet3d": 40, "gnn": 10, "rgat": 10, "llama2_70b_lora": 10,
+    "llama31_405b": 3, "llama31_8b": 10, "flux1": 10,
 }
 MAX_DROPPED = {"unet3d": 4}       # runs dropped at each end of the olympic mean (default 1)
 TOKEN = ":::MLLOG "
@@ -58,6 +70,7 @@ MAX_SYSTEM_BYTES = validate.MiB
 MAX_RESULT_FILES = 20_000
 MAX_LINE = 1_000_000
 USED_KEYS = ("run_start", "run_stop", "submission_benchmark")
+_LINE_ENDS = re.compile(r"\r\n|\r|\n")          # universal newlines, as Python's text files read them
 _ROUND_IN_PATH = re.compile(r"_v(\d{1,2}\.\d{1,2})(?:\b|/)")
 
 
@@ -80,34 +93,50 @@ class MllogEvent(BaseModel):
     metadata: dict | None = None
 
 
+def read_log(data: bytes) -> str:
+    """A log's text: bytes that are not UTF-8 are replaced (they sit on progress-bar lines, not on
+    MLLOG lines, and never cost a run)."""
+    return data.decode("utf-8", errors="replace")
+
+
 def parse_log(text: str) -> dict:
     """One run: {'start_ms', 'stop_ms', 'status', 'benchmark', 'minutes', 'valid', 'reason'}."""
-    start = stop = None
+    starts, stops = [], []
     status = benchmark = None
-    for n, line in enumerate(text.splitlines(), start=1):
-        at = line.find(TOKEN)
+    for n, line in enumerate(_LINE_ENDS.split(text), start=1):
+        at = line.rfind(TOKEN)              # from the last token on, as the summarizer reads a line
         if at < 0:
             continue
-        if len(line) > MAX_LINE:
+        body = line[at + len(TOKEN):].strip()
+        if len(body) > MAX_LINE:
             return _run(None, None, None, None, f"line {n}: MLLOG line over {MAX_LINE} characters")
         try:
-            data = validate.parse_json(line[at + len(TOKEN):], f"line {n}")
-            if not isinstance(data, dict):
-                raise UserError(f"line {n}: MLLOG event is not an object")
-            if data.get("key") not in USED_KEYS:
+            data = json.loads(body)        # NaN in an event the score does not use is accepted, as there
+        except (ValueError, RecursionError):
+            return _run(None, None, None, None, f"line {n}: MLLOG line is not JSON (MLPerf drops the run)")
+        try:
+            if not isinstance(data, dict) or not isinstance(data.get("key"), str):
+                raise UserError(f"line {n}: MLLOG event is not an object with a key")
+            if data["key"] not in USED_KEYS:
+                float(data.get("time_ms"))  # the summarizer reads every event's time
                 continue
             event = validate.parse(MllogEvent, data, f"line {n}")
         except UserError as exc:
             return _run(None, None, None, None, f"unreadable MLLOG event ({str(exc)[:100]})")
-        if event.key == "run_start" and stop is None:
-            start = event.time_ms           # the last run_start before the first run_stop
-        elif event.key == "run_stop" and stop is None:
-            stop = event.time_ms
+        except (TypeError, ValueError, OverflowError):
+            return _run(None, None, None, None, f"line {n}: an MLLOG event without a numeric time_ms")
+        if event.key == "run_start":
+            starts.append(event.time_ms)
+        elif event.key == "run_stop":
+            stops.append(event.time_ms)
             status = (event.metadata or {}).get("status")
             status = status if isinstance(status, str) and len(status) <= 40 else _show(status)
         elif event.key == "submission_benchmark" and isinstance(event.value, str):
             benchmark = event.value[:100]
-    return _run(start, stop, status, benchmark, None)
+    if len(starts) > 1 or len(stops) > 1:
+        return _run(None, None, None, benchmark, f"{len(starts)} run_start and {len(stops)} run_stop events "
+                    "(the compliance checker requires exactly one of each)")
+    return _run(starts[0] if starts else None, stops[0] if stops else None, status, benchmark, None)
 
 
 def _run(start, stop, status, benchmark, reason) -> dict:
@@ -182,7 +211,7 @@ def training_row(*, rnd: str, submitter: str, system_id: str, benchmark: str, de
                  result_id: str | None = None) -> dict:
     accel = map_accelerator(desc.accelerator_model_name)
     software = ", ".join(s for s in (desc.framework, desc.other_software_stack) if s)
-    versions = parse_software(software)
+    versions, version_notes = check_versions(parse_software(software))
     nodes, per_node = desc.number_of_nodes, desc.accelerators_per_node
     return {
         "ref_id": f"{SOURCE}:{rnd}/{submitter}/{system_id}/{benchmark}",
@@ -208,13 +237,19 @@ def training_row(*, rnd: str, submitter: str, system_id: str, benchmark: str, de
         "accelerators": per_node * nodes,
         "software": software,
         "versions": versions,
+        "version_notes": version_notes,
         "stack": _stack(versions, software, accel["vendor"]),
+        "variant": accel["variant"],
+        "base_spec_id": accel["base_spec_id"],
+        # MLPerf Training publishes no precision field: the closed division fixes the quality
+        # target, and the number format is each submitter's choice among the approved ones.
         "precision": None,
         "result": score["time_to_train_min"],
         "units": "minutes",
         "lower_is_better": True,
         **score,
         "runs": runs,
+        "notes": [f"{r['file']}: {r['note']}" for r in runs or [] if r.get("note")],
         "throughput": None,
         "per_accelerator": None,
         "per_gpu_eligible": False,
@@ -306,11 +341,21 @@ def _system_desc(path: Path) -> SystemDesc:
     return validate.parse(SystemDesc, data, f"{path.name}")
 
 
+def is_result_file(name: str) -> bool:
+    """A run log as the summarizer's glob result_*.txt finds it (any name between the two)."""
+    return name.startswith("result_") and name.endswith(".txt") and len(name) <= 255
+
+
+def _natural(path: Path) -> list:
+    """result_2 before result_10."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d{1,18})", path.name)]
+
+
 def _benchmark_row(bench_dir: Path, rnd, submitter, system_id, desc, budget: list, problems) -> dict | None:
     benchmark = bench_dir.name
     where = f"{submitter}/results/{system_id}/{benchmark}"
     try:
-        files = sorted(p for p in bench_dir.iterdir() if re.fullmatch(r"result_\d{1,6}\.txt", p.name))
+        files = sorted((p for p in bench_dir.iterdir() if is_result_file(p.name)), key=_natural)
     except OSError as exc:
         problems.append({"where": where, "reason": f"cannot list ({exc.strerror or type(exc).__name__})"})
         return None
@@ -327,13 +372,13 @@ def _benchmark_row(bench_dir: Path, rnd, submitter, system_id, desc, budget: lis
     runs = []
     for f in files:
         try:
-            text = validate.decode_text(validate.read_bounded(str(f), MAX_LOG_BYTES, "result log"), str(f))
+            text = read_log(validate.read_bounded(str(f), MAX_LOG_BYTES, "result log"))
         except UserError as exc:
             run = _run(None, None, None, None, str(exc).split(": ", 1)[-1][:120])
         else:
             run = parse_log(text)
-            if run["valid"] and run["benchmark"] not in (None, benchmark):
-                run = _run(None, None, None, None, f"logs benchmark {_show(run['benchmark'])}, folder {benchmark}")
+            if run["benchmark"] not in (None, benchmark):   # the summarizer scores it anyway: say so
+                run["note"] = f"logs benchmark {_show(run['benchmark'])}, folder {benchmark}"
         runs.append({"file": f.name, **run})
     try:
         scaling = _scaling(bench_dir / "scaling.json")

@@ -1,23 +1,22 @@
 """Third-party reference results (MLPerf Inference and Training) in the store: import, read back,
 filter, and compare per accelerator.
 
-Comparison rules (MLPerf usage notes): closed and open results never compare with each other,
-nor results of different rounds; per-accelerator inference figures are derived, come only from
-single-node rows with one accelerator type, and are quoted with their result IDs; training
-times compare at equal accelerator counts. MLPerf's two accuracy targets (-99, -99.9) are
-separate benchmarks, so twins never meet in one comparison.
+Which rows compare with which is decided in one place, analysis/evidence_rules (division,
+availability, precision class, scale, product variants, distinct runs, one round at a time);
+per-accelerator inference figures are derived, come only from single-node rows with one
+accelerator type, and are quoted with their result IDs. MLPerf's two accuracy targets (-99,
+-99.9) are separate benchmarks, so twins never meet in one comparison.
 """
 
 from __future__ import annotations
 
 import json
-import statistics
 from collections import Counter
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from gpuparity.analysis import mlperf, mlperf_training
+from gpuparity.analysis import evidence_rules, mlperf, mlperf_training
 from gpuparity.errors import UserError
 
 FORMATS = {"mlperf": mlperf.SOURCE, "mlperf-inference": mlperf.SOURCE, "mlperf-training": mlperf_training.SOURCE}
@@ -42,6 +41,10 @@ def import_file(store, fmt: str, path: str | Path, *, strict: bool = False, roun
         first = f" (first: {unreadable[0]['where']}: {unreadable[0]['reason']})" if unreadable else ""
         raise UserError(f"{path}: no readable reference rows{first}")
     added = store.save_references(rows)
+    for r in rows:
+        evidence_rules.annotate(r)
+    if added < len(rows):
+        differ = stored_differently(store, rows)
     summary = {
         "file": str(path), "source": source, "rows": len(rows), "added": added,
         "already_stored": len(rows) - added, "unreadable": unreadable,
@@ -51,6 +54,13 @@ def import_file(store, fmt: str, path: str | Path, *, strict: bool = False, roun
         "no_accelerator": sum(1 for r in rows if not r["accelerator"]),
         "mixed": sum(1 for r in rows if r["mixed_accelerators"]),
         "unmapped": dict(Counter(r["accelerator"] for r in rows if is_unmapped(r)).most_common()),
+        "availability": dict(Counter(r["status_class"] for r in rows)),
+        "variants": dict(Counter(r["variant"] for r in rows if r.get("variant"))),
+        "inferred": sum(1 for r in rows if r.get("inferred")),
+        "units_flags": dict(Counter(r["units_flag"] for r in rows if r.get("units_flag")).most_common()),
+        "version_notes": dict(Counter(n for r in rows for n in r.get("version_notes") or []).most_common()),
+        # Rows kept as an earlier import stored them, whose figure this import computes otherwise.
+        "stored_differently": differ if added < len(rows) else [],
     }
     if source == mlperf.SOURCE:
         summary["twins"] = sum(1 for r in rows if r["twin"]) // 2
@@ -60,6 +70,23 @@ def import_file(store, fmt: str, path: str | Path, *, strict: bool = False, roun
         summary["scores"] = [{k: r[k] for k in ("ref_id", "submitter", "system", "model", "accelerators", "spec_id",
                                                  "time_to_train_min", "runs_valid", "runs_counted")} for r in rows]
     return summary
+
+
+def stored_differently(store, rows: list[dict]) -> list[str]:
+    """ref_ids already stored with another result than this import reads (an older version's score)."""
+    by_id, out = {r["ref_id"]: r for r in rows}, []
+    ids = list(by_id)
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        sql = f"SELECT ref_id, doc FROM reference_results WHERE ref_id IN ({','.join('?' * len(chunk))})"
+        for ref_id, doc in store.query(sql, tuple(chunk)):
+            try:
+                old = json.loads(doc).get("result")
+            except (ValueError, AttributeError, RecursionError):
+                old = None
+            if old != by_id[ref_id]["result"]:
+                out.append(ref_id)
+    return sorted(out)
 
 
 def is_unmapped(row: dict) -> bool:
@@ -82,7 +109,20 @@ def stored_rows(store, source: str | None = None) -> tuple[list[dict], int]:
             continue
         row.setdefault("model_family", row["model"])
         row.setdefault("twin", None)
-        rows.append(row)
+        rows.append(evidence_rules.annotate(row))
+    return rows, skipped
+
+
+IMPORT_HINT = ("import with `gpuparity reference import mlperf summary_results.json` (MLPerf Inference, any round) "
+               "or `gpuparity reference import mlperf-training training_results_vX.Y/`")
+
+
+def require_rows(store, source: str | None = None) -> tuple[list[dict], int]:
+    """stored_rows, or a one-line error when the store holds no reference results at all."""
+    rows, skipped = stored_rows(store, source)
+    if not rows and not skipped:
+        what = f"no {source} results" if source else "no reference results"
+        raise UserError(f"{what} in this store: nothing is imported yet; {IMPORT_HINT}")
     return rows, skipped
 
 
@@ -111,6 +151,8 @@ class StoredRow(BaseModel):
     stack: str | None = None
     precision: str | None = None
     versions: dict = {}
+    availability: str | None = None
+    inferred: bool = False
 
 
 def resolve_spec(ref: str) -> str:
@@ -122,25 +164,27 @@ def resolve_spec(ref: str) -> str:
     return spec["id"]
 
 
-def accelerator_matcher(ref: str | None):
+def accelerator_matcher(ref: str | None, pool_variants: bool = False):
     """A row filter: the spec id when the name maps to a spec as an MLPerf accelerator name would
-    ('H200-NVL' does not map to the SXM part), else the text as written."""
+    ('H200-NVL' does not map to the SXM part; its variants only when pooled), else the text as written."""
     if not ref:
         return lambda row: True
     from gpuparity.platform.specs import all_specs
 
     spec_id = ref.lower() if ref.lower() in all_specs() else mlperf.map_accelerator(ref)["spec_id"]
     if spec_id:
-        return lambda row: row.get("spec_id") == spec_id
+        rules = evidence_rules.Rules(pool_variants=pool_variants)
+        return lambda row: evidence_rules.on_side(row, spec_id, rules)
     low = ref.lower()
     return lambda row: low in str(row.get("accelerator") or "").lower()
 
 
 def select(rows: list[dict], *, benchmark: str | None = None, accelerator: str | None = None,
-           scenario: str | None = None, division: str | None = None, unmapped: bool = False,
-           round: str | None = None) -> list[dict]:
-    """Rows matching the filters; 'llama2-70b' also matches its accuracy variants (-99, -99.9)."""
-    accel_ok = accelerator_matcher(accelerator)
+           scenario: str | None = None, unmapped: bool = False, round: str | None = None,
+           pool_variants: bool = False) -> list[dict]:
+    """Rows matching the filters; 'llama2-70b' also matches its accuracy variants (-99, -99.9).
+    Division and availability are the comparison rules' (evidence_rules.admit)."""
+    accel_ok = accelerator_matcher(accelerator, pool_variants)
     want_round = round.lstrip("v") if round else None
     out = []
     for r in rows:
@@ -151,8 +195,6 @@ def select(rows: list[dict], *, benchmark: str | None = None, accelerator: str |
             continue
         if scenario and r["scenario"].lower() != scenario.lower():
             continue
-        if division and r["category"] != division.lower():
-            continue
         if want_round and r.get("round") != want_round:
             continue
         if unmapped and not is_unmapped(r):
@@ -161,71 +203,15 @@ def select(rows: list[dict], *, benchmark: str | None = None, accelerator: str |
     return sorted(out, key=lambda r: (r["source"], r.get("round") or "", r["result_id"], r["model"], r["scenario"]))
 
 
-def per_gpu_rows(rows: list[dict], spec_id: str, model: str, scenario: str, category: str,
-                 precision: str | None = None, round: str | None = None) -> list[dict]:
-    """Rows fit for a per-accelerator aggregate: one spec, exact model and scenario, one division."""
-    return [
-        r for r in rows
-        if r.get("per_gpu_eligible") and r.get("spec_id") == spec_id and r["model"] == model
-        and r["scenario"].lower() == scenario.lower() and r["category"] == category
-        and (precision is None or (r.get("precision") or "") == precision)
-        and (round is None or r.get("round") == round.lstrip("v"))
-    ]
-
-
-def aggregate(rows: list[dict], statistic: str = "best", field: str = "per_accelerator",
-              lower_is_better: bool = False) -> float | None:
-    """Best or median of a field over rows: best is the highest, or the lowest for times."""
-    values = [r[field] for r in rows]
-    if not values:
-        return None
-    if statistic == "median":
-        return statistics.median(values)
-    if statistic == "best":
-        return min(values) if lower_is_better else max(values)
-    raise UserError(f"unknown statistic {mlperf._show(statistic)} (best | median)")
-
-
-def best_row(rows: list[dict], field: str = "per_accelerator", lower_is_better: bool = False) -> dict:
-    return (min if lower_is_better else max)(rows, key=lambda r: r[field])
-
-
 # -- comparing two accelerators ------------------------------------------------------------------------
-def compare(rows: list[dict], acc_a: str, acc_b: str, statistic: str = "best") -> dict:
-    """Per round, division, benchmark and scenario: A / B per-accelerator throughput (inference) or
-    B / A time to train at equal accelerator counts (training); both read as 'A is x times B'."""
-    ids = {"a": resolve_spec(acc_a), "b": resolve_spec(acc_b)}
-    groups: dict[tuple, dict[str, list]] = {}
-    for r in rows:
-        side = next((s for s, i in ids.items() if r.get("spec_id") == i), None)
-        training = r["source"] == mlperf_training.SOURCE
-        if side is None or (not training and not r.get("per_gpu_eligible")) or r.get("result") is None:
-            continue
-        key = (r["source"], r.get("round") or "", r["category"], r["model"], r["scenario"],
-               r["accelerators"] if training else None)
-        groups.setdefault(key, {"a": [], "b": []})[side].append(r)
-    out, only = [], Counter()
-    for key in sorted(groups, key=lambda k: tuple("" if x is None else str(x) for x in k)):
-        sides = groups[key]
-        if not (sides["a"] and sides["b"]):
-            only["a" if sides["a"] else "b"] += 1
-            continue
-        source, rnd, division, model, scenario, accels = key
-        training = source == mlperf_training.SOURCE
-        field = "time_to_train_min" if training else "per_accelerator"
-        values = {s: aggregate(sides[s], statistic, field, training) for s in "ab"}
-        ratio = values["b"] / values["a"] if training else values["a"] / values["b"]
-        best = {s: best_row(sides[s], field, training) for s in "ab"}
-        out.append({
-            "source": source, "round": rnd, "division": division, "benchmark": model, "scenario": scenario,
-            "accelerators": accels, "statistic": statistic, "ratio": ratio,
-            "metric": "time to train, B / A (minutes)" if training else "per-accelerator throughput, A / B (derived)",
-            "units": "minutes" if training else sides["a"][0]["units"],
-            **{s: {"spec_id": ids[s], "value": values[s], "rows": len(sides[s]),
-                   "best": best[s]["result_id"], "submitter": best[s]["submitter"]} for s in "ab"},
-        })
-    return {"a": ids["a"], "b": ids["b"], "statistic": statistic, "groups": out,
-            "only_a": only["a"], "only_b": only["b"]}
+def compare(rows: list[dict], acc_a: str, acc_b: str, statistic: str = "best",
+            rules: evidence_rules.Rules | None = None) -> dict:
+    """Per round, division, benchmark, scenario, precision class and scale: B / A (the second part
+    over the first, as `gpuparity compare` reads it; training: A's time to train over B's), under
+    the comparison rules (analysis/evidence_rules)."""
+    rules = rules or evidence_rules.Rules()
+    result = evidence_rules.compare_groups(rows, resolve_spec(acc_a), resolve_spec(acc_b), rules, statistic)
+    return evidence_rules.public(result)
 
 
 # -- citing -----------------------------------------------------------------------------------------
@@ -237,13 +223,33 @@ def describe(row: dict) -> str:
         runs = (f"olympic mean of {row['runs_counted']} of {row['runs_valid'] + row['runs_dropped']} runs"
                 if row.get("runs_counted") is not None else "from the submitter's summary")
         scale = f" x scaling {row['scaling_factor']:.4g}" if (row.get("scaling_factor") or 1) != 1 else ""
+        marks = "".join(f" [{m}]" for m in marks_of(row))
         return (f"MLPerf Training {row.get('round')} {row['result_id']} ({row['category']}) {row['submitter']}: "
-                f"{row['model']} on {parts}, {sw}: {row['result']:,.2f} min to train ({runs}{scale})")
+                f"{row['model']} on {parts}, {sw}: {row['result']:,.2f} min to train ({runs}{scale}){marks}")
     figure = (f"{row['per_accelerator']:,.1f} {row['units']} per accelerator (derived)"
               if row.get("per_accelerator") is not None else f"{row['result']:,.1f} {row['units']}")
-    twin = " [same result as its accuracy twin]" if row.get("twin_same_result") else ""
+    marks = "".join(f" [{m}]" for m in marks_of(row))
     return (f"MLPerf Inference {row.get('round')} {row['result_id']} ({row['category']}) {row['submitter']}: "
-            f"{row['model']} {row['scenario']}, {parts}, {row.get('precision') or '-'}, {sw}: {figure}{twin}")
+            f"{row['model']} {row['scenario']}, {parts}, {row.get('precision') or '-'}, {sw}: {figure}{marks}")
+
+
+def marks_of(row: dict) -> list[str]:
+    """What a reader must know about a row beside its figure."""
+    marks = []
+    if row.get("twin_same_result"):
+        marks.append("same result as its accuracy twin")
+    if row.get("inferred"):
+        marks.append("inferred by MLPerf from another scenario")
+    if row.get("status_class") not in (None, "available"):
+        marks.append(f"availability: {row.get('availability') or 'not published'}")
+    if row.get("variant"):
+        marks.append(f"variant {row['variant']}")
+    if row.get("also_ids"):
+        marks.append("same run as " + ", ".join(row["also_ids"]))
+    if row.get("units_flag"):
+        marks.append(f"units {row['units_flag']}")
+    marks += row.get("version_notes") or []
+    return marks
 
 
 def citation(row: dict, side: str | None = None) -> dict:
@@ -253,5 +259,6 @@ def citation(row: dict, side: str | None = None) -> dict:
     out.update({k: row.get(k) for k in ("source", "round", "result_id", "submitter", "model", "scenario")})
     out["value"] = row.get("time_to_train_min") if training else row.get("per_accelerator")
     out["units"] = "minutes to train" if training else f"{row.get('units')} per accelerator (derived)"
-    out.update({k: row.get(k) for k in ("system", "accelerators", "spec_id", "ref_id")})
+    out.update({k: row.get(k) for k in ("system", "accelerators", "spec_id", "ref_id", "category", "availability",
+                                        "precision", "inferred")})
     return out

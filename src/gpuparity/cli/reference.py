@@ -59,6 +59,15 @@ def import_cmd(
                 f"{safe(s['spec_id'])}: {s['time_to_train_min']:.2f} min to train")
     c.print(f"accelerators mapped to a spec: {summary['mapped']} rows; no accelerator (CPU only): "
             f"{summary['no_accelerator']}; mixed: {summary['mixed']}")
+    c.print("availability: " + ", ".join(f"{n} {safe(k)}" for k, n in sorted(summary["availability"].items()))
+            + (f"; inferred by MLPerf from another scenario: {summary['inferred']} rows" if summary["inferred"] else "")
+            + "".join(f"; {n} {safe(k)} (own products unless --pool-variants)" for k, n in summary["variants"].items()))
+    for text, n in list(summary["units_flags"].items()) + list(summary["version_notes"].items()):
+        c.print(f"  marked, {n} rows: {safe(text)}")
+    differ = summary["stored_differently"]
+    if differ:
+        c.print(f"{len(differ)} rows are stored with another figure than this import reads (an earlier import's; "
+                "the stored rows are kept): " + ", ".join(safe(d) for d in differ[:5]) + (" ..." if len(differ) > 5 else ""))
     if summary["unmapped"]:
         c.print("not mapped to a spec (kept as written; `gpuparity reference list --unmapped`):")
         for name, n in summary["unmapped"].items():
@@ -75,7 +84,19 @@ def import_cmd(
 # Filter options shared by `list` and `compare` (the older names stay as aliases).
 ROUND_OPT = typer.Option(None, "--round", help="Round, e.g. 5.1 or v4.1.")
 BENCHMARK_OPT = typer.Option(None, "--benchmark", "--model", help="Benchmark or its prefix (llama2-70b).")
-DIVISION_OPT = typer.Option(None, "--division", "--category", help="closed | open | network")
+DIVISION_OPT = typer.Option(None, "--division", "--category",
+                            help="closed (default) | open | network | all (divisions are never compared with each other).")
+STATUS_OPT = typer.Option(None, "--status", help="available (default) | preview | rdi | all.")
+VARIANTS_OPT = typer.Option(False, "--pool-variants",
+                            help="Count custom-thermal (CTS), NVL and PCIe variants as the part they vary.")
+
+
+def _widened(left: dict, rules) -> str:
+    """What the division and availability rules left out, and how to see it."""
+    if not left:
+        return ""
+    return ("; not shown: " + ", ".join(f"{n} {safe(k)}" for k, n in sorted(left.items()))
+            + f" ({rules.widen_hint(('division', 'status'))})")
 
 
 @sub.command("list")
@@ -84,43 +105,64 @@ def list_cmd(
     benchmark: Optional[str] = BENCHMARK_OPT,
     accelerator: Optional[str] = typer.Option(None, "--accelerator", "--spec", help="GPU spec id or name (mi325x, h200)."),
     division: Optional[str] = DIVISION_OPT,
+    status: Optional[str] = STATUS_OPT,
     scenario: Optional[str] = typer.Option(None, "--scenario", help="Offline | Server | Interactive | ..."),
     unmapped: bool = typer.Option(False, "--unmapped", help="Only rows whose accelerator has no spec row."),
+    pool_variants: bool = VARIANTS_OPT,
     source: Optional[str] = typer.Option(None, "--source", help="mlperf-inference | mlperf-training"),
     limit: int = typer.Option(200, "--limit", "-n", min=1, max=10**9),
     db: Optional[str] = db_option(),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """List imported reference results (per-accelerator figures are derived, not MLCommons-verified)."""
+    """List imported reference results: closed division and available systems unless widened
+    (per-accelerator figures are derived, not MLCommons-verified)."""
+    from gpuparity.analysis.evidence_rules import Rules, admit, distinct
     from gpuparity.analysis.mlperf import USAGE_NOTE
-    from gpuparity.analysis.reference import select, stored_rows
+    from gpuparity.analysis.reference import require_rows, select
     from gpuparity.results.store import Store
 
+    rules = Rules.make(division=division, status=status, pool_variants=pool_variants)
     with Store(db) as store:
-        rows, skipped = stored_rows(store, source)
-    rows = select(rows, benchmark=benchmark, accelerator=accelerator, scenario=scenario, division=division,
-                  unmapped=unmapped, round=round_)
+        rows, skipped = require_rows(store, source)
+    rows = select(rows, benchmark=benchmark, accelerator=accelerator, scenario=scenario, unmapped=unmapped,
+                  round=round_, pool_variants=pool_variants)
+    rows, left = admit(rows, rules)
+    distinct(rows)                 # marks the same run under two result IDs (also_ids / duplicate_of)
     if as_json:
         print_json(rows[:limit])
         return
     from rich.table import Table
 
+    repeats = sum(1 for r in rows if r.get("duplicate_of"))
     t = Table(title=f"{len(rows)} reference results" + (f" (first {limit})" if len(rows) > limit else ""),
               caption=USAGE_NOTE)
     for col in ("round", "result ID", "div", "submitter", "benchmark", "scenario", "accelerator (spec id or as written)",
-                "nodes x acc", "precision", "stack", "result", "units", "per acc. (derived)"):
+                "nodes x acc", "precision", "stack", "result", "units", "per acc. (derived)", "marks"):
         t.add_column(col, justify="right" if col in ("result", "per acc. (derived)") else "left",
                      no_wrap=col in ("result ID", "benchmark", "result", "units"))
     for r in rows[:limit]:
         model = r["model"] + (" (twin)" if r.get("twin_same_result") else "")
+        marks = [m for m, on in (("inferred", r.get("inferred")), (f"dup of {r.get('duplicate_of')}", r.get("duplicate_of")),
+                                 (f"units? ({r.get('units_expected')})", r.get("units_flag")),
+                                 (str(r.get("variant")), r.get("variant")),
+                                 ("version?", r.get("version_notes"))) if on]
         t.add_row(safe(r.get("round")), safe(r["result_id"]), safe(r["category"]), safe(r["submitter"]), safe(model),
                   safe(r["scenario"]), safe(r.get("spec_id") or r.get("accelerator")),
                   f"{r['nodes']}x{r['accelerators_per_node']}", safe(r.get("precision")), safe(r.get("stack")),
-                  fmt(r["result"]), safe(r["units"]), fmt(r.get("per_accelerator")))
+                  fmt(r["result"]), safe(r["units"]), fmt(r.get("per_accelerator")), safe(", ".join(marks)))
     c = console()
+    shown = ", ".join(rules.header().split(", ")[:2])
+    c.print(f"shown: {shown}{_widened(left, rules)}")
     c.print(t)
     if any(r.get("twin_same_result") for r in rows[:limit]):
         c.print("(twin): the same run submitted for both accuracy targets (-99 and -99.9); count it once")
+    if repeats:
+        c.print(f"dup of: {repeats} rows repeat a run listed under another result ID; comparisons count it once")
+    if any(r.get("inferred") for r in rows[:limit]):
+        c.print("inferred: MLPerf derived the result from another scenario's run (marked in the summary)")
+    if any(r.get("units_flag") or r.get("version_notes") for r in rows[:limit]):
+        c.print("units? / version?: the published units or software version are not plausible "
+                "(`gpuparity reference show ID` says why)")
     if skipped:
         c.print(f"{skipped} stored rows are in a shape this version cannot read and are not shown")
 
@@ -160,47 +202,71 @@ def show_cmd(
 
 @sub.command("compare")
 def compare_cmd(
-    acc_a: str = typer.Argument(..., metavar="ACC_A", help="GPU spec id or name (mi325x)."),
-    acc_b: str = typer.Argument(..., metavar="ACC_B", help="GPU spec id or name (h200)."),
+    acc_a: str = typer.Argument(..., metavar="ACC_A", help="GPU spec id or name (mi325x): side A."),
+    acc_b: str = typer.Argument(..., metavar="ACC_B", help="GPU spec id or name (h200): side B, ratio = B / A."),
     round_: Optional[str] = ROUND_OPT,
     benchmark: Optional[str] = BENCHMARK_OPT,
     division: Optional[str] = DIVISION_OPT,
+    status: Optional[str] = STATUS_OPT,
+    precision: Optional[str] = typer.Option(None, "--precision",
+                                            help="same (default: each class apart) | any (pooled) | a class: fp8, fp4, ..."),
+    scale: Optional[str] = typer.Option(None, "--scale", help="same (default: equal accelerator counts) | any."),
+    pool_variants: bool = VARIANTS_OPT,
     scenario: Optional[str] = typer.Option(None, "--scenario"),
     statistic: str = typer.Option("best", "--statistic", help="best (each side's best submission) | median"),
     db: Optional[str] = db_option(),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Per benchmark and scenario: how A compares with B per accelerator, from the imported results."""
+    """Per benchmark and scenario: B relative to A per accelerator (training: time to train), like
+    for like only (see the rules line above the table)."""
+    from gpuparity.analysis.evidence_rules import Rules
     from gpuparity.analysis.mlperf import USAGE_NOTE
-    from gpuparity.analysis.reference import compare, select, stored_rows
+    from gpuparity.analysis.reference import compare, require_rows, select
     from gpuparity.results.store import Store
 
     if statistic not in ("best", "median"):
         raise UserError(f"unknown statistic {_show(statistic)}; choose best or median")
+    rules = Rules.make(division=division, status=status, precision=precision, scale=scale, pool_variants=pool_variants)
     with Store(db) as store:
-        rows = stored_rows(store)[0]
-    rows = select(rows, benchmark=benchmark, scenario=scenario, division=division, round=round_)
-    result = compare(rows, acc_a, acc_b, statistic)
+        rows = require_rows(store)[0]
+    rows = select(rows, benchmark=benchmark, scenario=scenario, round=round_)
+    result = compare(rows, acc_a, acc_b, statistic, rules)
     if as_json:
         print_json(result)
         return
     from rich.table import Table
 
-    t = Table(title=f"{safe(result['a'])} (A) vs {safe(result['b'])} (B), {statistic} submission per side",
-              caption=USAGE_NOTE + " Training: time to train at equal accelerator counts; ratio = B time / A time.")
-    for col in ("round", "div", "benchmark", "scenario", "acc.", "A", "B", "A/B", "units", "A rows (best)",
-                "B rows (best)"):
-        t.add_column(col, justify="right" if col in ("A", "B", "A/B") else "left")
+    t = Table(title=f"{safe(result['b'])} (B) / {safe(result['a'])} (A), {statistic} submission per side: "
+                    "ratio = B / A, above 1 means B is faster",
+              caption=USAGE_NOTE + " Training: time to train at equal accelerator counts; ratio = A's time / B's time.")
+    for col in ("round", "div", "benchmark", "scenario", "precision", "acc. A | B", "A", "B", "B/A", "units",
+                "A rows (best)", "B rows (best)", "marks"):
+        t.add_column(col, justify="right" if col in ("A", "B", "B/A") else "left")
+    notes: dict[str, int] = {}
     for g in result["groups"]:
-        t.add_row(safe(g["round"]), safe(g["division"]), safe(g["benchmark"]), safe(g["scenario"]),
-                  safe(g["accelerators"]), fmt(g["a"]["value"]), fmt(g["b"]["value"]), f"{g['ratio']:.3g}",
-                  safe(g["units"]), f"{g['a']['rows']} ({safe(g['a']['best'])})", f"{g['b']['rows']} ({safe(g['b']['best'])})")
+        a, b = g["a"], g["b"]
+        scales = "|".join(",".join(str(n) for n in x["scale"]) for x in (a, b))
+        marks = []
+        for x, side in (("A", a), ("B", b)):
+            marks += [f"{x}: {side['inferred']} inferred"] if side["inferred"] else []
+            marks += [f"{x}: {v}" for v in side["variants"]]
+            marks += [f"{x}: {'/'.join(side['precision'])}"] if g["precision"] == "any" else []
+            marks += [f"{x}: note {notes.setdefault(f, len(notes) + 1)}" for f in side["flags"]]
+        t.add_row(safe(g["round"]), safe(g["division"]), safe(g["benchmark"]), safe(g["scenario"]), safe(g["precision"]),
+                  scales, fmt(a["value"]), fmt(b["value"]), f"{g['ratio']:.3g}", safe(g["units"]),
+                  f"{a['rows']} ({safe(a['best'])})", f"{b['rows']} ({safe(b['best'])})", safe("; ".join(marks)))
     c = console()
+    c.print(f"rules: {safe(result['rules'])} ({safe(rules.widen_hint())})")
     c.print(t)
+    for text, n in notes.items():
+        c.print(f"note {n}: {safe(text)}")
     if not result["groups"]:
-        c.print("no benchmark has results for both accelerators (same round, division and scenario)")
+        c.print("no benchmark has results for both accelerators under these rules")
     if result["only_a"] or result["only_b"]:
-        c.print(f"benchmarks with results for one side only: {result['only_a']} A, {result['only_b']} B")
+        c.print(f"groups with results for one side only: {result['only_a']} A, {result['only_b']} B")
+    left = dict(result["left_out"], **({"repeated runs (counted once)": result["repeats"]} if result["repeats"] else {}))
+    if left:
+        c.print("left out by the rules: " + ", ".join(f"{n} {safe(k)}" for k, n in sorted(left.items())))
 
 
 def register(app: typer.Typer) -> None:

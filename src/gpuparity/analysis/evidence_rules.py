@@ -1,0 +1,328 @@
+"""Which third-party rows may stand against each other: the comparison rules, written once.
+
+`reference compare`, `reference list` and `claims check` take their rows through these functions,
+so they cannot disagree about what compares with what. The rules (like for like, as an analyst
+reads MLPerf):
+  division   closed by default: open and network results may change the model, precision or
+             method and never stand against closed ones (--division open | network | all).
+  status     available systems by default: preview and research (RDI) systems are not products
+             yet, and a row that names no availability is not known to be one (--status ... | all).
+  precision  inference rows compare within one precision class (fp4 takes MXFP4 and NVFP4, fp16
+             takes bf16, int8 takes uint8); a row that publishes no precision is left out
+             (--precision any pools the classes and shows each side's; --precision fp8 picks one).
+             MLPerf Training publishes no precision: its closed division fixes the quality target
+             and leaves the number format to the submitter, so the rule does not apply there.
+  scale      per-accelerator figures compare between systems with the same accelerator count
+             (--scale any pools the counts and shows each side's beside the ratio); times to train
+             always compare at equal counts.
+  variants   custom-thermal (CTS), NVL and PCIe parts are their own products (--pool-variants counts
+             them as the part they vary).
+  distinct   one row per distinct run: one submitter's system with one benchmark, scenario and
+             result under two result IDs counts once (the lowest ID stands, the others are named).
+  rounds     never mixed: every comparison stays within one round; a claim that names no round is
+             checked in each round where both sides have rows.
+  units      each benchmark and scenario has one metric (LLMs in tokens/s; others Offline samples/s,
+             Server queries/s; streams in ms): a throughput row labelled otherwise is flagged and
+             compared under the benchmark's metric (the label is wrong, not the figure).
+  inferred   MLPerf's "inferred" results (derived from another scenario's run) are kept and marked.
+A ratio always reads B / A, the second side over the first as `gpuparity compare` reads it:
+throughput B / A, time to train A / B, so above 1 means B is faster.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from collections import Counter
+from dataclasses import dataclass
+
+from gpuparity.errors import UserError
+
+TRAINING = "mlperf-training"
+DIVISIONS = ("closed", "open", "network", "all")
+STATUSES = ("available", "preview", "rdi", "all")
+PRECISION_CLASSES = ("fp4", "fp6", "fp8", "fp16", "fp32", "int4", "int8")
+_FORMATS = {  # a published number format -> its class
+    "fp4": "fp4", "mxfp4": "fp4", "nvfp4": "fp4", "fp6": "fp6", "mxfp6": "fp6", "fp8": "fp8", "mxfp8": "fp8",
+    "e4m3": "fp8", "e5m2": "fp8", "e4m3fn": "fp8", "e4m3fnuz": "fp8", "e5m2fnuz": "fp8", "fp16": "fp16", "bf16": "fp16", "bfloat16": "fp16", "float16": "fp16",
+    "fp32": "fp32", "tf32": "fp32", "float32": "fp32", "int4": "int4", "uint4": "int4", "int8": "int8",
+    "uint8": "int8",
+}
+_TOKEN = re.compile(r"[a-z0-9]+")
+_FORMAT_LIKE = re.compile(r"(u?int|fp|bf|mxfp|nvfp|float|e\dm\d)\d*[a-z]*")
+
+# Benchmarks scored by generated tokens (their Offline, Server and Interactive figures are tokens/s).
+TOKEN_BENCHMARKS = ("llama2-70b", "llama3.1-405b", "llama3.1-8b", "mixtral-8x7b", "deepseek-r1", "gpt-oss-120b")
+# Benchmarks scored by samples (Offline samples/s, Server queries/s).
+SAMPLE_BENCHMARKS = ("resnet", "resnet50", "retinanet", "bert", "3d-unet", "dlrm-v2", "dlrm", "stable-diffusion-xl",
+                     "rgat", "whisper", "rnnt", "ssd-resnet34", "ssd-mobilenet", "pointpainting")
+
+
+# -- the rules in force -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Rules:
+    division: str = "closed"
+    status: str = "available"
+    precision: str = "same"          # same | any | a class (fp8)
+    scale: str = "same"              # same | any
+    pool_variants: bool = False
+
+    @classmethod
+    def make(cls, division: str | None = None, status: str | None = None, precision: str | None = None,
+             scale: str | None = None, pool_variants: bool = False) -> Rules:
+        """Rules from user options (None: the default), each checked: one-line error otherwise."""
+        division = (division or "closed").lower()
+        status = (status or "available").lower()
+        if division not in DIVISIONS:
+            raise UserError(f"--division {_show(division)}: choose {' | '.join(DIVISIONS)}")
+        if status not in STATUSES:
+            raise UserError(f"--status {_show(status)}: choose {' | '.join(STATUSES)}")
+        wanted = (precision or "same").lower()
+        if wanted not in ("same", "any"):
+            wanted = precision_class(wanted) or ""
+            if wanted not in PRECISION_CLASSES:
+                raise UserError(f"--precision {_show(precision)}: choose same | any | {' | '.join(PRECISION_CLASSES)}")
+        scale = (scale or "same").lower()
+        if scale not in ("same", "any"):
+            raise UserError(f"--scale {_show(scale)}: choose same | any")
+        return cls(division, status, wanted, scale, bool(pool_variants))
+
+    def header(self) -> str:
+        """The rules in force, in one line (printed above every comparison)."""
+        parts = [
+            "all divisions (never mixed)" if self.division == "all" else f"{self.division} division",
+            "any availability" if self.status == "all" else f"{self.status} systems",
+            {"same": "same precision class", "any": "any precision (shown per side)"}.get(
+                self.precision, f"{self.precision} precision"),
+            "same accelerator count" if self.scale == "same" else "any accelerator count (shown per side)",
+            "variants pooled with their part" if self.pool_variants else "product variants (CTS, NVL, PCIe) apart",
+            "one row per distinct run", "one round at a time",
+        ]
+        return ", ".join(parts)
+
+    def widen_hint(self, which: tuple = ("division", "status", "precision", "scale", "variants")) -> str:
+        """The options that would widen the rules in force ('' when none would)."""
+        hints = [h for k, h, on in (("division", "--division all", self.division != "all"),
+                                    ("status", "--status all", self.status != "all"),
+                                    ("precision", "--precision any", self.precision != "any"),
+                                    ("scale", "--scale any", self.scale != "any"),
+                                    ("variants", "--pool-variants", not self.pool_variants)) if on and k in which]
+        return "widen with " + ", ".join(hints) if hints else ""
+
+
+def _show(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+# -- facts of one row ----------------------------------------------------------------------------
+def status_class(availability: str | None) -> str:
+    """available | preview | rdi | unknown, from MLPerf's wording ('Available on-premise', 'preview')."""
+    low = (availability or "").strip().lower()
+    if low.startswith("available"):
+        return "available"
+    if low.startswith("preview"):
+        return "preview"
+    if low.startswith(("rdi", "research")):
+        return "rdi"
+    return "unknown"
+
+
+def precision_class(text: str | None) -> str | None:
+    """The class of a published precision ('fp8', 'mxfp4' -> 'fp4', "{'unet': 'fp8', 'vae': 'fp32'}"
+    -> 'fp32+fp8'); None when nothing is published ('', 'UNSET') or a format is not known."""
+    tokens = _TOKEN.findall((text or "").lower()[:500])
+    formats = [t for t in tokens if t in _FORMATS]
+    if not formats or any(t not in _FORMATS for t in tokens if _FORMAT_LIKE.fullmatch(t)):
+        return None                          # fp64, int2, ...: a format this table does not class
+    return "+".join(sorted({_FORMATS[t] for t in formats}))
+
+
+def expected_units(model_family: str, scenario: str) -> str | None:
+    """The metric MLPerf Inference scores a benchmark and scenario in; None where not known."""
+    family, scenario = (model_family or "").lower(), (scenario or "").lower()
+    if scenario in ("singlestream", "multistream"):
+        return "latency (ms)"
+    if any(family == b or family.startswith(b + "-") for b in TOKEN_BENCHMARKS):
+        return "tokens/s" if scenario in ("offline", "server", "interactive") else None
+    if any(family == b or family.startswith(b + "-") for b in SAMPLE_BENCHMARKS):
+        return {"offline": "samples/s", "server": "queries/s"}.get(scenario)
+    return None
+
+
+def annotate(row: dict) -> dict:
+    """The facts the rules read, derived from the row's own fields (so rows stored by any version
+    read the same): status_class, precision_class, variant, base_spec_id, units_expected,
+    units_flag, run_key. The accelerator mapping is redone from the name as published."""
+    from gpuparity.analysis.mlperf import map_accelerator
+
+    if row.get("accelerator"):
+        accel = map_accelerator(str(row["accelerator"]))
+        row.update(spec_id=accel["spec_id"], variant=accel["variant"], base_spec_id=accel["base_spec_id"])
+    row.setdefault("variant", None)
+    row.setdefault("base_spec_id", None)
+    row["status_class"] = status_class(row.get("availability"))
+    training = row.get("source") == TRAINING
+    row["precision_class"] = None if training else precision_class(row.get("precision"))
+    row.setdefault("inferred", False)
+    units = str(row.get("units") or "")
+    expected = None if training else expected_units(str(row.get("model_family") or row.get("model") or ""),
+                                                   str(row.get("scenario") or ""))
+    row["units_expected"] = expected
+    row["units_flag"] = None
+    if expected and units.lower() != expected:
+        row["units_flag"] = (f"labelled {units}, but MLPerf scores {row.get('model')} {row.get('scenario')} in "
+                             f"{expected}: the label is likely wrong")
+    row["run_key"] = json.dumps([row.get("source"), row.get("round"), row.get("category"),
+                                 str(row.get("submitter") or "").lower(), str(row.get("system") or "").lower(),
+                                 row.get("accelerator") or "", row.get("accelerators"), row.get("nodes"),
+                                 row.get("model"), row.get("scenario"), row.get("result")])
+    return row
+
+
+def metric_units(row: dict) -> str:
+    """The units a row is compared in: the benchmark's metric where a throughput label is wrong."""
+    units = str(row.get("units") or "")
+    expected = row.get("units_expected")
+    if expected and expected != "latency (ms)" and units.lower().endswith("/s"):
+        return {"tokens/s": "Tokens/s", "samples/s": "Samples/s", "queries/s": "Queries/s"}[expected]
+    return units
+
+
+# -- admitting rows ---------------------------------------------------------------------------------
+def admit(rows: list[dict], rules: Rules) -> tuple[list[dict], Counter]:
+    """(rows the division and status rules keep, what they left out by reason)."""
+    kept, left = [], Counter()
+    for r in rows:
+        if rules.division != "all" and r.get("category") != rules.division:
+            left[f"{r.get('category')} division"] += 1
+        elif rules.status != "all" and r.get("status_class") != rules.status:
+            left[f"{r.get('status_class')} availability"] += 1
+        else:
+            kept.append(r)
+    return kept, left
+
+
+def distinct(rows: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(one row per distinct run, the repeats): a repeat is the same run under another result ID;
+    the row with the lowest ID stands and names the others in `also_ids`."""
+    by_key: dict[str, list[dict]] = {}
+    for r in rows:
+        by_key.setdefault(r["run_key"], []).append(r)
+    kept, repeats = [], []
+    for group in by_key.values():
+        group.sort(key=lambda r: (str(r.get("result_id")), r["ref_id"]))
+        first = group[0]
+        first["also_ids"] = [r["result_id"] for r in group[1:]]
+        for r in group[1:]:
+            r["duplicate_of"] = first["result_id"]
+        kept.append(first)
+        repeats += group[1:]
+    return kept, repeats
+
+
+def on_side(row: dict, spec_id: str, rules: Rules) -> bool:
+    """The row is of this part: its spec, or (variants pooled) a variant of it."""
+    if row.get("spec_id") == spec_id:
+        return True
+    return rules.pool_variants and row.get("base_spec_id") == spec_id
+
+
+# -- comparing two parts -------------------------------------------------------------------------------
+def aggregate(values: list[float], statistic: str, lower_is_better: bool) -> float:
+    if statistic == "median":
+        return statistics.median(values)
+    return min(values) if lower_is_better else max(values)
+
+
+def compare_groups(rows: list[dict], spec_a: str, spec_b: str, rules: Rules, statistic: str = "best",
+                   side_filter=None) -> dict:
+    """Per round, division, benchmark, scenario, precision class and scale: B / A.
+
+    Inference compares derived per-accelerator throughput of single-node, one-accelerator-type
+    rows; training compares time to train at equal accelerator counts. side_filter(side, row)
+    narrows a side further (a claim's stack). Each group keeps its rows under '_rows' (dropped
+    before printing)."""
+    if statistic not in ("best", "median"):
+        raise UserError(f"unknown statistic {_show(statistic)}; choose best or median")
+    mine = []                         # rows of either part, each with the sides it stands on
+    for r in rows:
+        sides = [s for s, i in (("a", spec_a), ("b", spec_b))
+                 if on_side(r, i, rules) and (side_filter is None or side_filter(s, r))]
+        if sides and r.get("result") is not None:
+            mine.append((r, sides))
+    side_of = {id(r): sides for r, sides in mine}
+    rows, left = admit([r for r, _ in mine], rules)
+    rows, repeats = distinct(rows)
+    groups: dict[tuple, dict[str, list]] = {}
+    for r in rows:
+        sides = side_of[id(r)]
+        training = r.get("source") == TRAINING
+        if training:
+            if not r.get("time_to_train_min"):
+                continue
+            precision, scale = None, r.get("accelerators")
+        else:
+            if not r.get("per_gpu_eligible") or r.get("per_accelerator") is None:
+                left["multi-node, mixed or latency rows (no per-accelerator figure)"] += 1
+                continue
+            precision = r.get("precision_class")
+            if rules.precision == "any":
+                precision = "any"
+            elif precision is None:
+                left["no precision published"] += 1
+                continue
+            elif rules.precision != "same" and precision != rules.precision:
+                left[f"{precision} precision"] += 1
+                continue
+            scale = r.get("accelerators") if rules.scale == "same" else None
+        key = (r.get("source"), r.get("round") or "", r.get("category"), r.get("model"), r.get("scenario"),
+               precision, scale, "minutes" if training else metric_units(r))
+        for side in sides:        # one part on both sides (two stacks of one GPU) is allowed
+            groups.setdefault(key, {"a": [], "b": []})[side].append(r)
+    out, unpaired = [], []
+    for key in sorted(groups, key=lambda k: tuple("" if x is None else str(x) for x in k)):
+        sides = groups[key]
+        if sides["a"] and sides["b"]:
+            out.append(_group(key, sides, spec_a, spec_b, statistic))
+        else:
+            side = "a" if sides["a"] else "b"
+            unpaired.append({"side": side, "round": key[1], "division": key[2], "benchmark": key[3],
+                             "scenario": key[4], "precision": key[5], "accelerators": key[6],
+                             "rows": len(sides[side]), "_rows": sides})
+    return {"a": spec_a, "b": spec_b, "statistic": statistic, "rules": rules.header(), "groups": out,
+            "only_a": sum(u["side"] == "a" for u in unpaired), "only_b": sum(u["side"] == "b" for u in unpaired),
+            "unpaired": unpaired, "left_out": dict(left), "repeats": len(repeats)}
+
+
+def _group(key: tuple, sides: dict, spec_a: str, spec_b: str, statistic: str) -> dict:
+    source, rnd, division, model, scenario, precision, scale, units = key
+    training = source == TRAINING
+    field = "time_to_train_min" if training else "per_accelerator"
+    values = {s: aggregate([r[field] for r in sides[s]], statistic, training) for s in "ab"}
+    ratio = values["a"] / values["b"] if training else values["b"] / values["a"]
+    best = {s: (min if training else max)(sides[s], key=lambda r: r[field]) for s in "ab"}
+    return {
+        "source": source, "round": rnd, "division": division, "benchmark": model, "scenario": scenario,
+        "precision": precision, "accelerators": scale, "statistic": statistic, "ratio": ratio,
+        "metric": ("time to train, ratio A / B (higher: B faster)" if training
+                   else "per-accelerator throughput (derived), ratio B / A"),
+        "units": units,
+        **{s: {"spec_id": spec, "value": values[s], "rows": len(sides[s]), "best": best[s]["result_id"],
+               "submitter": best[s]["submitter"],
+               "scale": sorted({r.get("accelerators") for r in sides[s]}),
+               "precision": sorted({str(r.get("precision_class") or "-") for r in sides[s]}),
+               "variants": sorted({r["variant"] for r in sides[s] if r.get("variant")}),
+               "inferred": sum(1 for r in sides[s] if r.get("inferred")),
+               "flags": sorted({f for r in sides[s] for f in [r.get("units_flag"), *(r.get("version_notes") or [])]
+                                if f})}
+           for s, spec in (("a", spec_a), ("b", spec_b))},
+        "_rows": sides,
+    }
+
+
+def public(result: dict) -> dict:
+    """A compare_groups result without the rows each group rests on (for printing)."""
+    return {**result, **{part: [{k: v for k, v in g.items() if k != "_rows"} for g in result[part]]
+                         for part in ("groups", "unpaired")}}
