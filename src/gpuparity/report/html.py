@@ -274,8 +274,8 @@ def _one_run(docs: list[dict], results: list[dict], charts: list[dict]) -> dict:
         units = [r["unit"] for r in sec["rows"]]
         unit = max(set(units), key=units.count)
         rows = [r for r in sec["rows"] if r["unit"] == unit]
-        caption = (f"{unit or 'figure'} per case with its 95% CI (light: flagged results); the label is the "
-                   "share of the datasheet peak, the red tick the peak itself.")
+        caption = (f"{unit or 'figure'} per case with its 95% CI (cut at 3x the figure; light: flagged results); "
+                   "the label is the share of the datasheet peak, the red tick the peak itself.")
         if len(rows) > plots.MAX_BARS or len(rows) < len(sec["rows"]):
             caption += f" {min(len(rows), plots.MAX_BARS)} of {len(sec['rows'])} results drawn; the table has all."
         sec["chart"] = {"anchor": f"{sec['anchor']}-chart", "section": sec["workload"], "caption": caption,
@@ -466,15 +466,13 @@ def render_html(ctx: dict) -> str:
 
 
 def render_markdown(ctx: dict) -> str:
-    from gpuparity.report.markdown import claims_markdown, compare_markdown, serving_markdown, table
+    from gpuparity.report.markdown import claims_markdown, compare_markdown, one_run_markdown, serving_markdown
 
     out = []
     if ctx["result"]:
         out.append(compare_markdown(ctx["result"], ctx["title"]))
     else:
-        s = ctx["summaries"][0]
-        out.append(f"## {ctx['title']}\n\n" + table(["product", "stack", "torch", "runs"], [[
-            ", ".join(s["products"]), ", ".join(s["stacks"]), ", ".join(s["torch"]), len(s["run_ids"])]]) + "\n")
+        out.append(one_run_markdown(ctx["one"], ctx["title"], ctx["summaries"][0]))
     if any(per for _, _, per in ctx["serving_sides"]):
         out.append(serving_markdown(ctx["serving_sides"]))
     if ctx["claims"] is not None:

@@ -352,28 +352,38 @@ def workload_chart(rows: list[dict], unit: str | None):
     peaks = [((r["result"].get("derived") or {}).get("peak") or {}) for r in rows]
     peak_x = [p.get("value") if p.get("unit") == unit and isinstance(p.get("value"), (int, float)) else None
               for p in peaks]
+    # The range covers the figures, peaks and CIs (a CI clipped to 3x its figure, so one wild interval
+    # runs off the edge instead of squashing every bar), with room for the % labels.
+    lows = [max(r["ci_low"] or r["value"], r["value"] / 3) for r in rows]
+    highs = [min(r["ci_high"] or r["value"], r["value"] * 3) for r in rows] + [p for p in peak_x if p]
+    spread = [v for v in values + lows + highs if isinstance(v, (int, float)) and v > 0]
+    log = bool(spread) and max(spread) / min(spread) > 50
+    if log:
+        x_range = [math.log10(min(spread) / 1.5), math.log10(max(spread) * 1.6)]
+    else:
+        x_range = [0, max(spread, default=1.0) * 1.15]
+    # On a log axis a bar from 0 has no left end: bars start at the axis' left edge instead.
+    base = 10 ** x_range[0] if log else 0.0
     fig = _figure()
     fig.add_trace(go.Bar(
-        x=values, y=labels, orientation="h", name=t(unit or "figure"),
+        x=[v - base for v in values], base=base, y=labels, orientation="h", name=t(unit or "figure"),
         marker={"color": ["#9ecae1" if r["flags"] else "#1f77b4" for r in rows]},
         error_x={"type": "data", "symmetric": False, "color": "#444", "thickness": 1.2, "width": 3,
-                 "array": [max(0.0, (r["ci_high"] or r["value"]) - r["value"]) for r in rows],
-                 "arrayminus": [max(0.0, r["value"] - (r["ci_low"] or r["value"])) for r in rows]},
+                 "array": [max(0.0, h - v) for h, v in zip(highs, values, strict=False)],
+                 "arrayminus": [max(0.0, v - lw) for lw, v in zip(lows, values, strict=True)]},
         text=[f"{r['pct']:.3g}%" if r.get("pct") is not None else "" for r in rows], textposition="outside",
-        cliponaxis=False,
-        customdata=[[t(r["flags"] or "no flags"), t(r["of_peak"] or "no datasheet peak")] for r in rows],
-        hovertemplate="%{y}<br>%{x:.4g} " + t(unit or "") + "<br>%{customdata[1]}<br>%{customdata[0]}"
+        customdata=[[t(r["flags"] or "no flags"), t(r["of_peak"] or "no datasheet peak"), r["value"]]
+                    for r in rows],
+        hovertemplate="%{y}<br>%{customdata[2]:.4g} " + t(unit or "") + "<br>%{customdata[1]}<br>%{customdata[0]}"
                       "<extra></extra>"))
     if any(p is not None for p in peak_x):
         fig.add_trace(go.Scatter(
             x=peak_x, y=labels, mode="markers", name="datasheet peak",
             marker={"symbol": "line-ns-open", "size": 18, "color": "#d62728", "line": {"width": 2}},
             hovertemplate="datasheet peak %{x:.4g} " + t(unit or "") + "<extra></extra>"))
-    spread = [v for v in values + peak_x if isinstance(v, (int, float)) and v > 0]
-    log = bool(spread) and max(spread) / min(spread) > 50
     fig.update_layout(
-        height=max(160, 70 + 26 * len(rows)), margin={"l": 10, "r": 40, "t": 10, "b": 40}, showlegend=False,
-        bargap=0.25, xaxis={"type": "log" if log else "linear", "title": t(unit or "")},
+        height=max(160, 70 + 26 * len(rows)), margin={"l": 10, "r": 20, "t": 10, "b": 40}, showlegend=False,
+        bargap=0.25, xaxis={"type": "log" if log else "linear", "title": t(unit or ""), "range": x_range},
         yaxis={"autorange": "reversed", "automargin": True})
     return fig
 
