@@ -466,7 +466,12 @@ def render_html(ctx: dict) -> str:
 
 
 def render_markdown(ctx: dict) -> str:
-    from gpuparity.report.markdown import claims_markdown, compare_markdown, one_run_markdown, serving_markdown
+    from gpuparity.report.markdown import (
+        claims_markdown,
+        compare_markdown,
+        one_run_markdown,
+        serving_markdown,
+    )
 
     out = []
     if ctx["result"]:
