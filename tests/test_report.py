@@ -23,8 +23,9 @@ CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 WIDTHS = (1400, 800)
-HEADLINE = re.compile(r"^B is 1\.(4[89]|5[0-2])x A on kernels \[1\.\d\d, 1\.\d\d\], at parity on models "
-                      r"\[(0\.9\d|1\.00), 1\.0\d\], 1\.(19|2[01])x on serving \[1\.\d\d, 1\.\d\d\]; 3 (runs|trials) a side\.$")
+HEADLINE = re.compile(r"^B is 1\.(4[89]|5[0-2])x A on kernels \[1\.\d\d, 1\.\d\d\]: faster; on models "
+                      r"(0\.9\d|1\.0\d)x \[(0\.9\d|1\.00), 1\.0\d\]: parity; on serving 1\.(19|2[01])x "
+                      r"\[1\.\d\d, 1\.\d\d\]: faster; 3 (runs|trials) a side\.$")
 
 
 def _gemm(m: int, dtype: str, tflops: float, spec_id: str, seed: int, flags: list | None = None) -> dict:
@@ -229,7 +230,8 @@ def test_report_markdown_headline_and_claims_failure(run_files, tmp_path, tmp_db
 
     monkeypatch.setattr(claims, "evaluate_claims", boom)
     monkeypatch.chdir(tmp_path)
-    code, out, err = main_inprocess(["report", run_files["a"], run_files["b"], "--format", "markdown"], capsys)
+    code, out, err = main_inprocess(["report", run_files["a"], run_files["b"], "--format", "markdown", "--claims"],
+                                    capsys)
     assert code == 0, err                          # markdown goes to stdout when -o is not given
     first = next(line for line in out.splitlines() if line.startswith("**"))
     assert HEADLINE.match(first.strip("*")), first
@@ -252,9 +254,11 @@ def test_report_claims_with_reasoning_and_bad_format(run_files, tmp_path, tmp_db
 
     monkeypatch.setattr(claims, "evaluate_claims", fake)
     out_file = str(tmp_path / "c.html")
-    code, _, err = main_inprocess(["report", run_files["a"], run_files["b"], "-o", out_file], capsys)
+    code, _, err = main_inprocess(["report", run_files["a"], run_files["b"], "-o", out_file, "--claims"], capsys)
     assert code == 0, err
     text = open(out_file, encoding="utf-8").read()
+    # after the results, collapsed under their own heading
+    assert text.index('id="results"') < text.index('<h2 id="claims">') < text.index('<details id="claims-body">')
     assert "no MI300X FP4 rows: CDNA3 has no FP4 unit" in text and "MI300X &lt;b&gt;beats&lt;/b&gt; H100" in text
     assert "1 row behind it" in text and '<td class="faster">faster</td>' in text
     code, _, err = main_inprocess(["report", run_files["a"], "-o", out_file, "--format", "pdf"], capsys)
@@ -301,8 +305,8 @@ def test_headline_sentence_per_category_and_trials():
            "all": {"ratio": 1.2, "ci_low": 1.0, "ci_high": 1.3, "verdict": "inconclusive", "n": 9}}
     rows = [_row("faster", a_trials=3, b_trials=3)] * 4 + [_row("parity", a_trials=3, b_trials=3)] * 2
     h = headline(_doc(rows, geo))
-    assert h["text"] == ("B is 1.80x A on kernels [1.60, 2.00], at parity on models [0.98, 1.03], "
-                         "0.50x on serving [0.30, 1.20] (inconclusive); 3 trials a side.")
+    assert h["text"] == ("B is 1.80x A on kernels [1.60, 2.00]: faster; on models 1.01x [0.98, 1.03]: parity; "
+                         "on serving 0.50x [0.30, 1.20]: inconclusive; 3 trials a side.")
     assert h["counts"] == {"faster": 4, "parity": 2} and not h["aa"]
     # unequal trials; runs when the document has no trial counts; A/A
     rows = [_row("faster", a_trials=3, b_trials=1)]
@@ -312,9 +316,65 @@ def test_headline_sentence_per_category_and_trials():
                                                "1-2 runs on A, 1 run on B."
     parity_first = {"model": geo["model"]}
     h = headline(_doc([], parity_first, aa={"identical": True, "differences": []}))
-    assert h["text"].startswith("B is at parity with A on models") and h["aa"]
+    assert h["text"].startswith("B is 1.01x A on models [0.98, 1.03]: parity") and h["aa"]
     assert headline(_doc([], {"kernel": {**geo["kernel"], "ratio": 123.0, "ci_low": 100.0, "ci_high": 150.0}})
-                    )["text"].startswith("B is 123x A on kernels [100, 150]")
+                    )["text"].startswith("B is 123x A on kernels [100, 150]: faster")
+
+
+def test_headline_uses_adjusted_counts_contention_scope_and_labels():
+    """The fields the comparison adds (counts with their method, contended sides, scope, each side's
+    run spread) reach the headline when present; documents without them read as before."""
+    from gpuparity.report.headline import counts_text, headline
+
+    geo = {"kernel": {"ratio": 0.58, "ci_low": 0.44, "ci_high": 0.76, "verdict": "slower", "n": 3},
+           "model": {"ratio": 0.55, "ci_low": 0.34, "ci_high": 0.89, "verdict": "inconclusive", "n": 2}}
+    rows = [_row("slower", a_trials=3, b_trials=3)] * 3 + [_row("inconclusive", a_trials=3, b_trials=3)] * 2
+    sides = {"a": {"labels": ["aa-A1"]}, "b": {"labels": ["aa-A2"]}}
+    plain = headline(_doc(rows, geo, sides=sides))
+    assert plain["text"] == ("B (aa-A2) is 0.58x A (aa-A1) on kernels [0.44, 0.76]: slower; on models 0.55x "
+                             "[0.34, 0.89]: inconclusive; 3 trials a side.")
+    assert counts_text(plain) == "5 results compared: 3 slower, 2 inconclusive"
+    doc = _doc(rows, geo, sides={"a": {"labels": ["x", "y"]}, "b": {}},
+               counts={"faster": 0, "slower": 1, "parity": 0, "inconclusive": 4, "method": "Holm-adjusted"},
+               contended=[{"side": "B", "reasons": ["other processes used 80% of the CPUs"]}],
+               scope="Each side is one box: its figures speak for that box, not for the product.")
+    h = headline(doc)
+    assert h["text"].startswith("B is 0.58x A on kernels")               # two labels on A: no side title
+    assert h["text"].endswith("Side B ran on a busy machine (other processes used 80% of the CPUs): no faster "
+                              "or slower verdict is given.")
+    assert counts_text(h) == "5 results compared: 1 slower, 4 inconclusive (Holm-adjusted)"
+    assert h["scope"].startswith("Each side is one box")
+
+
+def test_compare_and_report_show_the_comparison_extras(run_files, tmp_path, tmp_db, capsys, monkeypatch):
+    """compare's terminal output, the HTML report and its markdown say which side was contended,
+    the counts' method, the scope and each side's run spread, from the comparison document."""
+    from gpuparity.analysis import compare as compare_mod
+
+    real = compare_mod.compare_sides
+
+    def with_extras(*args, **kwargs):
+        doc = real(*args, **kwargs)
+        doc.update(counts={"faster": 2, "slower": 0, "parity": 1, "inconclusive": 3, "method": "BH-adjusted"},
+                   contended=[{"side": "A", "reasons": ["load 9.1 on 8 CPUs"]}], scope="One box a side.")
+        doc["sides"]["a"]["run_spread"] = "from 4 earlier runs of MI300X"
+        return doc
+
+    monkeypatch.setattr(compare_mod, "compare_sides", with_extras)
+    monkeypatch.setenv("COLUMNS", "100")
+    code, out, err = main_inprocess(["compare", run_files["a"], run_files["b"]], capsys)
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "Side A ran on a busy machine (load 9.1 on 8 CPUs): no faster or slower verdict is given." in text
+    assert "(BH-adjusted)" in text and "One box a side." in text and "run spread: from 4 earlier runs" in text
+    code, html_text, err = main_inprocess(["report", run_files["a"], run_files["b"], "-o", "-"], capsys)
+    assert code == 0, err
+    assert '<ul class="warn" id="contended"><li>Side A ran on a busy machine' in html_text
+    assert "BH-adjusted" in html_text and '<p id="scope">One box a side.</p>' in html_text
+    assert "from 4 earlier runs of MI300X" in html_text
+    code, md, err = main_inprocess(["report", run_files["a"], run_files["b"], "-f", "markdown"], capsys)
+    assert code == 0, err
+    assert "no faster or slower verdict is given" in md and "(BH-adjusted)" in md and "| run-to-run spread |" in md
 
 
 def test_short_labels_name_what_varies():
@@ -445,3 +505,202 @@ def test_forest_plot_keeps_the_largest_differences_and_a_log_axis():
     shown = sorted(x for trace in fig.data for x in trace.x)
     assert shown[0] == pytest.approx(np.exp(-2)) and shown[-1] == pytest.approx(np.exp(99 / 50))
     assert list(fig.layout.xaxis.tickvals) == [0.2, 0.5, 1, 2, 5]       # 1-2-5 when the fine set is too dense
+
+
+# -- one run: every workload's section, every ok result, skipped cases, machine state -----------
+def _quick_like_run(run_id: str = "one-1", label: str | None = "box-1") -> dict:
+    """A CPU run with the quick suite's workloads (and a user's own), skipped cases and a busy machine."""
+    def res(workload, params, value, unit="TFLOP/s", category="kernel", dtype="bf16", pct=None, seed=0, **derived):
+        r = make_result(workload, params, noisy(value, 0.02, 9, seed), dtype=dtype, unit=unit, category=category)
+        r["derived"] = dict(derived)
+        if pct is not None:
+            r["derived"].update(pct_peak=pct, peak={"value": 100 * r["metric"]["value"] / pct, "unit": unit,
+                                                    "kind": "flop:bf16", "estimated": True})
+        return r
+
+    results = [res("gemm", {"m": m, "n": m, "k": m, "layout": "nn"}, v, dtype=dt, pct=p, seed=i)
+               for i, (m, dt, v, p) in enumerate([(512, "fp32", 0.02, 8.0), (512, "bf16", 0.17, 31.0),
+                                                  (256, "fp8", 0.04, None)])]
+    results.append(make_result("gemm", {"m": 512, "n": 512, "k": 512, "layout": "nn"}, [], dtype="tf32",
+                               status="skipped", reason="TF32 is a GPU tensor-core mode; a CPU has no TF32 units"))
+    results += [res("memory", {"op": op}, v, unit="GB/s", dtype="fp32", seed=10 + i)
+                for i, (op, v) in enumerate([("copy", 6.7), ("triad", 7.4)])]
+    results.append(make_result("memory", {"op": "h2d"}, [], dtype="fp32", status="skipped",
+                               reason="host<->device copies need a GPU"))
+    results += [res("attention", {"seq": 256, "pass": p}, v, pct=q, seed=20 + i)
+                for i, (p, v, q) in enumerate([("fwd", 0.08, 14.8), ("bwd", 0.007, 1.3)])]
+    results.append(res("moe", {"preset": "mixtral-8x7b", "tokens": 64}, 37045.0, unit="tokens/s", seed=30,
+                       tflops=0.0256))
+    results += [res("conv", {"net": "resnet50", "channels_last": cl, "pass": "fwd"}, v, pct=q, seed=40 + i)
+                for i, (cl, v, q) in enumerate([(True, 0.0077, 1.4), (False, 0.0030, 0.55)])]
+    results.append(res("llm", {"model": "smollm2", "batch": 1}, 0.94, unit="tokens/s", category="model",
+                       dtype="fp32", seed=50, ttft_s=1.68, tpot_s=1.06, prefill_tokens_per_s=19.0))
+    results.append(res("training", {"hidden": 128, "seq": 128}, 3108.0, unit="tokens/s", category="model",
+                       dtype="fp32", pct=7.05, seed=60, mfu=0.0705, mfu_estimated=True, tflops=0.0189))
+    results.append(res("collectives", {"op": "all_reduce", "size": 2 ** 20}, 1.9, unit="GB/s", category="comm",
+                       dtype="fp32", seed=70, busbw_gbs=1.9, algbw_gbs=1.0))
+    results.append(res("my_kernel", {"n": 7}, 42.0, unit="GB/s", dtype="fp32", seed=80))
+    results.append(make_result("attention", {"seq": 4096, "pass": "fwd"}, [], status="failed",
+                               reason="RuntimeError: out of memory"))
+    doc = make_run(results, spec_id="cpu", run_id=run_id)
+    doc["label"] = label
+    doc["machine"] = {"start": {"loadavg": [1.0, 0.5, 0.2], "cpus": 2, "other_cpu_share": 0.6, "governors": []},
+                      "end": {"loadavg": [2.0, 1.0, 0.5], "cpus": 2, "other_cpu_share": 0.1, "governors": []}}
+    doc["plan"], doc["suite"], doc["duration_s"] = {"trials": 1, "mode": "in-process"}, "quick", 180.0
+    return doc
+
+
+def _html_sections(html_text: str) -> dict[str, list[dict]]:
+    """{workload: [row as {header: cell text}]} from the one-run report's workload sections."""
+    out = {}
+    for w, body in re.findall(r'<section class="workload" id="w-([^"]+)">(.*?)</section>', html_text, re.S):
+        table = body[body.index("<table>"):]
+        headers = re.findall(r"<th>(.*?)</th>", table)
+        rows = [[re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", tr, re.S)]
+                for tr in re.findall(r"<tr>(.*?)</tr>", table, re.S)]
+        out[w] = [dict(zip(headers, r, strict=True)) for r in rows if r]
+    return out
+
+
+def _md_sections(md: str) -> dict[str, list[str]]:
+    """{section title: its table's data lines} from the markdown twin."""
+    out = {}
+    for title, body in re.findall(r"^### (.+?)\n(.*?)(?=^### |\Z)", md, re.S | re.M):
+        out[title] = [line for line in body.splitlines() if line.startswith("| ") and not line.startswith("| case")]
+    return out
+
+
+def assert_every_ok_result_shown(doc: dict, html_text: str, md: str) -> None:
+    """Every ok result of the run is a row of its workload's section (HTML and markdown), with its
+    figure and dtype; every skipped or failed one is in the skipped table with its reason."""
+    from gpuparity.report.html import _num
+    from gpuparity.report.markdown import cell
+    from gpuparity.report.onerun import TITLES
+
+    ok = [r for r in doc["results"] if r["status"] == "ok"]
+    html_secs, md_secs = _html_sections(html_text), _md_sections(md)
+    for w in {r["workload"] for r in ok}:
+        mine = [r for r in ok if r["workload"] == w]
+        rows = html_secs[w]
+        assert sorted((row["figure"], row.get("dtype", mine[0]["dtype"] or "")) for row in rows) == sorted(
+            (_num(r["metric"]["value"]), r["dtype"] or "") for r in mine), w
+        lines = md_secs[TITLES.get(w, w)]
+        assert len(lines) == len(mine), (w, lines)
+        for r in mine:
+            assert any(f"| {cell(r['metric']['value'])} |" in line for line in lines), (w, r["metric"]["value"])
+    skipped = html_text[html_text.index('<h2 id="skipped">'):html_text.index('<h2 id="fingerprints">')]
+    skipped = skipped.replace("<wbr>", "")
+    for r in doc["results"]:
+        if r["status"] != "ok":
+            assert str(escape_html(r["reason"])) in skipped and cell(r["reason"]) in md, r["reason"]
+
+
+def escape_html(text):
+    from markupsafe import escape
+
+    return escape(text)
+
+
+def test_one_run_report_has_every_workload_and_every_ok_result(tmp_path, tmp_db, capsys, monkeypatch):
+    from gpuparity.analysis import claims
+
+    def boom(*a, **k):
+        raise AssertionError("the default report must not read claims")
+
+    monkeypatch.setattr(claims, "evaluate_claims", boom)
+    doc = _quick_like_run()
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(doc))
+    code, html_text, err = main_inprocess(["report", str(path), "-o", "-"], capsys)
+    assert code == 0, err
+    code, md, err = main_inprocess(["report", str(path), "-f", "markdown"], capsys)
+    assert code == 0, err
+    assert_every_ok_result_shown(doc, html_text, md)
+    workloads = ["gemm", "memory", "attention", "moe", "conv", "llm", "training", "collectives", "my_kernel"]
+    found = re.findall(r'<section class="workload" id="w-([^"]+)">', html_text)
+    assert found == workloads                                   # the suite's order, a user's own last
+    assert "<title>gpuparity: box-1: Intel" not in html_text   # make_run's cpu spec has no product
+    assert "<title>gpuparity: box-1:" in html_text              # the run's label names the report
+    # the headline: the best per group against the datasheet, linked to its section
+    highlights = re.findall(r'<li><a href="#w-([^"]+)">(.*?)</a></li>', html_text)
+    assert [w for w, _ in highlights].count("gemm") == 3 and "attention" in dict(highlights)
+    first = highlights[0][1]                                    # bf16 leads the GEMM dtypes
+    assert first.startswith("bf16 GEMM 0.17") and "= 31% of peak (estimated)" in first
+    assert any(re.match(r"training [23],\d{3} tokens/s, MFU 7.05% \(estimated peak\)$", t) for _, t in highlights)
+    assert any(t.startswith("LLM decode 0.9") and "TTFT 1,680 ms" in t for _, t in highlights)
+    assert "machine busy at start: other processes used 60% of the CPUs" in html_text
+    assert 'id="claims"' not in html_text and "### Claims" not in md
+    assert "**What this machine reached against its datasheet:**" in md and "### Machine state" in md
+    # the section tables carry the workload's own figures
+    secs = _html_sections(html_text)
+    assert secs["llm"][0]["TTFT ms"] == "1,680" and secs["training"][0]["MFU %"] == "7.05"
+    assert secs["collectives"][0]["bus GB/s"] == "1.9"
+    assert {r["case"] for r in secs["conv"]} == {"channels_last=True", "channels_last=False"}
+
+
+@pytest.fixture(scope="module")
+def quickstart_run(tmp_path_factory):
+    """The quickstart's run: `gpuparity run --suite quick --json quick-run.json` (a few minutes on two
+    busy cores); $GPUPARITY_QUICK_RUN names an existing quick-run.json to reuse instead."""
+    given = os.environ.get("GPUPARITY_QUICK_RUN")
+    if given:
+        with open(given, encoding="utf-8") as fh:
+            return json.load(fh)
+    from conftest import run_cli
+
+    folder = tmp_path_factory.mktemp("quickstart")
+    out = str(folder / "quick-run.json")
+    env = {"GPUPARITY_DB": str(folder / "s.db"), "GPUPARITY_SPOOL": str(folder / "spool")}
+    p = run_cli("run", "--suite", "quick", "--json", out, env=env)
+    assert p.returncode in (0, 1), p.stderr
+    with open(out, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+@pytest.mark.slow
+def test_quickstart_report_in_chromium(quickstart_run, tmp_path, capsys):
+    """The report a new user sees first: a section (chart and table) for every workload with an ok
+    result, the skipped cases with reasons, machine state; screenshots at 1400 and 800 px."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("Debian chromium not installed (apt-get install -y chromium)")
+    doc = quickstart_run
+    path = tmp_path / "quick-run.json"
+    path.write_text(json.dumps(doc))
+    out = str(tmp_path / "report.html")
+    code, _, err = main_inprocess(["report", str(path), "-o", out], capsys)
+    assert code == 0, err
+    html_text = open(out, encoding="utf-8").read()
+    code, md, err = main_inprocess(["report", str(path), "-f", "markdown"], capsys)
+    assert code == 0, err
+    assert_every_ok_result_shown(doc, html_text, md)
+    workloads = sorted({r["workload"] for r in doc["results"] if r["status"] == "ok"})
+    not_ok = [r for r in doc["results"] if r["status"] != "ok"]
+    assert {"gemm", "memory", "attention", "moe", "conv", "llm", "training"} <= set(workloads)
+    shots = _screenshot_dir(tmp_path)
+    errors = []
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        for width in WIDTHS:
+            page = browser.new_page(viewport={"width": width, "height": 900})
+            page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
+            page.set_content(html_text, wait_until="load")
+            for w in workloads:
+                section = page.locator(f"section#w-{w}")
+                assert section.is_visible(), w
+                assert section.locator("table tr").count() >= 2, w
+                # its chart is drawn: bars painted inside an SVG
+                page.wait_for_function(f"document.querySelectorAll('section#w-{w} .chart .main-svg .point')"
+                                       ".length > 0", timeout=30000)
+            assert page.locator("#highlights li").count() >= len(workloads)
+            assert page.locator("#skipped + p + table tr").count() == len(not_ok) + 1
+            assert page.locator("#machine + p + table tr").count() >= 3
+            layout = page.evaluate(OVERFLOW_JS)
+            assert layout["scroll"] <= layout["width"] and not layout["bad"], (width, layout)
+            png = page.screenshot(full_page=True)
+            with open(os.path.join(shots, f"quickstart-report-{width}.png"), "wb") as fh:
+                fh.write(png)
+            assert _png_size(png)[0] == width
+            page.close()
+        browser.close()
+    assert not errors, errors

@@ -236,3 +236,171 @@ def test_store_from_an_earlier_schema_is_upgraded_in_place(tmp_path):
         assert s.get_run(doc["run_id"]) == json.loads(json.dumps(doc))
     with Store(db) as s:  # a second open changes nothing
         assert s.count("runs") == 1 and s.count("results") == 1
+
+
+# -- labels, and tables that fit a 100-column terminal ------------------------------------------
+def _labelled_store(path: str) -> str:
+    """Two labelled runs of one CPU with quick-suite-like keys: conv rows that differ only in
+    channels_last, long MoE parameters, dtypes, an unstable result and a wild CI."""
+    from test_compare import make_result, make_run, noisy, noisy_trials
+
+    def results(scale: float, seed: int) -> list[dict]:
+        out = [make_result("gemm", {"m": m, "n": m, "k": m, "layout": "nn"}, None, dtype=dt,
+                           trials=noisy_trials(scale * v, 0.01, 9, seed + i))
+               for i, (m, dt, v) in enumerate([(512, "fp32", 20.0), (512, "bf16", 170.0), (256, "fp8", 40.0)])]
+        out += [make_result("conv", {"net": "resnet50", "layer": "res2_3x3", "batch": 1, "cin": 64, "cout": 64,
+                                     "hw": 56, "kernel": 3, "stride": 1, "channels_last": cl, "pass": p}, None,
+                            trials=noisy_trials(scale * v, 0.01, 9, seed + 10 + i))
+                for i, (cl, p, v) in enumerate([(True, "fwd", 7.7), (False, "fwd", 3.0), (True, "bwd", 3.3)])]
+        out += [make_result("moe", {"preset": pr, "tokens": 64, "experts": e, "top_k": k, "hidden": h, "ffn": f,
+                                    "shared": sh}, None, unit="tokens/s",
+                            trials=noisy_trials(scale * v, 0.01, 9, seed + 20 + i))
+                for i, (pr, e, k, h, f, sh, v) in enumerate([("mixtral-8x7b", 8, 2, 128, 448, 0, 37000.0),
+                                                             ("deepseek-v3", 64, 8, 224, 64, 1, 590.0)])]
+        out.append(make_result("memory", {"op": "copy", "elements": 314572800}, None, unit="GB/s", dtype="fp32",
+                               trials=noisy_trials(scale * 6.7, 0.01, 9, seed + 30), flags=["unstable"]))
+        out.append(make_result("attention", {"seq": 256, "pass": "fwd"}, None,
+                               trials=[noisy(scale * 0.08, 0.9, 5, seed + 40 + t) for t in range(2)]))
+        out.append(make_result("gemm", {"m": 512, "n": 512, "k": 512, "layout": "nn"}, [], dtype="tf32",
+                               status="skipped", reason="TF32 is a GPU tensor-core mode; a CPU has no TF32 units"))
+        return out
+
+    with Store(path) as s:
+        for run_id, label, scale, day in (("r-a1", "aa-A1", 1.0, 1), ("r-a2", "aa-A2", 0.6, 2),
+                                          ("r-none", None, 1.0, 3)):
+            doc = make_run(results(scale, 100 * day), run_id=run_id, spec_id="cpu",
+                           started_at=f"2026-04-0{day}T00:00:00+00:00")
+            doc["label"] = label
+            s.save_run(doc)
+        return s.url
+
+
+def _table_rows(out: str, first_col: set[str]) -> list[list[str]]:
+    """Rows of a printed table: a row starts on a line whose first word is a workload; the lines
+    below it (first column blank) continue it."""
+    rows, inside = [], False
+    for line in out.splitlines():
+        if line.startswith("─"):
+            inside, rows = True, rows
+            continue
+        if not inside:
+            continue
+        word = line.split(" ", 1)[0]
+        if word in first_col:
+            rows.append([line])
+        elif line.startswith(" ") and rows and line.strip():
+            rows[-1].append(line)
+        else:
+            inside = False
+    return rows
+
+
+def test_compare_at_100_columns_keeps_verdicts_cis_and_what_tells_rows_apart(tmp_path, capsys, monkeypatch):
+    import re
+
+    from test_compare import main_inprocess
+
+    url = _labelled_store(str(tmp_path / "l.db"))
+    monkeypatch.setenv("COLUMNS", "100")
+    code, out, err = main_inprocess(["compare", "label=aa-A1", "label=aa-A2", "--db", url], capsys)
+    assert code == 0, err
+    assert all(len(line) <= 100 for line in out.splitlines()), max(out.splitlines(), key=len)
+    assert "A (aa-A1): " in out and "B (aa-A2): " in out
+    assert re.search(r"B \(aa-A2\) is 0\.\d\dx A \(aa-A1\) on kernels \[\d\.\d\d,", " ".join(out.split()))
+    start = out.index("B / A per result")
+    rows = _table_rows(out[start:], {"gemm", "conv", "moe", "memory", "attention"})
+    assert len(rows) == 10                                        # every compared result, once
+    names = []
+    for lines in rows:
+        first = lines[0]
+        assert re.search(r"\b(faster|slower|parity|inconclusive)\b", first), first        # the whole word
+        ci = re.search(r"\d\.\d{3} \[[\d.e+-]+, [\d.e+-]+\]", first)                   # the whole CI
+        assert ci, first
+        # what tells the row apart: workload, parameters (all its lines) and dtype, before the CI
+        names.append(" ".join((first[:ci.start()] + " " + " ".join(x.strip() for x in lines[1:])).split()))
+    assert len(set(names)) == len(names), names
+    conv = [n for n in names if n.startswith("conv")]
+    assert sum("channels_last=True" in n for n in conv) == 2 and sum("channels_last=False" in n for n in conv) == 1
+    assert "same in every row:" in " ".join(out.split()) and "layout=nn" in out        # constants said once
+    assert "--wide shows all" in out
+    # --wide: every column, every parameter, one line per row
+    code, out, err = main_inprocess(["compare", "label=aa-A1", "label=aa-A2", "--db", url, "--wide"], capsys)
+    assert code == 0, err
+    wide_rows = _table_rows(out[out.index("B / A per result"):], {"gemm", "conv", "moe", "memory", "attention"})
+    assert len(wide_rows) == 10 and all(len(r) == 1 for r in wide_rows)
+    assert all("layout=nn" in r[0] for r in wide_rows if r[0].startswith("gemm"))
+    assert "trials" in out and "unit" in out and "not shown for lack of width" not in out
+
+
+def test_labels_in_list_show_and_filters(tmp_path, capsys, monkeypatch):
+    from test_compare import main_inprocess
+
+    url = _labelled_store(str(tmp_path / "l.db"))
+    monkeypatch.setenv("COLUMNS", "100")
+    code, out, err = main_inprocess(["list", "--db", url], capsys)
+    assert code == 0, err
+    lines = {line.split()[0]: line for line in out.splitlines() if line.startswith("r-")}
+    assert "aa-A1" in lines["r-a1"] and "aa-A2" in lines["r-a2"] and " - " in lines["r-none"]
+    code, out, err = main_inprocess(["list", "--db", url, "--label", "aa-A2", "--json"], capsys)
+    assert code == 0, err
+    assert [r["run_id"] for r in json.loads(out)] == ["r-a2"] and json.loads(out)[0]["label"] == "aa-A2"
+    code, out, err = main_inprocess(["show", "r-a1", "--db", url], capsys)
+    assert code == 0, err
+    assert out.startswith("r-a1 label aa-A1 ")
+    # show at 100 columns: one line per row with its figure and CI, skip reasons listed below
+    assert all(len(line) <= 100 for line in out.splitlines())
+    assert "skipped: gemm m=n=k=512 tf32: TF32 is a GPU tensor-core mode" in out
+    assert " .. " in out and "TFLOP/s" in out
+    code, out, err = main_inprocess(["compare", "label=aa-A1", "label=nope", "--db", url], capsys)
+    assert code == 2 and "no stored run matches label=nope" in err
+    code, out, err = main_inprocess(["compare", "label=aa-A1", "colour=red", "--db", url], capsys)
+    assert code == 2 and "unknown filter 'colour'; use gpu, stack, host, since, label, db" in err
+    code, out, err = main_inprocess(["report", "label=aa-A1", "label=aa-A2", "--db", url, "-o", "-"], capsys)
+    assert code == 0, err
+    assert "<title>gpuparity: aa-A2: " in out and " vs aa-A1: " in out
+
+
+def test_fail_if_slower_takes_a_bare_number_as_percent(tmp_path, capsys):
+    from test_compare import main_inprocess
+
+    from gpuparity.cli.compare import parse_fraction
+
+    assert parse_fraction("5", "--x") == pytest.approx(0.05) and parse_fraction("5%", "--x") == pytest.approx(0.05)
+    assert parse_fraction("0.05", "--x") == pytest.approx(0.05)
+    with pytest.raises(UserError, match="between 0 and 100%"):
+        parse_fraction("150", "--x")
+    url = _labelled_store(str(tmp_path / "l.db"))
+    code, _, err = main_inprocess(["compare", "label=aa-A1", "label=aa-A2", "--db", url, "--fail-if-slower", "5"],
+                                  capsys)
+    assert code == 1 and "more than 5% slower" in err
+
+
+def test_llm_load_draws_no_progress_bar(capfd):
+    """Loading the shipped SmolLM2 checkpoint prints no transformers 'Loading weights' bar, and the
+    bars are as they were afterwards."""
+    pytest.importorskip("transformers")
+    from transformers.utils import logging as hf_logging
+
+    from gpuparity.models.load import load_causal_lm
+
+    hf_logging.enable_progress_bar()
+    try:
+        loaded = load_causal_lm("smollm2", "cpu", "fp32")
+    except UserError as exc:
+        pytest.skip(f"SmolLM2 package not installed: {exc}")
+    out, err = capfd.readouterr()
+    assert loaded.info["params"] > 1e8
+    assert "Loading weights" not in out + err and "it/s]" not in out + err
+    assert hf_logging.is_progress_bar_enabled()
+
+
+def test_quickstart_output_is_ignored_and_setup_uses_the_cpu_index():
+    root = Path(__file__).parent.parent
+    quick = (root / "scripts" / "quickstart.sh").read_text()
+    out = next(w for line in quick.splitlines() if "--json" in line for w in line.split() if w.endswith(".json"))
+    ignored = subprocess.run(["git", "check-ignore", "-q", "--no-index", out], cwd=root)
+    assert ignored.returncode == 0, f"{out} (the quickstart's run file) is not ignored by .gitignore"
+    setup = (root / "scripts" / "setup.sh").read_text().splitlines()
+    cpu = next(i for i, line in enumerate(setup) if "download.pytorch.org/whl/cpu" in line)
+    assert "torch==2.13.0" in setup[cpu] and "|| pip install" in setup[cpu + 1] + setup[cpu]
+    assert setup[cpu - 1].lstrip().startswith("#") and "nvidia" in " ".join(setup[cpu - 4:cpu])

@@ -62,8 +62,8 @@ def test_trend_cli(store, capsys):
     assert code == 0 and "change rocm 6.2.4 -> rocm 7.0.0: gemm" in out
     code, out, _ = main_inprocess(["trend", "--db", store.url, "--format", "markdown"], capsys)
     assert code == 0 and "### Change points" in out
-    code, _, err = main_inprocess(["trend", "--db", store.url, "--since", "2026-03-03", "--by", "stack"], capsys)
-    assert code == 2 and "only one group" in err and "grouped by stack" in err
+    code, _, err = main_inprocess(["trend", "--db", store.url, "--since", "2026-03-04", "--by", "stack"], capsys)
+    assert code == 2 and "only one run matches (r3)" in err and "--by date" not in err
     code, _, err = main_inprocess(["trend", "--db", store.url, "--by", "kernel"], capsys)
     assert code == 2 and "--by" in err
 
@@ -133,3 +133,21 @@ def test_trend_cli_by_label_and_choices(tmp_path, capsys):
     assert code == 0 and "| label | runs | first run |" in out
     code, _, err = main_inprocess(["trend", "--db", url, "--by", "commit"], capsys)
     assert code == 2 and "'commit' is not one of 'all', 'date', 'label', 'stack', 'torch', 'driver'" in err
+
+
+def test_trend_of_one_group_shows_its_runs_over_time(store, capsys):
+    """One stack (here: only the ROCm 7 runs) is one group: each run becomes a point in time, said so,
+    and the step between them is measured; --by date with every run on one day does the same."""
+    result = trend(store, ["r2", "r3"], by="stack")
+    assert result["by"] == "run" and result["grouped_by"] == "stack"
+    assert [v["runs"] for v in result["versions"]] == [["r2"], ["r3"]]
+    assert "one stack group (rocm 7.0.0)" in result["note"] and len(result["steps"]) == 1
+    assert result["steps"][0]["counts"]["parity"] + result["steps"][0]["counts"]["inconclusive"] == 2
+    code, out, err = main_inprocess(["trend", "--db", store.url, "--since", "2026-03-03", "--by", "stack"], capsys)
+    assert code == 0, err
+    assert "each run is shown on its own" in out and "2026-03-03 00:00 r2" in out and "--by date" not in out
+    code, out, err = main_inprocess(["trend", "--db", store.url, "--since", "2026-03-03", "--by", "date",
+                                     "-f", "json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["by"] == "date"                      # two days: two groups, no fallback
+    assert version_label({"run_id": "r9", "started_at": "2026-03-05T10:20:30+00:00"}, "run") == "2026-03-05 10:20 r9"

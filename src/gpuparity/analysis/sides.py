@@ -232,7 +232,7 @@ def _chunks(items: list, size: int):
 
 
 # -- naming a side on the command line -------------------------------------------------------
-FILTER_KEYS = ("gpu", "stack", "host", "since", "db")
+FILTER_KEYS = ("gpu", "stack", "host", "since", "label", "db")
 
 
 def parse_filter(text: str) -> dict:
@@ -289,7 +289,7 @@ def resolve_runs(token: str | None, db: str | None = None, **filters) -> tuple[s
     """What a side names: (store url or file, run documents, run ids in the store).
 
     token: an exported JSON run file, a SQLite store file, a run id (prefix, 'latest') in `db`,
-    a filter 'gpu=..,stack=..,host=..,since=..,db=..', or None (filters alone)."""
+    a filter 'gpu=..,stack=..,host=..,since=..,label=..,db=..', or None (filters alone)."""
     import os
 
     from gpuparity.results.store import Store

@@ -14,11 +14,13 @@ comparison answers claims such as "ROCm 7 is 3.5x ROCm 6" on one's own machine.
 from __future__ import annotations
 
 # No module-level import of the comparison core (numpy): the CLI reads BY at start-up.
-BY = ("all", "date", "label", "stack", "torch", "driver")
+BY = ("all", "date", "label", "stack", "torch", "driver", "run")
 NO_LABEL = "(no label)"
 
 
 def version_label(run: dict, by: str = "all") -> str:
+    if by == "run":                  # every run its own point in time
+        return f"{str(run.get('started_at') or '?')[:16].replace('T', ' ')} {run.get('run_id')}"
     if by == "date":
         return str(run.get("started_at") or "?")[:10]
     if by == "label":
@@ -31,7 +33,11 @@ def version_label(run: dict, by: str = "all") -> str:
 
 
 def trend(store, run_ids: list[str], by: str = "all", tolerance: float = 0.05, prices=None) -> dict:
-    """Versions, consecutive steps with change points, and the first -> last comparison."""
+    """Versions, consecutive steps with change points, and the first -> last comparison.
+
+    When every run falls into one group (one stack, one label ...) and there are several runs,
+    each run becomes its own group (by "run"), oldest first, and the result's note says so: the
+    one group's figures over time."""
     from gpuparity.analysis.frame import run_labels
     from gpuparity.analysis.sides import run_summary, side_from_store
 
@@ -46,6 +52,10 @@ def trend(store, run_ids: list[str], by: str = "all", tolerance: float = 0.05, p
     groups: dict[str, list[dict]] = {}
     for r in runs:
         groups.setdefault(version_label(r, by), []).append(r)
+    regrouped = None
+    if len(groups) == 1 and len(runs) > 1 and by != "run":
+        regrouped = next(iter(groups))
+        groups = {version_label(r, "run"): [r] for r in runs}
     versions = [{"label": label, "runs": [r["run_id"] for r in rs], "first": rs[0]["started_at"],
                  "last": rs[-1]["started_at"], "hosts": sorted({str(r["host"]) for r in rs})}
                 for label, rs in groups.items()]
@@ -53,10 +63,13 @@ def trend(store, run_ids: list[str], by: str = "all", tolerance: float = 0.05, p
     steps = [_step(sides[i - 1], sides[i], tolerance, prices) for i in range(1, len(sides))]
     overall = _step(sides[0], sides[-1], tolerance, prices) if len(sides) > 2 else None
     products = sorted({str(r.get("product")) for r in runs})
-    return {"by": by, "tolerance": tolerance, "versions": versions, "steps": steps, "overall": overall,
-            "products": products,
-            "note": (f"runs span several products ({', '.join(products)}): a trend is meant for one platform"
-                     if len(products) > 1 else None)}
+    notes = [f"runs span several products ({', '.join(products)}): a trend is meant for one platform"
+             ] if len(products) > 1 else []
+    if regrouped is not None:
+        notes.append(f"every run is in one {by if by != 'all' else 'version'} group ({regrouped}): each run is "
+                     "shown on its own, oldest first")
+    return {"by": "run" if regrouped is not None else by, "grouped_by": by, "tolerance": tolerance, "versions": versions, "steps": steps, "overall": overall,
+            "products": products, "note": "; ".join(notes) or None}
 
 
 def _step(old, new, tolerance: float, prices) -> dict:

@@ -1,7 +1,7 @@
 """`gpuparity compare A B`: B relative to A per result, with CIs, verdicts and normalised views.
 
 A side is an exported JSON run file, a SQLite store file, a run id (or prefix, or 'latest') in
---db, or a filter such as 'gpu=mi300x,stack=rocm' (keys: gpu, stack, host, since, db); or leave
+--db, or a filter such as 'gpu=mi300x,stack=rocm' (keys: gpu, stack, host, since, label, db); or leave
 A/B out and use --gpu-a/--stack-a/--gpu-b/--stack-b.
 """
 
@@ -19,12 +19,14 @@ FORMATS = ("table", "markdown", "csv", "json")
 
 
 def parse_fraction(text: str, option: str) -> float:
-    """'5%' or '0.05' -> 0.05."""
+    """'5%', '5' or '0.05' -> 0.05: a bare number of 1 or more is a percentage (no fraction is)."""
     raw = text.strip()
     try:
         value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
     except ValueError:
         raise UserError(f"{option} takes a fraction or a percentage (0.05 or 5%), got '{text}'") from None
+    if not raw.endswith("%") and 1 <= value < 100:
+        value /= 100
     if not 0 <= value < 1:
         raise UserError(f"{option} must be between 0 and 100%, got '{text}'")
     return value
@@ -62,12 +64,13 @@ def register(app: typer.Typer) -> None:
         price: Optional[List[str]] = typer.Option(None, "--price", help="GPU price override gpu=USD_per_hour."),
         fail_if_slower: Optional[str] = typer.Option(
             None, "--fail-if-slower",
-            help="Exit 1 if any result or category geomean is slower than this (e.g. 5%) with 95% confidence."),
+            help="Exit 1 if any result or category geomean is slower than this (5% or 5) with 95% confidence."),
+        wide: bool = typer.Option(False, "--wide", help="table: every column and every parameter, however wide."),
     ) -> None:
         """Compare platform B with platform A: ratio B/A with 95% CI and a verdict per result.
 
         A side is an exported JSON run file, a SQLite store file, a run id (prefix or 'latest') in
-        --db, or a filter 'gpu=mi300x,stack=rocm' (keys: gpu, stack, host, since, db). Several runs
+        --db, or a filter 'gpu=mi300x,stack=rocm' (keys: gpu, stack, host, since, label, db). Several runs
         on a side are pooled by result key. Exit status: 0, 1 with --fail-if-slower when slower, 2 on
         bad input.
         """
@@ -88,7 +91,7 @@ def register(app: typer.Typer) -> None:
         result = compare_sides(side_a, side_b, tol, prices, floor=floor)
         if threshold is not None:
             result["gate"] = regression_gate(result, threshold)
-        emit(result, output_format, max_rows)
+        emit(result, output_format, max_rows, wide)
         gate = result.get("gate")
         if gate is not None:
             import sys
@@ -106,7 +109,7 @@ def register(app: typer.Typer) -> None:
                 raise typer.Exit(1)
 
 
-def emit(result: dict, output_format: str, max_rows: int = 0) -> None:
+def emit(result: dict, output_format: str, max_rows: int = 0, wide: bool = False) -> None:
     if output_format == "json":
         print_json(result)
     elif output_format == "csv":
@@ -116,7 +119,7 @@ def emit(result: dict, output_format: str, max_rows: int = 0) -> None:
 
         print(compare_markdown(result, max_rows=max_rows))
     else:
-        print_table(result, max_rows)
+        print_table(result, max_rows, wide)
 
 
 def write_csv(rows: list[dict]) -> None:
@@ -132,54 +135,52 @@ def write_csv(rows: list[dict]) -> None:
 
 
 def params_text(params: dict) -> str:
-    return " ".join(f"{k}={v}" for k, v in (params or {}).items() if k != "dtype")
+    from gpuparity.report.labels import params_text as text
+
+    return text(params)
 
 
 def ratio_text(ratio, lo, hi) -> str:
-    if ratio is None:
-        return "-"
-    if lo is None or hi is None:
-        return f"{ratio:.3f}"
-    return f"{ratio:.3f} [{lo:.3f}, {hi:.3f}]"
+    from gpuparity.cli.tables import ratio_text as text
+
+    return text(ratio, lo, hi)
 
 
 VERDICT_STYLE = {"faster": "green", "slower": "red", "parity": "cyan", "inconclusive": "yellow"}
 
 
 def side_line(s: dict) -> str:
+    from gpuparity.report.headline import side_title
+
     price = f"${s['usd_per_hour']:.2f}/GPU-h" if s.get("usd_per_hour") else "price unknown"
-    return (f"{s['label']}: {', '.join(s['products']) or '-'} ({', '.join(s['stacks']) or '-'};"
-            f" torch {', '.join(s['torch']) or '-'}) on {', '.join(s['hosts']) or '-'};"
+    labels = s.get("labels") or []
+    label = f" label {', '.join(labels)};" if len(labels) > 1 else ""
+    spread = f"; run spread: {s['run_spread']}" if s.get("run_spread") else ""
+    return (f"{side_title(s, s['label'])}: {', '.join(s['products']) or '-'} ({', '.join(s['stacks']) or '-'};"
+            f" torch {', '.join(s['torch']) or '-'}) on {', '.join(s['hosts']) or '-'};{label}"
             f" {len(s['run_ids'])} run(s), {s.get('trials_per_result', 0):g} trial(s) per result;"
-            f" {price}; power: {s['power']}")
+            f" {price}; power: {s['power']}{spread}")
 
 
-def print_table(result: dict, max_rows: int = 0) -> None:
+def print_table(result: dict, max_rows: int = 0, wide: bool = False) -> None:
     from rich.table import Table
+
+    from gpuparity.cli.tables import Col, print_compare_rows, render
+    from gpuparity.report.headline import counts_text, headline
 
     con = console()
     for s in result["sides"].values():
         con.print(escape(side_line(s)))
-    from gpuparity.report.headline import headline
-
-    con.print(f"[bold]{escape(headline(result)['text'])}[/]")
+    h = headline(result)
+    con.print(f"[bold]{escape(h['text'])}[/]")
+    con.print(escape(counts_text(h)))
+    if h["scope"]:
+        con.print(escape(h["scope"]))
     for note in result.get("notes") or []:
         con.print(f"[yellow]note: {escape(note)}[/]")
-    t = Table(title=f"B / A per result (tolerance ±{result['tolerance']:.0%}, 95% CI)")
-    for col in ("workload", "params", "dtype", "A", "B", "unit", "trials", "B/A [95% CI]", "verdict",
-                "%peak A", "%peak B", "per peak", "per $", "per W"):
-        t.add_column(col)
     rows = result["rows"][:max_rows] if max_rows else result["rows"]
-    for r in rows:
-        style = VERDICT_STYLE.get(r["verdict"], "")
-        shown = r["verdict"] + (" (unstable)" if "unstable" in (r.get("flags") or []) else "")
-        t.add_row(escape(r["workload"]), escape(params_text(r["params"])), escape(r["dtype"] or "-"),
-                  fmt(r["a_value"]), fmt(r["b_value"]), escape(r["unit"] or "-"),
-                  f"{r.get('a_trials', '-')}/{r.get('b_trials', '-')}",
-                  ratio_text(r["ratio"], r["ci_low"], r["ci_high"]), f"[{style}]{shown}[/]",
-                  fmt(r["a_pct_peak"]), fmt(r["b_pct_peak"]), fmt(r["ratio_per_peak"]),
-                  fmt(r["ratio_per_dollar"]), fmt(r["ratio_per_watt"]))
-    con.print(t)
+    if rows:
+        print_compare_rows(rows, f"B / A per result (tolerance ±{result['tolerance']:.0%}, 95% CI)", wide)
     if len(rows) < len(result["rows"]):
         from collections import Counter
 
@@ -188,14 +189,16 @@ def print_table(result: dict, max_rows: int = 0) -> None:
                   + ", ".join(f"{counts[v]:,} {v}" for v in VERDICT_STYLE if counts[v])
                   + "); --rows 0 shows all, --format csv or json writes all")
     if result["geomean"]:
-        g = Table(title="Geometric mean of B / A per category")
-        for col in ("category", "n", "B/A [95% CI]", "verdict", "per peak", "per $", "per W"):
-            g.add_column(col)
-        for cat, e in result["geomean"].items():
-            g.add_row(escape(cat), str(e["n"]), ratio_text(e["ratio"], e["ci_low"], e["ci_high"]),
-                      f"[{VERDICT_STYLE[e['verdict']]}]{e['verdict']}[/]", fmt(e.get("ratio_per_peak")),
-                      fmt(e.get("ratio_per_dollar")), fmt(e.get("ratio_per_watt")))
-        con.print(g)
+        geo = list(result["geomean"].items())
+        render([Col("category", [c for c, _ in geo]), Col("n", [str(e["n"]) for _, e in geo], justify="right"),
+                Col("B/A [95% CI]", [ratio_text(e["ratio"], e["ci_low"], e["ci_high"]) for _, e in geo],
+                    justify="right"),
+                Col("verdict", [e["verdict"] for _, e in geo], styles=[VERDICT_STYLE.get(e["verdict"], "")
+                                                                        for _, e in geo]),
+                Col("per peak", [fmt(e.get("ratio_per_peak")) for _, e in geo], 1, "right"),
+                Col("per $", [fmt(e.get("ratio_per_dollar")) for _, e in geo], 2, "right"),
+                Col("per W", [fmt(e.get("ratio_per_watt")) for _, e in geo], 3, "right")],
+               "Geometric mean of B / A per category", wide)
     if result["serving"]:
         s = Table(title="Serving: throughput per GPU at equal interactivity (Pareto curves)")
         for col in ("curve", "tok/s per user", "A tok/s/GPU", "B tok/s/GPU", "B/A [95% CI]", "verdict"):

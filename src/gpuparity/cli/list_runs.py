@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from gpuparity.cli.common import console, db_option, escape, print_json
+from gpuparity.cli.common import console, db_option, print_json
 
 
 def register(app: typer.Typer) -> None:
@@ -17,8 +17,10 @@ def register(app: typer.Typer) -> None:
         stack: Optional[str] = typer.Option(None, "--stack", help="Only runs of this stack: cuda, rocm, cpu (prefix)."),
         since: Optional[str] = typer.Option(None, "--since", help="Only runs started at or after (ISO date)."),
         host: Optional[str] = typer.Option(None, "--host", help="Only runs on this host."),
+        label: Optional[str] = typer.Option(None, "--label", help="Only runs with this `run --label`."),
         limit: int = typer.Option(50, "--limit", "-n", min=1, help="At most this many runs."),
         as_json: bool = typer.Option(False, "--json", help="Print the runs as JSON."),
+        wide: bool = typer.Option(False, "--wide", help="Every column, however wide."),
     ) -> None:
         """List stored runs, newest first."""
         from gpuparity.results.journal import recover
@@ -26,17 +28,21 @@ def register(app: typer.Typer) -> None:
 
         recover(console(stderr=True))     # a run whose process died is stored from its journal first
         with Store(db) as store:
-            runs = store.list_runs(limit=limit, gpu=gpu, stack=stack, since=since, host=host)
+            runs = store.list_runs(limit=limit, gpu=gpu, stack=stack, since=since, host=host, label=label)
             url = store.url
         if as_json:
             print_json(runs)
             return
-        from rich.table import Table
+        from gpuparity.cli.tables import Col, render
 
-        t = Table(title=f"runs in {escape(url)}")
-        for col in ("run id", "started", "status", "host", "product", "spec", "stack", "results"):
-            t.add_column(col)
-        for r in runs:
-            t.add_row(*[escape(r[k] if r[k] is not None else "-") for k in
-                        ("run_id", "started_at", "status", "host", "product", "spec_id", "stack", "n_results")])
-        console().print(t)
+        def col(header, key, priority=0):
+            return Col(header, ["-" if r.get(key) is None else str(r[key]) for r in runs], priority)
+
+        started = [str(r.get("started_at") or "-")[:16].replace("T", " ") for r in runs]
+        dropped = render([col("run id", "run_id"), col("label", "label", 1), Col("started", started),
+                          col("status", "status", 3), col("host", "host", 2),
+                          Col("product", [str(r.get("product") or "-") for r in runs], flex=True),
+                          col("spec", "spec_id", 2), col("stack", "stack"), col("results", "n_results", 4)],
+                         f"runs in {url}", wide)
+        if dropped:
+            console().print(f"not shown for lack of width: {', '.join(dropped)} (--wide shows all)")

@@ -47,11 +47,18 @@ def register(app: typer.Typer) -> None:
         tolerance: str = typer.Option("5%", "--tolerance", "-t", help="Parity band: 1 +- this (5% or 0.05)."),
         price_basis: str = typer.Option("neocloud", "--price-basis", help="Price book column for $ per GPU-hour."),
         price: Optional[List[str]] = typer.Option(None, "--price", help="gpu=USD_per_hour (repeatable)."),
-        claims_file: Optional[str] = typer.Option(None, "--claims", help="Claims YAML (default: the shipped set)."),
-        no_claims: bool = typer.Option(False, "--no-claims", help="Leave the claims section out."),
-        title: Optional[str] = typer.Option(None, "--title", help="Report title (default: B vs A by product)."),
+        with_claims: bool = typer.Option(
+            False, "--claims", help="Add vendor claims checked against the store (after the results, collapsed)."),
+        claims_file: Optional[str] = typer.Option(
+            None, "--claims-file", help="Claims YAML for --claims (default: the shipped set); implies --claims."),
+        no_claims: bool = typer.Option(False, "--no-claims", hidden=True,
+                                       help="Leave claims out (the default; kept for older scripts)."),
+        title: Optional[str] = typer.Option(
+            None, "--title", help="Report title (default: the sides' labels, products and stacks)."),
     ) -> None:
-        """Write a report: the answer in a sentence, ratio and roofline charts, $ and W, serving, fingerprints."""
+        """Write a report: one platform's results against its datasheet per workload, or B against A
+        (the answer in a sentence, ratio and roofline charts, $ and W, serving); skipped cases,
+        machine state and fingerprints. Claims only with --claims."""
         from gpuparity.cli.compare import parse_fraction, price_options
         from gpuparity.report.html import build, evaluate_claims, render_html, render_markdown
         from gpuparity.results.store import Store
@@ -63,7 +70,7 @@ def register(app: typer.Typer) -> None:
         docs_a = _docs(a, db, gpu=gpu_a, stack=stack_a, since=since, host=host)
         docs_b = _docs(b, db, gpu=gpu_b, stack=stack_b, since=since, host=host) if (b or gpu_b or stack_b) else None
         claims = None
-        if not no_claims:
+        if (with_claims or claims_file) and not no_claims:
             with Store(db) as store:
                 claims = evaluate_claims(store, claims_file)
         ctx = build(docs_a, docs_b, tol, prices, claims, title)

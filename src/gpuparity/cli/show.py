@@ -16,6 +16,7 @@ def register(app: typer.Typer) -> None:
         db: Optional[str] = db_option(),
         as_json: bool = typer.Option(False, "--json", help="Print the whole run document."),
         rows: int = typer.Option(200, "--rows", min=0, help="Show at most this many results (0: all)."),
+        wide: bool = typer.Option(False, "--wide", help="Every column and every parameter, however wide."),
     ) -> None:
         """Show a run: its platform and its results."""
         from gpuparity.results.journal import recover
@@ -28,13 +29,14 @@ def register(app: typer.Typer) -> None:
             print_json(doc)
             return
         fp = doc["fingerprint"]
+        label = f" label [bold]{escape(doc['label'])}[/]" if doc.get("label") else ""
         console().print(
-            f"[bold]{escape(doc['run_id'])}[/] {escape(doc['started_at'])} {escape(doc.get('status'))}  "
+            f"[bold]{escape(doc['run_id'])}[/]{label} {escape(doc['started_at'])} {escape(doc.get('status'))}  "
             f"{escape(fp.get('product'))} ({escape(fp.get('backend'))}, torch {escape(fp.get('torch_version'))})"
             f" on {escape(doc.get('host'))}")
-        from gpuparity.cli.run import print_results
+        from gpuparity.cli.tables import print_run_rows
 
-        print_results(doc, rows=rows)
+        print_run_rows(doc, rows=rows, wide=wide)
         print_extras(doc, rows)
 
 

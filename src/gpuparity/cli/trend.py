@@ -25,7 +25,8 @@ def register(app: typer.Typer) -> None:
         since: Optional[str] = typer.Option(None, "--since", help="Only runs started at or after (ISO date)."),
         by: str = typer.Option("all", "--by", click_type=click.Choice(BY),
                                help="Group runs by: stack, torch and driver versions together (all), one of them,"
-                                    " the day they started (date) or their `run --label` (label)."),
+                                    " the day they started (date), their `run --label` (label) or each run on its"
+                                    " own (run; also what one group falls back to)."),
         tolerance: str = typer.Option("5%", "--tolerance", "-t", help="Change point: CI beyond 1 +- this."),
         output_format: str = typer.Option("table", "--format", "-f", click_type=click.Choice(FORMATS),
                                           help="Output format."),
@@ -43,8 +44,8 @@ def register(app: typer.Typer) -> None:
         with Store(origin) as store:
             result = trend(store, ids, by, tol)
         if len(result["versions"]) < 2:
-            raise UserError(f"only one group ({result['versions'][0]['label']}) among the matching runs when"
-                            f" grouped by {by}; a trend needs two (try --by date, --by label or --by torch)")
+            raise UserError(f"only one run matches ({result['versions'][0]['runs'][0]}): a trend needs two; run"
+                            " the suite again (after an upgrade, or with run --label) and trend shows the change")
         if output_format == "json":
             print_json(result)
         elif output_format == "markdown":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,12 +119,28 @@ def _torch_dtype(dtype: str):
         raise UserError(f"dtype {dtype} is not one of fp32, bf16, fp16, fp8 for a model") from None
 
 
+@contextmanager
+def no_progress_bars():
+    """transformers' progress bars ("Loading weights") off while loading, as they were after: a
+    bar drawn into a run's output is noise between its tables (and garbage in a log file)."""
+    from transformers.utils import logging as hf_logging
+
+    was = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was:
+            hf_logging.enable_progress_bar()
+
+
 def _from_folder(folder: str, device: str, dtype: str):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     # fp8 loads in bf16 and is quantised by models.fp8 (the caller), with no hub-loaded kernels.
     kwargs: dict = {"device_map": device, "dtype": _torch_dtype("bf16" if dtype == "fp8" else dtype)}
-    model = AutoModelForCausalLM.from_pretrained(folder, **kwargs).eval()
+    with no_progress_bars():
+        model = AutoModelForCausalLM.from_pretrained(folder, **kwargs).eval()
     try:
         tok = AutoTokenizer.from_pretrained(folder)
     except (OSError, ValueError):

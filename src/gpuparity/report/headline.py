@@ -1,4 +1,5 @@
-"""The answer in one sentence: "B is 1.80x A on kernels [1.60, 2.00], at parity on models; 3 trials a side".
+"""The answer in one sentence: "B is 1.80x A on kernels [1.60, 2.00]: faster; on models 1.01x [0.98, 1.03]:
+parity; 3 trials a side." Every clause carries its own verdict word.
 
 Built from a comparison document (analysis.compare.compare_sides) and shared by the HTML report,
 its markdown twin and anything else that wants the short answer. Tolerant of documents written
@@ -22,16 +23,20 @@ def interval(lo, hi) -> str:
     return f" [{fmt(lo)}, {fmt(hi)}]"
 
 
-def _clause(cat: str, g: dict, first: bool) -> str:
+def side_title(summary: dict | None, letter: str) -> str:
+    """'B (aa-A2)' when every run of the side carries one label, else 'B'."""
+    labels = (summary or {}).get("labels") or []
+    return f"{letter} ({labels[0]})" if len(labels) == 1 and labels[0] else letter
+
+
+def _clause(cat: str, g: dict, first: bool, a: str = "A", b: str = "B") -> str:
+    """'B is 0.58x A on kernels [0.44, 0.76]: slower' (first) or 'on models 1.01x [0.98, 1.03]: parity':
+    every clause carries its own verdict word."""
     where = PLURAL.get(cat, cat)
     ci = interval(g.get("ci_low"), g.get("ci_high"))
-    a = " A" if first else ""
-    v = g.get("verdict")
-    if v == "parity":
-        return f"at parity{' with A' if first else ''} on {where}{ci}"
-    text = f"{times(g['ratio'])}{a} on {where}{ci}"
-    if v not in ("faster", "slower"):
-        text += " (inconclusive)"
+    v = g.get("verdict") or "inconclusive"
+    ratio = times(g["ratio"]) if g.get("ratio") is not None else "?"
+    text = f"{b} is {ratio} {a} on {where}{ci}: {v}" if first else f"on {where} {ratio}{ci}: {v}"
     if g.get("flags"):
         text += f" ({', '.join(g['flags'])})"
     return text
@@ -77,26 +82,68 @@ def _verdict_counts(rows: list[dict]) -> dict:
     return counts
 
 
+def counts_of(result: dict) -> tuple[dict, str | None]:
+    """({verdict: n}, method): the comparison's multiplicity-adjusted counts where it has them
+    (doc["counts"], with the method that adjusted them), else the rows' own verdicts counted."""
+    given = result.get("counts")
+    if isinstance(given, dict) and any(isinstance(given.get(v), int) for v in VERDICT_ORDER):
+        return ({v: given[v] for v in VERDICT_ORDER if isinstance(given.get(v), int) and given[v]},
+                str(given.get("method") or "") or None)
+    return _verdict_counts(result.get("rows") or []), None
+
+
+VERDICT_ORDER = ("faster", "slower", "parity", "inconclusive")
+
+
+def contended_lines(result: dict) -> list[str]:
+    """One sentence per side that ran on a busy machine (doc["contended"]): it gets no verdict."""
+    out = []
+    for c in result.get("contended") or []:
+        if not isinstance(c, dict):
+            continue
+        reasons = "; ".join(str(r) for r in c.get("reasons") or [])
+        out.append(f"Side {c.get('side', '?')} ran on a busy machine" + (f" ({reasons})" if reasons else "")
+                   + ": no faster or slower verdict is given.")
+    return out
+
+
 def headline(result: dict) -> dict:
-    """{"text": the sentence, "clauses": [{category, text, verdict}], "trials", "counts", "aa"}."""
+    """{"text": the sentence, "clauses": [{category, text, verdict}], "trials", "counts",
+    "counts_method", "contended", "scope", "aa", "aa_line", "n_rows"}."""
     geo = result.get("geomean") or {}
     cats = [c for c in geo if c != "all"] or list(geo)
+    sides = result.get("sides") or {}
+    a, b = side_title(sides.get("a"), "A"), side_title(sides.get("b"), "B")
     clauses = []
     for i, cat in enumerate(cats):
         clauses.append({"category": cat, "verdict": geo[cat].get("verdict"), "n": geo[cat].get("n"),
-                        "text": _clause(cat, geo[cat], i == 0)})
+                        "text": _clause(cat, geo[cat], i == 0, a, b)})
     rows = result.get("rows") or []
     trials = trials_phrase(result)
     if clauses:
-        text = "B is " + ", ".join(c["text"] for c in clauses)
+        text = "; ".join(c["text"] for c in clauses)
     elif rows:
-        text = f"B and A share {len(rows)} result{'s' if len(rows) != 1 else ''}, none with a confidence interval"
+        text = f"{b} and {a} share {len(rows)} result{'s' if len(rows) != 1 else ''}, none with a confidence interval"
     else:
-        text = "A and B have no result in common"
+        text = f"{a} and {b} have no result in common"
     if trials:
         text += f"; {trials}"
+    text += "."
+    contended = contended_lines(result)
+    if contended:
+        text += " " + " ".join(contended)
+    counts, method = counts_of(result)
     aa = bool((result.get("aa") or {}).get("identical"))
-    return {"text": text + ".", "clauses": clauses, "trials": trials, "counts": _verdict_counts(rows), "aa": aa,
+    return {"text": text, "clauses": clauses, "trials": trials, "counts": counts, "counts_method": method,
+            "contended": contended, "scope": result.get("scope") or None, "aa": aa,
             # the comparison's own notes say A/A where it has them; else the report says it
             "aa_line": aa and not any(str(n).startswith("A/A") for n in result.get("notes") or []),
             "n_rows": len(rows)}
+
+
+def counts_text(h: dict) -> str:
+    """'12 results compared: 3 faster, 9 parity (Holm-adjusted)'."""
+    parts = ", ".join(f"{n} {v}" for v, n in h["counts"].items())
+    n = h["n_rows"]
+    text = f"{n} result{'s' if n != 1 else ''} compared" + (f": {parts}" if parts else "")
+    return text + (f" ({h['counts_method']})" if h.get("counts_method") else "")

@@ -19,8 +19,8 @@ from markupsafe import Markup, escape
 
 from gpuparity.analysis import compare as compare_mod
 from gpuparity.analysis.sides import side_from_runs
-from gpuparity.report import fingerprint, plots, serving
-from gpuparity.report.headline import headline, pair
+from gpuparity.report import fingerprint, onerun, plots, serving
+from gpuparity.report.headline import counts_text, headline, pair
 
 MAX_TABLE_ROWS = 2000
 METHOD = [
@@ -60,11 +60,16 @@ def _newest_results(docs: list[dict]) -> list[dict]:
 
 
 def _name(summary: dict) -> str:
-    return f"{', '.join(summary['products']) or '?'} ({', '.join(summary['stacks']) or '?'})"
+    """'aa-A1: MI300X (rocm 6.4.1)': the runs' label (when they share one), product and stack."""
+    labels = summary.get("labels") or []
+    name = f"{', '.join(summary['products']) or '?'} ({', '.join(summary['stacks']) or '?'})"
+    return f"{labels[0]}: {name}" if len(labels) == 1 and labels[0] else name
 
 
 def _short(summary: dict) -> str:
-    return f"{summary['label']} ({', '.join(summary.get('spec_ids') or summary['products']) or '?'})"
+    labels = summary.get("labels") or []
+    what = labels[0] if len(labels) == 1 and labels[0] else ', '.join(summary.get('spec_ids') or summary['products'])
+    return f"{summary['label']} ({what or '?'})"
 
 
 def evaluate_claims(store, claims_file: str | None = None) -> dict:
@@ -214,7 +219,8 @@ def cost_tables(rows: list[dict]) -> tuple[dict | None, dict | None]:
 
 def platforms_table(summaries: list[dict]) -> dict:
     return grid(summaries, [
-        ("side", lambda s: s["label"], "text"), ("product", lambda s: ", ".join(s["products"]), "text"),
+        ("side", lambda s: s["label"], "text"), ("label", lambda s: ", ".join(s.get("labels") or []), "text"),
+        ("product", lambda s: ", ".join(s["products"]), "text"),
         ("spec", lambda s: ", ".join(s.get("spec_ids") or []) + (" (estimated)" if s.get("spec_estimated") else ""),
          "text"),
         ("stack", lambda s: ", ".join(s["stacks"]), "text"), ("torch", lambda s: ", ".join(s.get("torch") or []),
@@ -224,7 +230,65 @@ def platforms_table(summaries: list[dict]) -> dict:
         ("trials", lambda s: s.get("trials"), "text"),
         ("$/GPU-hour", lambda s: f"${s['usd_per_hour']:.2f}" if s.get("usd_per_hour") else None, "text"),
         ("power basis", lambda s: s.get("power"), "text"),
+        ("run-to-run spread", lambda s: s.get("run_spread"), "text"),
     ])
+
+
+def section_table(section: dict) -> dict:
+    """A workload's results: case, figure with CI, % of the datasheet peak, trials, flags and the
+    workload's own figures (LLM latencies, training MFU, bus bandwidth ...)."""
+    return grid(section["rows"], [
+        ("case", lambda r: r["case"], "text"), ("dtype", lambda r: r["dtype"], "text"),
+        ("figure", lambda r: r["value"], "num"), ("unit", lambda r: r["unit"], "text"),
+        ("95% CI", lambda r: f"{onerun.sig(r['ci_low'])} – {onerun.sig(r['ci_high'])}"
+         if r["ci_low"] is not None and r["ci_high"] is not None else None, "text"),
+        ("% of peak", lambda r: r["of_peak"], "text"), ("best shape", lambda r: r["shape"], "text"),
+        ("trials", lambda r: r["trials"], "num"), ("flags", lambda r: r["flags"], "verdict"),
+    ] + [(name, lambda r, name=name: r["extra"].get(name), "num") for name in section["extra_headers"]])
+
+
+def not_ok_table(items: list[dict]) -> dict:
+    return grid(items, [
+        ("workload", lambda r: r["workload"], "text"), ("params", lambda r: r["params"], "text"),
+        ("dtype", lambda r: r["dtype"], "text"), ("status", lambda r: r["status"], "verdict"),
+        ("reason", lambda r: r["reason"], "text")])
+
+
+def machine_table(rows: list[dict]) -> dict:
+    return grid(rows, [
+        ("run", lambda r: r["run"] if r["when"] == "start" else "", "text"),
+        ("label", lambda r: r["label"] if r["when"] == "start" else "", "text"),
+        ("when", lambda r: r["when"], "text"), ("time", lambda r: r["time"], "text"),
+        ("plan", lambda r: r["plan"], "text"), ("duration", lambda r: r["duration"], "text"),
+        ("load average", lambda r: r["loadavg"], "text"), ("CPUs", lambda r: r["cpus"], "num"),
+        ("other processes' CPU share", lambda r: r["other"], "text"), ("governor", lambda r: r["governors"], "text"),
+        ("GPU", lambda r: r["gpu"], "text"), ("warning", lambda r: r["warnings"], "text")])
+
+
+def _one_run(docs: list[dict], results: list[dict], charts: list[dict]) -> dict:
+    """The one-platform view (report.onerun) and its charts, appended to `charts`."""
+    secs = onerun.sections(results)
+    for sec in secs:
+        if sec["workload"] == "serving":         # serving has its throughput-interactivity curves
+            continue
+        units = [r["unit"] for r in sec["rows"]]
+        unit = max(set(units), key=units.count)
+        rows = [r for r in sec["rows"] if r["unit"] == unit]
+        caption = (f"{unit or 'figure'} per case with its 95% CI (cut at 3x the figure; light: flagged results); "
+                   "the label is the share of the datasheet peak, the red tick the peak itself.")
+        if len(rows) > plots.MAX_BARS or len(rows) < len(sec["rows"]):
+            caption += f" {min(len(rows), plots.MAX_BARS)} of {len(sec['rows'])} results drawn; the table has all."
+        sec["chart"] = {"anchor": f"{sec['anchor']}-chart", "section": sec["workload"], "caption": caption,
+                        "fig": plots.workload_chart(rows, unit)}
+        charts.append(sec["chart"])
+        if sec["workload"] in onerun.LATENCY_CHART:
+            sec["latency"] = {"anchor": f"{sec['anchor']}-latency", "section": sec["workload"],
+                              "caption": "Latency per case: time to first token and time per output token.",
+                              "fig": plots.latency_chart(sec["rows"], onerun.LATENCY_CHART[sec["workload"]])}
+            charts.append(sec["latency"])
+    return {"highlights": onerun.highlights(results), "headline": onerun.headline_text(results),
+            "counts": onerun.status_counts(results), "sections": secs, "not_ok": onerun.not_ok(results),
+            "machine": onerun.machine_rows(docs), "busy": onerun.busy(docs)}
 
 
 def not_compared_table(items: list[dict]) -> dict:
@@ -299,11 +363,12 @@ def build(docs_a: list[dict], docs_b: list[dict] | None = None, tolerance: float
             charts.append({"anchor": "normalised", "title": "Raw, per spec peak, per dollar, per watt",
                            "caption": "Category geometric means B / A; a view appears where both sides have "
                                       "the figure (spec peak, price, power).", "fig": plots.normalised_chart(result)})
+    one = _one_run(docs_a, plot_sides[0]["results"], charts) if not docs_b else None
     if plots.has_roofline(plot_sides):
         charts.append({"anchor": "roofline", "title": "Roofline", "fig": plots.roofline_chart(plot_sides),
                        "caption": "Achieved TFLOP/s against arithmetic intensity; dashed: each platform's spec "
                                   "roofs, dotted: its measured bandwidth roof (best memory result)."})
-    if plots.has_gemm(plot_sides):
+    if docs_b and plots.has_gemm(plot_sides):      # one platform: its GEMM section has the dtypes
         charts.append({"anchor": "gemm", "title": "GEMM TFLOP/s by dtype", "fig": plots.gemm_chart(plot_sides),
                        "caption": "Best shape per dtype (hover: the shape and % of peak)."})
     if any(pts for _, _, per in serving_sides for pts in per.values()):
@@ -314,6 +379,7 @@ def build(docs_a: list[dict], docs_b: list[dict] | None = None, tolerance: float
     if title is None:
         title = "gpuparity: " + (f"{names['b']} vs {names['a']}" if docs_b else names["a"])
     return {"title": title, "summaries": summaries, "result": result, "names": names, "charts": charts,
+            "one": one, "docs": docs_a if not docs_b else None,
             "serving_sides": serving_sides, "plot_sides": plot_sides,
             "claims": claims, "tolerance": tolerance,
             "headline": headline(result) if result else None,
@@ -323,9 +389,10 @@ def build(docs_a: list[dict], docs_b: list[dict] | None = None, tolerance: float
 
 def _single_side_line(side: dict) -> str:
     results = side["results"]
-    ok = sum(r.get("status") == "ok" for r in results)
-    return (f"One platform, {side['name']}: {ok} of {len(results)} results ok. "
-            "Name a second side (gpuparity report A B) to compare.")
+    c = onerun.status_counts(results)
+    parts = ", ".join(f"{n} {s}" for s, n in c.items() if n and s != "ok")
+    return (f"One platform, {side['name']}: {c['ok']} of {len(results)} results ok" + (f" ({parts})" if parts else "")
+            + ". Name a second side (gpuparity report A B) to compare.")
 
 
 def _claims_view(claims: dict | None) -> dict | None:
@@ -347,7 +414,6 @@ def _claims_view(claims: dict | None) -> dict | None:
 
 
 def render_html(ctx: dict) -> str:
-    import plotly.offline
     from jinja2 import Environment
 
     from gpuparity import __version__
@@ -373,7 +439,14 @@ def render_html(ctx: dict) -> str:
         for ckey, points in per_curve.items():
             summ, lat = serving_tables(points)
             serving_blocks.append({"side": short, "curve": ckey, "summary": summ, "latency": lat})
+    one = ctx.get("one")
+    if one:
+        for sec in one["sections"]:
+            sec["table"] = section_table(sec)
     return template.render(
+        one=one, not_ok=not_ok_table(one["not_ok"]) if one and one["not_ok"] else None,
+        machine=machine_table(one["machine"]) if one and one["machine"] else None,
+        counts_line=counts_text(ctx["headline"]) if ctx["headline"] else None,
         title=ctx["title"], generated=datetime.now(timezone.utc).isoformat(timespec="seconds"), version=__version__,
         sides=sides, result=result, names=ctx["names"], headline=ctx["headline"], tol_pct=f"{ctx['tolerance']:.0%}",
         single_line=None if result else _single_side_line(ctx["plot_sides"][0]),
@@ -384,23 +457,27 @@ def render_html(ctx: dict) -> str:
         per_dollar=per_dollar, per_watt=per_watt, price_note=ctx["price_note"],
         serving_equal=serving_equal_table(result["serving"]) if result and result.get("serving") else None,
         serving_blocks=serving_blocks,
-        charts=[c for c in charts if c["anchor"] != "serving-curves"],
+        charts=[c for c in charts if c["anchor"] != "serving-curves" and not c.get("section")],
+        section_charts={c["anchor"]: c for c in charts if c.get("section")},
         serving_chart=next((c for c in charts if c["anchor"] == "serving-curves"), None),
         claims=_claims_view(ctx["claims"]), fp_diff=fp_diff, method=METHOD,
-        plotlyjs=plotly.offline.get_plotlyjs(), figures_json=_script_json(figures), params=plots._params,
+        plotlyjs=plots.plotly_script(), figures_json=_script_json(figures), params=plots._params,
     )
 
 
 def render_markdown(ctx: dict) -> str:
-    from gpuparity.report.markdown import claims_markdown, compare_markdown, serving_markdown, table
+    from gpuparity.report.markdown import (
+        claims_markdown,
+        compare_markdown,
+        one_run_markdown,
+        serving_markdown,
+    )
 
     out = []
     if ctx["result"]:
         out.append(compare_markdown(ctx["result"], ctx["title"]))
     else:
-        s = ctx["summaries"][0]
-        out.append(f"## {ctx['title']}\n\n" + table(["product", "stack", "torch", "runs"], [[
-            ", ".join(s["products"]), ", ".join(s["stacks"]), ", ".join(s["torch"]), len(s["run_ids"])]]) + "\n")
+        out.append(one_run_markdown(ctx["one"], ctx["title"], ctx["summaries"][0]))
     if any(per for _, _, per in ctx["serving_sides"]):
         out.append(serving_markdown(ctx["serving_sides"]))
     if ctx["claims"] is not None:

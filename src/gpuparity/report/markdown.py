@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 
-from gpuparity.report.headline import headline, pair
+from gpuparity.report.headline import counts_text, headline, pair
 
 
 def cell(value) -> str:
@@ -40,10 +40,12 @@ def _ci(ratio, lo, hi) -> str | None:
 def sides_markdown(result: dict) -> str:
     rows = []
     for s in result["sides"].values():
-        rows.append([s["label"], ", ".join(s["products"]), ", ".join(s["stacks"]), ", ".join(s["torch"]),
-                     ", ".join(s["hosts"]), len(s["run_ids"]),
-                     f"${s['usd_per_hour']:.2f}" if s.get("usd_per_hour") else "unknown", s["power"]])
-    return table(["side", "product", "stack", "torch", "host", "runs", "$/GPU-h", "power"], rows)
+        rows.append([s["label"], ", ".join(s.get("labels") or []), ", ".join(s["products"]), ", ".join(s["stacks"]),
+                     ", ".join(s["torch"]), ", ".join(s["hosts"]), len(s["run_ids"]),
+                     f"${s['usd_per_hour']:.2f}" if s.get("usd_per_hour") else "unknown", s["power"],
+                     s.get("run_spread")])
+    return table(["side", "label", "product", "stack", "torch", "host", "runs", "$/GPU-h", "power",
+                  "run-to-run spread"], rows, drop_empty=True)
 
 
 
@@ -51,7 +53,9 @@ def sides_markdown(result: dict) -> str:
 def answer_markdown(result: dict) -> list[str]:
     """The headline sentence, then the A/A note, warnings and the regression gate where present."""
     h = headline(result)
-    out = [f"**{cell(h['text'])}**", ""]
+    out = [f"**{cell(h['text'])}**", "", cell(counts_text(h)), ""]
+    if h["scope"]:
+        out += [cell(h["scope"]), ""]
     if h["aa_line"]:
         out += ["A/A: both sides have identical fingerprints; any difference is run-to-run noise.", ""]
     out += [f"> note: {cell(n)}" for n in result.get("notes") or []]
@@ -102,6 +106,50 @@ def compare_markdown(result: dict, title: str = "gpuparity comparison", max_rows
             ["side", "workload", "params", "dtype", "status", "reason", "other side"],
             [[r["side"], r["workload"], _params(r["params"]), r["dtype"], r["status"], r["reason"], r["other_side"]]
              for r in result["not_compared"]]), ""]
+    return "\n".join(out)
+
+
+def one_run_markdown(one: dict, title: str, summary: dict) -> str:
+    """One platform: what it reached against its datasheet, a table per workload, the skipped
+    cases with reasons and the machine's state (the HTML report's sections, without charts)."""
+    out = [f"## {cell(title)}", "", "**What this machine reached against its datasheet:**", ""]
+    out += [f"- {cell(h['text'])}" for h in one["highlights"]] or ["- no result has a figure"]
+    c = one["counts"]
+    out += ["", cell(f"{c['ok']} of {sum(c.values())} results ok"
+                     + "".join(f", {n} {k}" for k, n in c.items() if n and k != "ok") + "."), ""]
+    out += [f"> warning: {cell(w)}" for w in one["busy"]]
+    if one["busy"]:
+        out.append("")
+    out += [table(["label", "product", "spec", "stack", "torch", "hosts", "runs"], [[
+        ", ".join(summary.get("labels") or []), ", ".join(summary["products"]), ", ".join(summary.get("spec_ids") or []),
+        ", ".join(summary["stacks"]), ", ".join(summary["torch"]), ", ".join(summary.get("hosts") or []),
+        len(summary["run_ids"])]], drop_empty=True), ""]
+    for sec in one["sections"]:
+        out += [f"### {cell(sec['title'])}", ""]
+        if sec["constant"]:
+            out += [f"Same in every row: {cell(sec['constant'])}.", ""]
+        out += [table(["case", "dtype", "figure", "unit", "95% CI", "% of peak", "best shape", "trials", "flags",
+                       *sec["extra_headers"]],
+                      [[r["case"], r["dtype"], r["value"], r["unit"],
+                        f"{r['ci_low']:.4g} – {r['ci_high']:.4g}" if r["ci_low"] is not None
+                        and r["ci_high"] is not None else None, r["of_peak"], r["shape"], r["trials"], r["flags"],
+                        *[r["extra"].get(h) for h in sec["extra_headers"]]] for r in sec["rows"]],
+                      drop_empty=True), ""]
+    if one["not_ok"]:
+        out += [f"### Skipped and failed ({len(one['not_ok'])})", "", table(
+            ["workload", "params", "dtype", "status", "reason"],
+            [[r["workload"], r["params"], r["dtype"], r["status"], r["reason"]] for r in one["not_ok"]]), ""]
+    if one["machine"]:
+        out += ["### Machine state", "", table(
+            ["run", "when", "time", "plan", "load average", "other processes' CPU share", "governor", "GPU",
+             "warning"],
+            [[m["run"], m["when"], m["time"], m["plan"], m["loadavg"], m["other"], m["governors"], m["gpu"],
+              m["warnings"]] for m in one["machine"]], drop_empty=True), ""]
+    fp = summary.get("fingerprint") or {}
+    keys = ("product", "arch_target", "device_count", "driver_version", "cuda_version", "hip_version",
+            "torch_version", "cpu_blas", "backend")
+    out += ["### Fingerprint", "", table(["field", "value"], [[k, fp.get(k)] for k in keys if fp.get(k) is not None]),
+            "", "The HTML report (`-f html`) lists every fingerprint field.", ""]
     return "\n".join(out)
 
 

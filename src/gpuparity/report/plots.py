@@ -51,39 +51,10 @@ def _figure():
 
 
 def short_labels(rows: list[dict], limit: int = 44) -> list[str]:
-    """Labels that name a result by what sets it apart: the workload, then only the parameters
-    (and dtype) that vary among that workload's rows; equal values merge (m=n=k=4096)."""
-    varying: dict[str, set] = {}
-    seen: dict[str, dict] = {}
-    for r in rows:
-        w = r.get("workload") or "?"
-        items = {**(r.get("params") or {}), "dtype": r.get("dtype")}
-        first = seen.setdefault(w, items)
-        varying.setdefault(w, set()).update(k for k in set(first) | set(items) if first.get(k) != items.get(k))
-    labels = []
-    for r in rows:
-        w = r.get("workload") or "?"
-        params = [(k, v) for k, v in (r.get("params") or {}).items() if k in varying[w] and k != "dtype"]
-        groups: list[tuple[list, object]] = []
-        for k, v in params:
-            if groups and groups[-1][1] == v:
-                groups[-1][0].append(k)
-            else:
-                groups.append(([k], v))
-        parts = [w] + ["=".join(ks) + f"={v}" for ks, v in groups]
-        if "dtype" in varying[w] and r.get("dtype"):
-            parts.append(str(r["dtype"]))
-        labels.append(" ".join(parts))
-    counts: dict[str, int] = {}
-    for lab in labels:
-        counts[lab] = counts.get(lab, 0) + 1
-    out, used = [], {}
-    for lab in labels:
-        if counts[lab] > 1:                      # same label twice: number them
-            used[lab] = used.get(lab, 0) + 1
-            lab = f"{lab} #{used[lab]}"
-        out.append(t(lab, limit))
-    return out
+    """Labels that name a result by what sets it apart (report.labels), escaped and shortened."""
+    from gpuparity.report.labels import short_labels as plain
+
+    return [t(lab, limit) for lab in plain(rows)]
 
 
 RATIO_TICKS = (  # fine, 1-2-5, decades: the finest set that gives at most `most` ticks in range
@@ -365,3 +336,76 @@ def serving_chart(sides: list[tuple[str, str, dict]]):
     fig.update_layout(height=480, legend=LEGEND_BELOW, margin={"t": 30},
                       xaxis_title="interactivity (output tokens/s per user)", yaxis_title="output tokens/s per GPU")
     return fig
+
+
+MAX_BARS = 60              # bars in one workload chart (the table lists every result)
+
+
+def workload_chart(rows: list[dict], unit: str | None):
+    """One workload's results as horizontal bars (figure with its 95% CI), each labelled with its
+    % of the datasheet peak; the peak itself as a tick where the result has one in the same unit.
+    Log axis when figures (or peaks) span more than 50x."""
+    go = _go()
+    rows = rows[:MAX_BARS]
+    labels = [t(r["label"], 60) for r in rows]
+    values = [r["value"] for r in rows]
+    peaks = [((r["result"].get("derived") or {}).get("peak") or {}) for r in rows]
+    peak_x = [p.get("value") if p.get("unit") == unit and isinstance(p.get("value"), (int, float)) else None
+              for p in peaks]
+    # The range covers the figures, peaks and CIs (a CI clipped to 3x its figure, so one wild interval
+    # runs off the edge instead of squashing every bar), with room for the % labels.
+    lows = [max(r["ci_low"] or r["value"], r["value"] / 3) for r in rows]
+    highs = [min(r["ci_high"] or r["value"], r["value"] * 3) for r in rows] + [p for p in peak_x if p]
+    spread = [v for v in values + lows + highs if isinstance(v, (int, float)) and v > 0]
+    log = bool(spread) and max(spread) / min(spread) > 50
+    if log:
+        x_range = [math.log10(min(spread) / 1.5), math.log10(max(spread) * 1.6)]
+    else:
+        x_range = [0, max(spread, default=1.0) * 1.15]
+    # On a log axis a bar from 0 has no left end: bars start at the axis' left edge instead.
+    base = 10 ** x_range[0] if log else 0.0
+    fig = _figure()
+    fig.add_trace(go.Bar(
+        x=[v - base for v in values], base=base, y=labels, orientation="h", name=t(unit or "figure"),
+        marker={"color": ["#9ecae1" if r["flags"] else "#1f77b4" for r in rows]},
+        error_x={"type": "data", "symmetric": False, "color": "#444", "thickness": 1.2, "width": 3,
+                 "array": [max(0.0, h - v) for h, v in zip(highs, values, strict=False)],
+                 "arrayminus": [max(0.0, v - lw) for lw, v in zip(lows, values, strict=True)]},
+        text=[f"{r['pct']:.3g}%" if r.get("pct") is not None else "" for r in rows], textposition="outside",
+        customdata=[[t(r["flags"] or "no flags"), t(r["of_peak"] or "no datasheet peak"), r["value"]]
+                    for r in rows],
+        hovertemplate="%{y}<br>%{customdata[2]:.4g} " + t(unit or "") + "<br>%{customdata[1]}<br>%{customdata[0]}"
+                      "<extra></extra>"))
+    if any(p is not None for p in peak_x):
+        fig.add_trace(go.Scatter(
+            x=peak_x, y=labels, mode="markers", name="datasheet peak",
+            marker={"symbol": "line-ns-open", "size": 18, "color": "#d62728", "line": {"width": 2}},
+            hovertemplate="datasheet peak %{x:.4g} " + t(unit or "") + "<extra></extra>"))
+    fig.update_layout(
+        height=max(160, 70 + 26 * len(rows)), margin={"l": 10, "r": 20, "t": 10, "b": 40}, showlegend=False,
+        bargap=0.25, xaxis={"type": "log" if log else "linear", "title": t(unit or ""), "range": x_range},
+        yaxis={"autorange": "reversed", "automargin": True})
+    return fig
+
+
+def latency_chart(rows: list[dict], series: list[tuple[str, str, float]]):
+    """Grouped bars of latency figures (e.g. TTFT and TPOT in ms) per result."""
+    go = _go()
+    fig = _figure()
+    labels = [t(r["label"], 60) for r in rows[:MAX_BARS]]
+    for name, field, scale in series:
+        xs = [(r["result"].get("derived") or {}).get(field) for r in rows[:MAX_BARS]]
+        fig.add_trace(go.Bar(x=[x * scale if isinstance(x, (int, float)) else None for x in xs], y=labels,
+                             orientation="h", name=t(name), hovertemplate="%{y}<br>%{x:.4g} " + t(name)
+                             + "<extra></extra>"))
+    fig.update_layout(barmode="group", height=max(160, 70 + 40 * len(labels)), legend=LEGEND_BELOW,
+                      margin={"l": 10, "r": 20, "t": 10, "b": 40}, xaxis={"title": "ms"},
+                      yaxis={"autorange": "reversed", "automargin": True})
+    return fig
+
+
+def plotly_script() -> str:
+    """The plotly.js bundle the report inlines once (one place, so a lighter bundle can replace it)."""
+    import plotly.offline
+
+    return plotly.offline.get_plotlyjs()

@@ -327,11 +327,12 @@ class Store:
     def list_runs(self, limit: int = 50, **filters) -> list[dict]:
         where, args = run_filter_sql(**filters)
         rows = self.query(
-            "SELECT run_id, started_at, status, host, vendor, product, spec_id, stack, n_results"
+            "SELECT run_id, started_at, status, host, vendor, product, spec_id, stack, n_results, label"
             f" FROM runs {where} ORDER BY started_at DESC, run_id DESC LIMIT {max(0, min(int(limit), 2**62))}",
             args,
         )
-        cols = ("run_id", "started_at", "status", "host", "vendor", "product", "spec_id", "stack", "n_results")
+        cols = ("run_id", "started_at", "status", "host", "vendor", "product", "spec_id", "stack", "n_results",
+                "label")
         return [dict(zip(cols, r, strict=True)) for r in rows]
 
     def resolve_run_id(self, ref: str) -> str:
@@ -462,8 +463,9 @@ def result_row(run_id: str, r: dict) -> tuple:
 
 
 def run_filter_sql(gpu: str | None = None, stack: str | None = None, since: str | None = None,
-                   host: str | None = None, run_ids: list[str] | None = None) -> tuple[str, list]:
-    """WHERE clause for the filters every verb shares (--gpu, --stack, --since, --host).
+                   host: str | None = None, run_ids: list[str] | None = None,
+                   label: str | None = None) -> tuple[str, list]:
+    """WHERE clause for the filters every verb shares (--gpu, --stack, --since, --host, label=).
 
     gpu: a spec id or product name, exactly (case-insensitive), so h100 never pools H100 SXM with
     H100 PCIe; 'h100*' is a prefix (comparisons then say which products a side pools).
@@ -489,6 +491,9 @@ def run_filter_sql(gpu: str | None = None, stack: str | None = None, since: str 
     if host:
         clauses.append("host = ?")
         args.append(host)
+    if label:                   # a run's `run --label`, exactly
+        clauses.append("label = ?")
+        args.append(label)
     if run_ids:
         clauses.append("run_id IN (" + ",".join("?" * len(run_ids)) + ")")
         args += list(run_ids)

@@ -1,0 +1,211 @@
+"""Terminal tables that fit the terminal: `compare` and `show` at 100 columns keep every row's
+verdict, CI and the parameters that tell it apart whole; the columns a narrow terminal has no room
+for are left out (in a fixed order of importance) and said so; `--wide` shows them all.
+
+A column is fixed (never cut: it gets the width of its longest cell) or the one flexible column
+(the parameters), which wraps onto more lines instead of being cut. Parameters shown are only
+those that vary among a workload's rows (report.labels); the constant ones are listed once below.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpuparity.cli.common import console, escape, fmt
+
+GAP = 3              # between columns: padding, separator, padding
+FLEX_MIN = 24        # the parameters column never narrower than this (it wraps below it)
+
+
+@dataclass
+class Col:
+    header: str
+    cells: list[str]                 # plain text (escaped when printed)
+    priority: int = 0                # 0: always shown; higher: dropped first
+    justify: str = "left"
+    flex: bool = False
+    styles: list[str] = field(default_factory=list)
+
+    @property
+    def natural(self) -> int:
+        return max([len(self.header), *(len(c) for c in self.cells)])
+
+
+def choose(cols: list[Col], width: int, wide: bool = False) -> tuple[list[Col], list[str]]:
+    """The columns that fit `width` (all with wide), in their order, and the headers left out."""
+    cols = [c for c in cols if any(x not in ("", "-") for x in c.cells) or c.priority == 0]
+    if wide:
+        return cols, []
+
+    def need(chosen):
+        return sum(min(c.natural, FLEX_MIN) if c.flex else c.natural for c in chosen) + GAP * (len(chosen) - 1)
+
+    keep = [c for c in cols if c.priority == 0]
+    dropped = []
+    for level in sorted({c.priority for c in cols} - {0}):
+        group = [c for c in cols if c.priority == level]
+        if need(keep + group) <= width:
+            keep += group
+        else:
+            dropped += [c.header for c in group]
+    return [c for c in cols if c in keep], dropped
+
+
+def render(cols: list[Col], title: str | None, wide: bool = False, stderr: bool = False) -> list[str]:
+    """Print the table; returns the headers left out for lack of room."""
+    from rich import box
+    from rich.table import Table
+
+    con = console(stderr=stderr)
+    chosen, dropped = choose(cols, con.width, wide)
+    if wide:           # everything on one line per row: as wide as the table needs
+        con.width = max(con.width, sum(c.natural for c in chosen) + GAP * (len(chosen) - 1))
+    t = Table(title=escape(title) if title else None, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+              title_justify="left")
+    for c in chosen:
+        if c.flex:
+            t.add_column(c.header, overflow="fold", min_width=min(c.natural, FLEX_MIN))
+        else:
+            t.add_column(c.header, justify=c.justify, no_wrap=True, width=c.natural)
+    n = len(chosen[0].cells) if chosen else 0
+    for i in range(n):
+        t.add_row(*[f"[{c.styles[i]}]{escape(c.cells[i])}[/]" if c.styles and c.styles[i] else escape(c.cells[i])
+                    for c in chosen])
+    con.print(t)
+    return dropped
+
+
+def constants_line(rows: list[dict]) -> str | None:
+    """'same in every row: gemm layout=nn; conv batch=1 kernel=3' (what short parameters leave out)."""
+    from gpuparity.report.labels import constant_params, params_text
+
+    parts = [f"{w} {params_text(p)}" for w, p in constant_params(rows).items() if p]
+    dtypes = {r.get("dtype") for r in rows}
+    if len(rows) > 1 and len(dtypes) == 1 and None not in dtypes:
+        parts.append(f"dtype {dtypes.pop()}")
+    return "same in every row: " + "; ".join(parts) if parts else None
+
+
+def identity_cols(rows: list[dict], wide: bool) -> list[Col]:
+    """workload, parameters (varying ones, all with wide), dtype (when it varies or wide)."""
+    from gpuparity.report.labels import case_texts, params_text
+
+    params = [params_text(r.get("params")) for r in rows] if wide else case_texts(rows)
+    dtypes = [r.get("dtype") or "-" for r in rows]
+    cols = [Col("workload", [r.get("workload") or "?" for r in rows]), Col("params", params, flex=True)]
+    # a dtype that every row shares goes to the "same in every row" line instead
+    return cols + ([Col("dtype", dtypes)] if wide or len(set(dtypes)) > 1 else [])
+
+
+# -- compare ----------------------------------------------------------------------------------
+VERDICT_STYLE = {"faster": "green", "slower": "red", "parity": "cyan", "inconclusive": "yellow"}
+
+
+def _r(x: float) -> str:
+    """A ratio in at most 8 characters: 0.583, 1.2e+08 (a wild CI bound must not widen the column)."""
+    return f"{x:.3f}" if 0.001 <= abs(x) < 1000 else f"{x:.2g}"
+
+
+def ratio_text(ratio, lo, hi) -> str:
+    if ratio is None:
+        return "-"
+    if lo is None or hi is None:
+        return _r(ratio)
+    return f"{_r(ratio)} [{_r(lo)}, {_r(hi)}]"
+
+
+def _pair(a, b) -> str:
+    return "-" if a is None and b is None else f"{'-' if a is None else a}/{'-' if b is None else b}"
+
+
+def compare_cols(rows: list[dict], wide: bool = False) -> list[Col]:
+    flagged = [bool(r.get("flags")) for r in rows]
+    return identity_cols(rows, wide) + [
+        Col("A", [fmt(r.get("a_value")) for r in rows], 2, "right"),
+        Col("B", [fmt(r.get("b_value")) for r in rows], 2, "right"),
+        Col("unit", [r.get("unit") or "-" for r in rows], 2),
+        Col("B/A [95% CI]", [ratio_text(r.get("ratio"), r.get("ci_low"), r.get("ci_high")) for r in rows],
+            justify="right"),
+        Col("verdict", [r["verdict"] + ("*" if f else "") for r, f in zip(rows, flagged, strict=True)],
+            styles=[VERDICT_STYLE.get(r["verdict"], "") for r in rows]),
+        Col("flags", [", ".join(r.get("flags") or []) for r in rows], 3),
+        Col("trials", [_pair(r.get("a_trials"), r.get("b_trials")) for r in rows], 4, "right"),
+        Col("%peak A", [fmt(r.get("a_pct_peak"), 3) for r in rows], 5, "right"),
+        Col("%peak B", [fmt(r.get("b_pct_peak"), 3) for r in rows], 5, "right"),
+        Col("per peak", [fmt(r.get("ratio_per_peak")) for r in rows], 6, "right"),
+        Col("per $", [fmt(r.get("ratio_per_dollar")) for r in rows], 7, "right"),
+        Col("per W", [fmt(r.get("ratio_per_watt")) for r in rows], 8, "right"),
+    ]
+
+
+def print_compare_rows(rows: list[dict], title: str, wide: bool = False) -> None:
+    dropped = render(compare_cols(rows, wide), title, wide)
+    con = console()
+    if any(r.get("flags") for r in rows):
+        con.print("* flagged (unstable: at most inconclusive; timed_out, max_samples: the stopping rule "
+                  "was not met)" + ("; the flags column is left out" if "flags" in dropped else ""))
+    if not wide:
+        line = constants_line(rows)
+        if line:
+            con.print(escape(line))
+    if dropped:
+        con.print(escape(f"not shown for lack of width: {', '.join(dict.fromkeys(dropped))} (--wide shows all)"))
+
+
+# -- show (one run) ---------------------------------------------------------------------------
+def _time(seconds) -> str:
+    if not isinstance(seconds, (int, float)):
+        return ""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def run_cols(results: list[dict], wide: bool = False) -> list[Col]:
+    metric = [r.get("metric") or {} for r in results]
+    ok = [r.get("status") == "ok" for r in results]
+
+    def status(r):
+        flags = r.get("flags") or []
+        return r["status"] + (f" ({', '.join(flags)})" if flags and wide else "*" if flags else "")
+
+    return identity_cols(results, wide) + [
+        Col("throughput", [f"{fmt(m.get('value'))} {m.get('unit', '')}" if m and o else ""
+                           for m, o in zip(metric, ok, strict=True)], justify="right"),
+        Col("95% CI", [f"{fmt(m['ci_low'], 3)} .. {fmt(m['ci_high'], 3)}" if o and m.get("ci_low")
+                       and m.get("ci_high") else "" for m, o in zip(metric, ok, strict=True)], justify="right"),
+        Col("% peak", [fmt((r.get("derived") or {}).get("pct_peak"), 3)
+                       if (r.get("derived") or {}).get("pct_peak") is not None else "" for r in results], 1, "right"),
+        Col("trials", [str(m.get("trials") or "") if o else "" for m, o in zip(metric, ok, strict=True)], 3,
+            "right"),
+        Col("median", [_time((r.get("summary") or {}).get("median")) for r in results], 4, "right"),
+        Col("status", [status(r) for r in results],
+            styles=[{"ok": "", "skipped": "yellow", "failed": "red"}.get(r["status"], "") for r in results]),
+    ]
+
+
+def print_run_rows(doc: dict, rows: int = 0, wide: bool = False, stderr: bool = False) -> None:
+    """A run's results (at most `rows`, 0: all); skip and failure reasons listed below the table."""
+    results = doc["results"][:rows] if rows else doc["results"]
+    title = f"run {doc['run_id']} ({doc.get('status')})"
+    dropped = render(run_cols(results, wide), title, wide, stderr)
+    con = console(stderr=stderr)
+    from gpuparity.report.labels import short_labels
+
+    names = short_labels(results)
+    for r, name in zip(results, names, strict=True):
+        if r["status"] != "ok":
+            con.print(f"[{'yellow' if r['status'] == 'skipped' else 'red'}]{r['status']}[/]: "
+                      f"{escape(name)}: {escape(r.get('reason'))}")
+    if any(r.get("flags") for r in results) and not wide:
+        con.print("* flagged (unstable, timed_out, max_samples): --wide names the flags")
+    if not wide:
+        line = constants_line(results)
+        if line:
+            con.print(escape(line))
+    if dropped:
+        con.print(escape(f"not shown for lack of width: {', '.join(dropped)} (--wide shows all)"))
+    if len(results) < len(doc["results"]):
+        con.print(f"... {len(doc['results']) - len(results):,} more results not shown (--rows 0 shows all, "
+                  "--json prints the document)")
