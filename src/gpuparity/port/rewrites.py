@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import pairwise
 from typing import TYPE_CHECKING, Callable
 
 from gpuparity.port import mappings
@@ -32,6 +33,33 @@ class CallSite:
     roc: bool
     handled: dict[int, str] = field(default_factory=dict)  # token index -> name already emitted
     rename: Callable[[str], str] = str  # a CUDA name -> the name this translation emits
+    c_only: bool = False  # a C file: no nullptr, lambdas or casts to C++ types
+    known: Callable[[str], bool] = bool  # whether a name is a CUDA API (its use is counted)
+
+    @property
+    def null(self) -> str:
+        return "0" if self.c_only else "nullptr"
+
+    def consume(self, rng: tuple[int, int]) -> None:
+        """The CUDA names in an argument a rewrite dropped count as ported by that rewrite."""
+        for k in range(rng[0], rng[1] + 1):
+            if self.toks[k].kind == "id" and self.known(self.toks[k].text):
+                self.handled[k] = ""
+
+    def rebuild(self, args: Args, new: list[str]) -> None:
+        """Replace the argument list with `new` (argument texts), keeping the original
+        separators (and so the line breaks) slot by slot."""
+        seps = [self.text[self.toks[a[1]].end:self.toks[b[0]].start] for a, b in pairwise(args)]
+        out = []
+        for k, arg in enumerate(new):
+            out.append(arg)
+            if k < len(new) - 1:
+                out.append(seps[k] if k < len(seps) else ", ")
+        self.ed.replace(self.toks[args[0][0]].start, self.toks[args[-1][1]].end, "".join(out))
+
+    def replace_call(self, i: int, close: int, text: str) -> None:
+        """Replace the whole call (name to closing parenthesis) with an expression."""
+        self.ed.replace(self.toks[i].start, self.toks[close].end, text)
 
     def arg(self, rng: tuple[int, int]) -> str:
         first, last = rng
@@ -52,6 +80,24 @@ class CallSite:
 
 
 Rewrite = Callable[[CallSite, int, Args, int], "str | None"]
+
+
+class Refused(str):
+    """What a rewrite returns when the call cannot be ported as it stands: the reason,
+    shown in "needs a human" (the call keeps its CUDA name)."""
+
+
+def arg_texts(site: CallSite, args: Args) -> list[str] | None:
+    """The translated text of each argument; None if one is empty."""
+    if any(a > b for a, b in args):
+        return None
+    return [site.translated_arg(a) for a in args]
+
+
+def token_of(site: CallSite, rng: tuple[int, int]) -> str:
+    """The argument's text when it is one identifier, else ''."""
+    first, last = rng
+    return site.toks[first].text if first == last and site.toks[first].kind == "id" else ""
 
 
 # ---------------------------------------------------------------- HIP runtime
@@ -89,18 +135,6 @@ def _symbol_arg(index: int) -> Rewrite:
     return rewrite
 
 
-def _reorder(n_args: int, order: tuple[int, ...], why: str) -> Rewrite:
-    """The same arguments in another order: new argument k is old argument order[k]."""
-    def rewrite(site: CallSite, i: int, args: Args, close: int) -> str | None:
-        if len(args) != n_args or any(a > b for a, b in args):
-            return None
-        first = min(k for k, old in enumerate(order) if old != k)
-        start, end = site.toks[args[first][0]].start, site.toks[args[-1][1]].end
-        site.ed.replace(start, end, ", ".join(site.translated_arg(args[old]) for old in order[first:]))
-        return why
-    return rewrite
-
-
 ARG_REWRITES: dict[str, Rewrite] = {
     "cudaMallocHost": _host_malloc,
     "cudaFuncSetAttribute": _cast_func_arg(0),
@@ -121,10 +155,6 @@ ARG_REWRITES: dict[str, Rewrite] = {
     "cudaGraphMemcpyNodeSetParamsFromSymbol": _symbol_arg(2),
     "cudaGraphExecMemcpyNodeSetParamsToSymbol": _symbol_arg(2),
     "cudaGraphExecMemcpyNodeSetParamsFromSymbol": _symbol_arg(3),
-    # MIOpen's softmax takes the algorithm and mode last (miopen.h, *_V2)
-    "cudnnSoftmaxForward": _reorder(9, (0, 3, 4, 5, 6, 7, 8, 1, 2), "algorithm and mode moved last (MIOpen order)"),
-    "cudnnSoftmaxBackward": _reorder(11, (0, 3, 4, 5, 6, 7, 8, 9, 10, 1, 2),
-                                     "algorithm and mode moved last (MIOpen order)"),
 }
 
 
@@ -198,19 +228,9 @@ def _drop_args(n_args: int, drop: tuple[int, int], why: str) -> Rewrite:
             return None
         a, b = args[drop[0]], args[drop[1] + 1]
         site.ed.replace(site.toks[a[0]].start, site.toks[b[0]].start, "")
+        for k in range(drop[0], drop[1] + 1):
+            site.consume(args[k])
         return why
-    return rewrite
-
-
-def _no_workspace(n_args: int) -> Rewrite:
-    """rocSOLVER allocates its own workspace: `X_bufferSize(..., &lwork)` becomes
-    `(*(&lwork) = 0, rocblas_status_success)`, so the caller's allocation is empty."""
-    def rewrite(site: CallSite, i: int, args: Args, close: int) -> str | None:
-        if len(args) != n_args or args[-1][0] > args[-1][1]:
-            return None
-        site.ed.replace(site.toks[i].start, site.toks[close].end,
-                        f"(*({site.arg(args[-1])}) = 0, rocblas_status_success)")
-        return "rocSOLVER needs no workspace query: the size is set to 0"
     return rewrite
 
 
@@ -267,6 +287,41 @@ ROC_ARG_REWRITES: dict[str, Rewrite] = {
     "cublasGemmBatchedEx": _gemm_ex(20, 14, 3),
     "cublasGemmStridedBatchedEx": _gemm_ex(23, 16, 4),
 }
+def _info_zeroed(n_args: int, keep: tuple[int, ...], why: str) -> Rewrite:
+    """rocSOLVER calls without cuSOLVER's devInfo (getrs, potrs, geqrf): the arguments kept,
+    in order, and devInfo (the last argument) set to 0 before the call, as cuSOLVER would
+    (rocSOLVER reports bad arguments through its status instead)."""
+    def rewrite(site: CallSite, i: int, args: Args, close: int) -> str | None:
+        texts = arg_texts(site, args) if len(args) == n_args else None
+        if texts is None:
+            return None
+        site.rebuild(args, [texts[k] for k in keep])
+        for k in set(range(n_args)) - set(keep):
+            site.consume(args[k])
+        site.ed.insert(site.toks[i].start, f"((void)hipMemset({texts[-1]}, 0, sizeof(int)), ")
+        site.ed.insert(site.toks[close].end, ")")
+        return why + "; devInfo set to 0 (rocSOLVER writes no info here)"
+    return rewrite
+
+
+def _workspace_size(n_args: int, size_arg: int | None) -> Rewrite:
+    """`X_bufferSize(..., &lwork)` -> `(*(&lwork) = SIZE, rocblas_status_success)`: rocSOLVER
+    allocates its own workspace (SIZE 0), or takes a work array of n elements (syevd's E)."""
+    def rewrite(site: CallSite, i: int, args: Args, close: int) -> str | None:
+        if len(args) != n_args or args[-1][0] > args[-1][1]:
+            return None
+        size = "0" if size_arg is None else f"({site.translated_arg(args[size_arg])})"
+        site.replace_call(i, close, f"(*({site.arg(args[-1])}) = {size}, rocblas_status_success)")
+        if size_arg is None:
+            return "rocSOLVER needs no workspace query: the size is set to 0"
+        return "rocSOLVER's syevd takes a work array of n elements (E): the size is set to n"
+    return rewrite
+
+
+def _no_workspace(n_args: int) -> Rewrite:
+    return _workspace_size(n_args, None)
+
+
 _POTRF_WHY = "rocSOLVER allocates its own workspace: Workspace and Lwork dropped"
 _GETRF_WHY = "rocSOLVER allocates its own workspace: Workspace dropped"
 for _t in "SDCZ":
@@ -274,4 +329,16 @@ for _t in "SDCZ":
     ROC_ARG_REWRITES[f"cusolverDn{_t}potrf_bufferSize"] = _no_workspace(6)
     ROC_ARG_REWRITES[f"cusolverDn{_t}getrf"] = _drop_args(8, (5, 5), _GETRF_WHY)
     ROC_ARG_REWRITES[f"cusolverDn{_t}getrf_bufferSize"] = _no_workspace(6)
+    # (handle, trans, n, nrhs, A, lda, ipiv, B, ldb, devInfo)
+    ROC_ARG_REWRITES[f"cusolverDn{_t}getrs"] = _info_zeroed(10, tuple(range(9)), "devInfo dropped")
+    # (handle, uplo, n, nrhs, A, lda, B, ldb, devInfo)
+    ROC_ARG_REWRITES[f"cusolverDn{_t}potrs"] = _info_zeroed(9, tuple(range(8)), "devInfo dropped")
+    # (handle, m, n, A, lda, TAU, Workspace, Lwork, devInfo): TAU is rocSOLVER's ipiv
+    ROC_ARG_REWRITES[f"cusolverDn{_t}geqrf"] = _info_zeroed(9, tuple(range(6)), _POTRF_WHY)
+    ROC_ARG_REWRITES[f"cusolverDn{_t}geqrf_bufferSize"] = _no_workspace(6)
+for _t in "SD":
+    # (handle, jobz, uplo, n, A, lda, W, work, lwork, devInfo) -> (..., W -> D, work -> E, info)
+    ROC_ARG_REWRITES[f"cusolverDn{_t}syevd"] = _drop_args(
+        10, (8, 8), "Lwork dropped; work (n elements, see the size query) is rocSOLVER's E array")
+    ROC_ARG_REWRITES[f"cusolverDn{_t}syevd_bufferSize"] = _workspace_size(8, 3)
 
