@@ -207,7 +207,8 @@ def _setup_call(site: CallSite, i: int, args: Args, close: int) -> str | None:
         site.replace_call(i, close, f"gpuparity_v1_{helper}()")
         return f"cuBLAS v1 {name} -> gpuparity_v1_{helper}() (the file's handle)"
     if name == "cublasAlloc" and len(args) == 3:
-        site.replace_call(i, close, f"(hipMalloc((void**)({texts[2]}), (size_t)({texts[0]}) * (size_t)({texts[1]})) "
+        ptr = texts[2] if texts[2].replace(" ", "").startswith("(void**)") else f"(void**)({texts[2]})"
+        site.replace_call(i, close, f"(hipMalloc({ptr}, (size_t)({texts[0]}) * (size_t)({texts[1]})) "
                                     f"== hipSuccess ? {lib.ok} : {lib.alloc_failed})")
         return "cuBLAS v1 cublasAlloc -> hipMalloc"
     if name == "cublasFree" and len(args) == 1:

@@ -53,7 +53,19 @@ ROC_OVERRIDES: dict[str, dict] = {
     "curandState": {"name": "rocrand_state_xorwow", "added": "1.5.0"},
     "curandStateXORWOW_t": {"name": "rocrand_state_xorwow", "added": "1.5.0"},
     "curandStateXORWOW": {"name": "rocrand_device::xorwow_engine", "added": "1.5.0"},
+    # cuBLAS names the ROC table leaves empty although rocBLAS has the call or an equivalent:
+    # SgemmEx is gemm_ex with FP32 compute (rewrites.py); rocBLAS uses its matrix cores by default.
+    "cublasSgemmEx": {"name": "rocblas_gemm_ex", "added": "1.8.2"},
+    "CUBLAS_TENSOR_OP_MATH": {"name": "rocblas_default_math", "added": "5.7.0"},
+    "CUBLAS_PEDANTIC_MATH": {"name": "rocblas_default_math", "added": "5.7.0"},
+    "CUBLAS_TF32_TENSOR_OP_MATH": {"name": "rocblas_xf32_xdl_math_op", "added": "5.7.0"},
+    "mtgp32_kernel_params": {"name": "mtgp32_params", "added": "1.5.0"},
+    "mtgp32_kernel_params_t": {"name": "mtgp32_params", "added": "1.5.0"},
+    "curandMakeMTGP32Constants": {"name": "", "added": "1.5.0"},  # the call is replaced (rewrites.py)
 }
+# Names HIPIFY's tables lack: cuRAND's MTGP32 kernel parameters (hipRAND keeps the name).
+EXTRA_APIS = {name: {"family": "curand", "hip": name, "added": "1.5.0"}
+              for name in ("mtgp32_kernel_params", "mtgp32_kernel_params_t")}
 # Names the tables leave empty that rewrites.py ports to rocSOLVER (its calls allocate their
 # own workspace and some write no info), and the workspace queries, which become an
 # expression (name ""). rocSOLVER's first releases (ROCm 3.2) had getrf/getrs/potrf/geqrf;
@@ -110,6 +122,7 @@ MIOPEN_OVERRIDES: dict[str, dict] = {
                                                         "added": "2.6.0"},
     "CUDNN_BATCHNORM_SPATIAL_PERSISTENT": {"hip": "miopenBNSpatial", "added": _M},
     "cudnnPoolingForward": {"hip": "miopenPoolingForward", "added": _M},
+    "cudnnSetActivationDescriptor": {"hip": "miopenSetActivationDescriptor", "added": _M},
     # Wrong in the table, or needing a person:
     "CUDNN_CONVOLUTION": {"why": "MIOpen's miopenConvolution is cross-correlation (cuDNN's "
                                  "CUDNN_CROSS_CORRELATION); a true convolution needs the filter flipped by hand"},
@@ -244,6 +257,8 @@ def load_table() -> dict:
         if name in apis:
             apis[name] = dict(apis[name], added=added)
     apis.update(OVERRIDES)
+    for name, entry in EXTRA_APIS.items():
+        apis.setdefault(name, entry)
     for name, entry in MIOPEN_OVERRIDES.items():
         apis[name] = {"family": "cudnn", **entry}
     return data

@@ -58,8 +58,21 @@ class CallSite:
         self.ed.replace(self.toks[args[0][0]].start, self.toks[args[-1][1]].end, "".join(out))
 
     def replace_call(self, i: int, close: int, text: str) -> None:
-        """Replace the whole call (name to closing parenthesis) with an expression."""
+        """Replace the whole call (name to closing parenthesis) with an expression; one
+        whose value the statement drops is cast to void (no unused-value warning)."""
+        if self.is_statement(i, close):
+            text = f"(void){text}"
         self.ed.replace(self.toks[i].start, self.toks[close].end, text)
+
+    def is_statement(self, i: int, close: int) -> bool:
+        """The call is a whole expression statement: `...; call(...);`."""
+        toks = self.toks
+        p, a = i - 1, close + 1
+        while p >= 0 and toks[p].kind == "comment":
+            p -= 1
+        while a < len(toks) and toks[a].kind == "comment":
+            a += 1
+        return (p < 0 or toks[p].text in (";", "{", "}")) and a < len(toks) and toks[a].text == ";"
 
     def arg(self, rng: tuple[int, int]) -> str:
         first, last = rng
@@ -271,7 +284,46 @@ def _gemm_ex(n_args: int, c_first: int, c_count: int) -> Rewrite:
     return rewrite
 
 
+def _sgemm_ex(site: CallSite, i: int, args: Args, close: int) -> str | None:
+    """cublasSgemmEx(..., C, Ctype, ldc) (FP32 compute) -> rocblas_gemm_ex(..., C, Ctype, ldc,
+    D = C, Dtype, ldd, f32 compute, standard algorithm, solution_index 0, flags 0)."""
+    texts = arg_texts(site, args) if len(args) == 17 else None
+    if texts is None:
+        return None
+    site.ed.insert(site.toks[close].start, ", " + ", ".join(texts[14:17]) + ", rocblas_datatype_f32_r, "
+                                           "rocblas_gemm_algo_standard, 0, 0")
+    return "D = C added (in place), compute type f32 (SgemmEx computes in FP32), solution_index, flags = 0"
+
+
+# rocBLAS's element types for half and complex (rocblas_half is not HIP's __half unless
+# ROCBLAS_USE_HIP_HALF is defined; rocblas_float_complex is not hipFloatComplex).
+_ROC_ELEMENT = {"H": "rocblas_half", "C": "rocblas_float_complex", "Z": "rocblas_double_complex"}
+# gemm's pointer arguments: (position, 'in' | 'out'); batched ones are arrays of pointers.
+_GEMM_POINTERS = {"gemm": ((6, "in"), (7, "in"), (9, "in"), (11, "in"), (12, "out")),
+                  "gemmBatched": ((6, "in"), (7, "in*"), (9, "in*"), (11, "in"), (12, "out*")),
+                  "gemmStridedBatched": ((6, "in"), (7, "in"), (10, "in"), (13, "in"), (14, "out"))}
+_GEMM_ARGS = {"gemm": 14, "gemmBatched": 15, "gemmStridedBatched": 18}
+
+
+def _element_casts(prec: str, routine: str) -> Rewrite:
+    """Half and complex GEMMs: the CUDA element pointers cast to rocBLAS's element types."""
+    element = _ROC_ELEMENT[prec]
+
+    def rewrite(site: CallSite, i: int, args: Args, close: int) -> str | None:
+        if len(args) != _GEMM_ARGS[routine] or any(a > b for a, b in args):
+            return None
+        for pos, kind in _GEMM_POINTERS[routine]:
+            const = "const " if kind.startswith("in") else ""
+            target = f"{const}{element}*" + (" const*" if kind.endswith("*") else "")
+            cast = f"({target})(" if site.c_only else f"reinterpret_cast<{target}>("
+            site.ed.insert(site.toks[args[pos][0]].start, cast)
+            site.ed.insert(site.toks[args[pos][1]].end, ")")
+        return f"alpha, beta and the matrices cast to {element} (rocBLAS's element type)"
+    return rewrite
+
+
 ROC_ARG_REWRITES: dict[str, Rewrite] = {
+    "cublasSgemmEx": _sgemm_ex,
     "cusparseSpMV_bufferSize": _roc_stage(10, "size", "rocsparse_spmv_stage_buffer_size", (6, 0, 0)),
     "cusparseSpMV": _roc_stage(10, "buffer", "rocsparse_spmv_stage_compute", (6, 0, 0)),
     "cusparseSpMM_bufferSize": _roc_stage(11, "size", "rocsparse_spmm_stage_buffer_size"),
@@ -322,6 +374,12 @@ def _no_workspace(n_args: int) -> Rewrite:
     return _workspace_size(n_args, None)
 
 
+for _p in _ROC_ELEMENT:
+    for _routine in _GEMM_POINTERS:
+        ROC_ARG_REWRITES[f"cublas{_p}{_routine}"] = _element_casts(_p, _routine)
+        if _routine == "gemm":
+            ROC_ARG_REWRITES[f"cublas{_p}gemm_v2"] = _element_casts(_p, _routine)
+
 _POTRF_WHY = "rocSOLVER allocates its own workspace: Workspace and Lwork dropped"
 _GETRF_WHY = "rocSOLVER allocates its own workspace: Workspace dropped"
 for _t in "SDCZ":
@@ -336,6 +394,19 @@ for _t in "SDCZ":
     # (handle, m, n, A, lda, TAU, Workspace, Lwork, devInfo): TAU is rocSOLVER's ipiv
     ROC_ARG_REWRITES[f"cusolverDn{_t}geqrf"] = _info_zeroed(9, tuple(range(6)), _POTRF_WHY)
     ROC_ARG_REWRITES[f"cusolverDn{_t}geqrf_bufferSize"] = _no_workspace(6)
+def _mtgp_constants(site: CallSite, i: int, args: Args, close: int) -> str | None:
+    if len(args) != 2:
+        return None
+    for rng in args:
+        site.consume(rng)
+    site.replace_call(i, close, "ROCRAND_STATUS_SUCCESS")
+    return "rocrand_make_state_mtgp32 loads the MTGP parameters itself: call replaced by ROCRAND_STATUS_SUCCESS"
+
+
+# rocRAND's MTGP32 set-up: (states, params, kernel params, n, seed) -> (states, params, n, seed)
+ROC_ARG_REWRITES["curandMakeMTGP32KernelState"] = _drop_args(5, (2, 2), "kernel parameters dropped (rocRAND keeps "
+                                                                       "them in each state)")
+ROC_ARG_REWRITES["curandMakeMTGP32Constants"] = _mtgp_constants
 for _t in "SD":
     # (handle, jobz, uplo, n, A, lda, W, work, lwork, devInfo) -> (..., W -> D, work -> E, info)
     ROC_ARG_REWRITES[f"cusolverDn{_t}syevd"] = _drop_args(

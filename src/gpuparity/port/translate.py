@@ -417,7 +417,7 @@ REWRITES = {False: {**ARG_REWRITES, **dnn.DNN_REWRITES},
             True: {**ARG_REWRITES, **dnn.DNN_REWRITES, **ROC_ARG_REWRITES}}
 # Calls whose rename alone would compile into a wrong call (arguments moved or dropped):
 # when the rewrite does not recognise the call, it keeps its CUDA name and is listed.
-REQUIRED = set(dnn.DNN_REWRITES) | {n for n in ROC_ARG_REWRITES if n.startswith("cusolver")}
+REQUIRED = set(dnn.DNN_REWRITES) | {n for n in ROC_ARG_REWRITES if n.startswith("cusolver")} | {"cublasSgemmEx"}
 _CALL_NAMES = set(REWRITES[True]) | set(STATUS_STRINGS)
 _CONTINUATION = re.compile(r"^(.*?\S)?([ \t]+)\\(\r?)$")
 
