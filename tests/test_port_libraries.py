@@ -334,3 +334,23 @@ def test_half2_shuffles_get_overloads_for_hip_before_5_6():
     plain = translate_source("__device__ int f(int v) { return __shfl_xor_sync(0xffffffff, v, 1); }\n",
                              Options(hip_version=V52)).text
     assert "GPUPARITY_HALF_SHUFFLES" not in plain  # no half type in the file
+
+
+def test_every_hipify_roc_row_for_cublas_resolves_to_its_rocblas_name():
+    """--roc is at least as complete as HIPIFY's cuBLAS ROC table: each row with a rocBLAS name
+    (kept in the packaged map) is emitted as that name on the newest target."""
+    apis = mappings.load_table()["apis"]
+    rows = {name: e["roc"] for name, e in apis.items() if e.get("family") == "cublas" and "roc" in e}
+    assert len(rows) > 700
+    wrong = {}
+    for name, roc in rows.items():
+        res = mappings.resolve(name, V70, roc=True)
+        want = mappings.ROC_OVERRIDES.get(name, roc)["name"]
+        if roc.get("unsupported") or not roc.get("added"):
+            continue
+        if res is None or res.hip != want or not res.supported:
+            wrong[name] = res
+    assert wrong == {}
+    # and a v1 file's calls of those names are rewritten, not renamed into a wrong call
+    v1 = translate_source("#include <cublas.h>\nvoid f(float* x) { cublasSscal(4, 2.0f, x, 1); }\n", Options(roc=True))
+    assert "rocblas_sscal(gpuparity_v1_handle(), 4, &s0_, x, 1)" in v1.text

@@ -101,7 +101,7 @@ class _Ctx:
     sparse_datatypes: bool | None = None  # --roc: CUDA data types go to rocSPARSE's enum
     cublas_include_end: int = -1  # end of the #include <cublas.h> line (the v1 prelude goes there)
     v1_rewritten: bool = False  # a cuBLAS v1 call was rewritten: the file needs the prelude
-    uses_dnn: bool = False  # a cuDNN name was seen: perf-struct members may need renaming
+    uses_dnn: bool = False  # a cuDNN perf-struct type was seen: its members may need renaming
 
 
 def _prev_code(toks: list[Token], i: int) -> int:
@@ -219,8 +219,8 @@ def _resolve(ctx: _Ctx, name: str, entry: dict) -> mappings.Resolution:
             ctx.cublas_v1 = _is_cublas_v1(ctx.toks)
         if ctx.cublas_v1 or name in blas_v1.V1_ONLY:  # the call is rewritten (blas_v1.py)
             return mappings.Resolution(name, "", True, "", family)
-    elif family == "cudnn":
-        ctx.uses_dnn = True
+    elif family == "cudnn" and name in dnn.PERF_TYPES:
+        ctx.uses_dnn = True  # a perf struct: its members may need renaming
     if opts.roc and name in mappings.ROCSPARSE_DATATYPES:
         if ctx.sparse_datatypes is None:
             ctx.sparse_datatypes = _uses_only_cusparse(ctx.toks)
