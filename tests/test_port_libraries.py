@@ -181,6 +181,8 @@ def test_cublas_v2_handles_streams_pointer_mode_status_and_enums():
                  "rocblas_destroy_handle(handle)"):
         assert want in out, want
     assert unsupported(result) == {}
+    hip = port("libraries/cublas_v2.cu")  # hipBLAS: its status string call since ROCm 4.3
+    assert "hipblasStatusToString(s_)" in hip.text and unsupported(hip) == {}
 
 
 def test_cublas_batched_strided_and_gemm_ex_types():

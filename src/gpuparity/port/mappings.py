@@ -149,6 +149,9 @@ for _dir, _what in (("Forward", "Forward"), ("BackwardData", "BackwardData"), ("
 # later unification): the targeted HIP has them.
 HIP_ADDED_OVERRIDES = {name: "5.2.0" for name in ("cudaDataType", "cudaDataType_t", "CUDA_R_16F", "CUDA_R_32F",
                                                    "CUDA_R_64F", "CUDA_C_16F", "CUDA_C_32F", "CUDA_C_64F")}
+# hip* names the tables leave empty (the row's ROC name is kept): hipBLAS has had its status
+# string call since 0.46 (ROCm 4.3).
+HIP_NAME_OVERRIDES = {"cublasGetStatusString": ("hipblasStatusToString", "4.3.0")}
 # rocSPARSE has its own data-type enum: in a file that uses cuSPARSE (and not cuBLAS) with
 # --roc, these go to it instead of rocBLAS's (HIPIFY's cuBLAS table).
 ROCSPARSE_DATATYPES = {
@@ -256,6 +259,10 @@ def load_table() -> dict:
     for name, added in HIP_ADDED_OVERRIDES.items():
         if name in apis:
             apis[name] = dict(apis[name], added=added)
+    for name, (hip, added) in HIP_NAME_OVERRIDES.items():
+        if name in apis:
+            entry = {k: v for k, v in apis[name].items() if k != "unsupported"}
+            apis[name] = dict(entry, hip=hip, added=added)
     apis.update(OVERRIDES)
     for name, entry in EXTRA_APIS.items():
         apis.setdefault(name, entry)
