@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 
 # One block of realistic CUDA: a kernel with a warp reduction, host code with streams,
-# events and error checks, comments and strings that must not be touched.
+# events and error checks, comments and strings that must not be touched, and a layer that
+# calls cuBLAS and cuDNN (whose MIOpen call is rewritten into another argument order).
 _BLOCK = '''
 // ---- block {i}: reduction + host driver (cudaMalloc in a comment stays) ----
 __global__ void reduce_{i}(const float* __restrict__ in, float* out, int n) {{
@@ -52,11 +53,23 @@ static float run_{i}(const float* h_in, int n) {{
     CUDA_CHECK(cudaStreamDestroy(stream));
     return ms;
 }}
+
+static void layer_{i}(cublasHandle_t blas, cudnnHandle_t dnn, cudnnTensorDescriptor_t x_desc,
+                      cudnnFilterDescriptor_t w_desc, cudnnConvolutionDescriptor_t conv,
+                      cudnnTensorDescriptor_t y_desc, const float* x, const float* w, float* y, void* ws,
+                      size_t ws_size, int n) {{
+    const float one = 1.0f, zero = 0.0f;
+    cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_T, n, n, n, &one, x, n, w, n, &zero, y, n);
+    cudnnConvolutionForward(dnn, &one, x_desc, x, w_desc, w, conv, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, ws, ws_size,
+                            &zero, y_desc, y);
+}}
 '''
 
 _HEADER = '''// Generated benchmark source {name}
 #include <cstdio>
 #include <cuda_runtime.h>
+#include <cublas_v2.h>
+#include <cudnn.h>
 #define CUDA_CHECK(call) do {{ cudaError_t e_ = (call); \\
     if (e_ != cudaSuccess) std::printf("CUDA error %s\\n", cudaGetErrorString(e_)); }} while (0)
 '''

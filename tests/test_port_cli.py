@@ -279,6 +279,10 @@ def test_roc_ports_of_cusparse_and_curand_compile_with_hipcc(tmp_path_factory):
     checks, out = _checked(tmp_path_factory, "roc", "roc", "--roc")
     assert checks["cusparse_spmv.cu"]["status"] == "pass", checks["cusparse_spmv.cu"]
     assert checks["curand_host_device.cu"]["status"] == "pass", checks["curand_host_device.cu"]
+    # Philox / MRG32k3a device states, MTGP32 set-up without kernel parameters, host generators
+    assert checks["curand_generators.cu"]["status"] == "pass", checks["curand_generators.cu"]
+    assert "rocrand_make_state_mtgp32(states, mtgp32dc_params_fast_11213, 64, 1234ULL)" in \
+        (out / "curand_generators.cu").read_text()
     assert "rocsparse_spmv(" in (out / "cusparse_spmv.cu").read_text()
     assert "rocrand_init(" in (out / "curand_host_device.cu").read_text()
     # Debian has no rocBLAS / rocSOLVER: that file is checked by text (test_port_fidelity.py)
@@ -289,10 +293,59 @@ def test_roc_ports_of_cusparse_and_curand_compile_with_hipcc(tmp_path_factory):
 
 def test_ggl_launches_and_fidelity_samples_compile_with_hipcc(tmp_path_factory):
     checks, out = _checked(tmp_path_factory, "ggl", "fidelity", "--launch", "ggl")
-    for name in ("template_launch.cu", "latin1_no_runtime_include.cu", "symbols_and_branches.cu"):
+    # half2_warp.cu: half / half2 shuffles, which HIP before 5.6 (Debian's 5.2) has no overloads for
+    for name in ("template_launch.cu", "latin1_no_runtime_include.cu", "symbols_and_branches.cu", "half2_warp.cu"):
         assert checks[name]["status"] == "pass", (name, checks[name])
     assert b"Ren\xe9" in (out / "latin1_no_runtime_include.cu").read_bytes()
     assert "HIP_KERNEL_NAME(scale<float, 2>)" in (out / "template_launch.cu").read_text()
+
+
+def test_compile_pass_rate_on_a_tree_with_one_file_that_compiles_and_one_that_does_not(tmp_path):
+    """The measured figure beside the converted share: hipcc on the translations, nvcc on the
+    originals (where installed), in the terminal, JSON and HTML reports."""
+    if shutil.which("hipcc") is None:
+        pytest.skip("hipcc not installed (scripts/system-deps.sh)")
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(SAMPLES / "vector_add_streams.cu", src / "compiles.cu")
+    shutil.copytree(SAMPLES / "common", src / "common")
+    (src / "fails.cu").write_text(_UNGUARDED_PTX)  # valid CUDA, inline PTX: the AMD build fails
+    js, page = tmp_path / "r.json", tmp_path / "r.html"
+    proc = port_cli(str(src), "--out", str(tmp_path / "hip"), "--check", "--json", str(js), "--html", str(page))
+    assert proc.returncode == 1, proc.stderr  # a translation failed to compile
+    report = json.loads(js.read_text())
+    rate = report["summary"]["compile"]
+    assert (rate["tried"], rate["passed"], rate["rate"]) == (2, 1, 0.5)
+    assert rate["offload_arch"] == "gfx90a" and rate["nvcc_arch"] == "sm_75"
+    files = {f["path"]: f["check"] for f in report["files"]}
+    assert files["compiles.cu"]["status"] == "pass" and files["fails.cu"]["status"] == "fail-translation"
+    hip = checking.hipcc_version(shutil.which("hipcc"))
+    assert f"hipcc {'.'.join(map(str, hip))} --offload-arch=gfx90a" in rate["toolchain"]
+    if shutil.which("nvcc"):  # the originals both compile with nvcc
+        assert (rate["original_tried"], rate["original_passed"]) == (2, 2)
+        assert files["fails.cu"]["original"] == "pass" and "-arch=sm_75" in rate["toolchain"]
+        assert "originals: 2/2 compile with nvcc" in report["summary"]["compile_text"]
+    else:
+        assert rate["original_tried"] == 0 and files["fails.cu"]["original"] is None
+    lines = proc.stdout.splitlines()
+    assert lines[1].startswith("portability score: ")  # the converted share, then the measured rate beside it
+    assert lines[2].startswith("compile pass rate: 1/2 translated file(s) compile (50%)")
+    html = page.read_text()
+    assert "<p class='score' id='compile'>50% compile</p>" in html
+    assert "not whether the result is right" in html
+
+
+def test_compile_rate_counts_only_files_a_compiler_could_try():
+    results = [checking.CheckResult(checking.PASS, original="pass"),
+               checking.CheckResult(checking.FAIL_ORIGINAL, original="fail"),
+               checking.CheckResult(checking.HEADERS_UNAVAILABLE, original="headers unavailable"),
+               checking.CheckResult(checking.SKIPPED)]
+    rate = checking.compile_rate(results, "hipcc 5.2")
+    assert (rate.tried, rate.passed, rate.headers_unavailable) == (2, 1, 1)
+    assert (rate.original_tried, rate.original_passed) == (2, 1)
+    assert rate.text() == ("1/2 translated file(s) compile (50%); originals: 1/2 compile with nvcc; 1 not compiled "
+                           "here (library headers unavailable) [hipcc 5.2]")
+    assert checking.compile_rate([]).rate is None and "no translated file" in checking.compile_rate([]).text()
 
 
 # ---------------------------------------------------------------- bench

@@ -132,14 +132,16 @@ def test_cub_namespaces_and_cublas_v1_legacy():
     assert "::hipcub::DeviceReduce::Sum(tmp, bytes, in, out, n);" in out
     assert "hipcub::DeviceReduce::Max(tmp, bytes, in, out, n);" in out
     assert "#include <hipcub/hipcub.hpp>" in out
-    # v1 calls take no handle: left for a human, named; the types and status codes port
-    assert "    cublasSscal(n, 2.0f, devPtr, 1);" in out
-    assert "hipblasStatus_t stat = cublasAlloc(" in out and "HIPBLAS_STATUS_SUCCESS" in out
-    bad = unsupported(result)
-    assert "cuBLAS v1 (legacy)" in bad["cublasSscal"] and set(bad) == {"cublasSscal", "cublasAlloc", "cublasGetError"}
-    # with the v2 header, the same name is the handle API and ports
+    # v1 calls take no handle: each gets the file's handle (the prelude after the cuBLAS include)
+    assert '#include "hipblas/hipblas.h"\n#ifndef GPUPARITY_BLAS_V1\n' in out
+    assert ("[&]() { const float s0_ = (2.0f); gpuparity_v1_status(hipblasSscal(gpuparity_v1_handle(), n, &s0_, "
+            "devPtr, 1)); }();") in out
+    assert "hipblasStatus_t stat = (hipMalloc((void**)" in out and "HIPBLAS_STATUS_SUCCESS" in out
+    assert "return gpuparity_v1_get_error() == HIPBLAS_STATUS_SUCCESS ? 0 : 1;" in out
+    assert unsupported(result) == {}
+    # with the v2 header, the same name is the handle API and ports by name
     v2 = translate_source("#include <cublas_v2.h>\nvoid f(cublasHandle_t h) { cublasSscal(h, 1, a, x, 1); }\n")
-    assert "hipblasSscal(h, 1, a, x, 1)" in v2.text
+    assert "hipblasSscal(h, 1, a, x, 1)" in v2.text and "GPUPARITY_BLAS_V1" not in v2.text
 
 
 def test_every_table_type_enum_and_macro_is_mapped():
@@ -225,11 +227,11 @@ def test_roc_cublas_gemm_ex_and_cusolver_workspace():
 
 def test_roc_leaves_what_rocm_lacks_and_says_why():
     src = ("#include <cusolverDn.h>\n#include <cufft.h>\n"
-           "void f(cusolverDnHandle_t s, cufftHandle p) { cusolverDnSgetrs(s, CUBLAS_OP_N, 1, 1, 0, 1, 0, 0, 1, 0);"
+           "void f(cusolverDnHandle_t s, cufftHandle p) { cusolverDnSorgqr(s, 4, 4, 4, 0, 4, 0, 0, 1, 0);"
            " cufftPlan1d(&p, 8, CUFFT_C2C, 1); }\n")
     result = translate_source(src, Options(roc=True))
-    assert "cusolverDnSgetrs(s, rocblas_operation_none" in result.text  # named, left for a human
-    assert unsupported(result)["cusolverDnSgetrs"] == "no rocSOLVER equivalent (hipsolverDnSgetrs exists in the " \
+    assert "cusolverDnSorgqr(s, 4, 4" in result.text  # named, left for a human
+    assert unsupported(result)["cusolverDnSorgqr"] == "no rocSOLVER equivalent (hipsolverDnSorgqr exists in the " \
                                                       "hip* library)"
     assert "hipfftPlan1d(&p, 8, HIPFFT_C2C, 1)" in result.text  # no rocFFT map: cuFFT stays on hipFFT
     # a call whose shape the rewrite does not know is not half-rewritten

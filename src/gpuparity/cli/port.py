@@ -38,8 +38,9 @@ def register(app: typer.Typer) -> None:
         src: Path = typer.Argument(..., help="CUDA source folder or file (.cu .cuh .cpp .cc .h .hpp, CMake)."),
         out: Optional[Path] = typer.Option(None, "--out", "-o",
                                            help="Write the HIP tree here. Without it: dry run, prints a diff."),
-        check: bool = typer.Option(False, "--check", help="Compile translations with hipcc (originals with "
-                                   "nvcc on failure); targets the installed hipcc's HIP version."),
+        check: bool = typer.Option(False, "--check", help="Compile translations with hipcc (for gfx90a) and "
+                                   "the originals with nvcc where installed; report the compile pass rate. Targets "
+                                   "the installed hipcc's HIP version."),
         json_path: Optional[Path] = typer.Option(None, "--json", help="Write the JSON report here ('-': stdout)."),
         html_path: Optional[Path] = typer.Option(None, "--html", help="Write the HTML report here ('-': stdout)."),
         csv_path: Optional[Path] = typer.Option(None, "--csv", help="Write converted / not converted counts "

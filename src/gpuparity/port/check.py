@@ -1,8 +1,9 @@
-"""--check: compile translated files with hipcc (and, on failure, the originals with nvcc).
+"""--check: compile translated files with hipcc and the originals with nvcc (where installed).
 
 Comparing the two tells errors the code already had (fail-original) from errors the
 translation made (fail-translation). A missing library header (Debian ships no hipBLAS, a
-bare nvcc has no cuBLAS) is neither: the file is reported as 'headers unavailable'.
+bare nvcc has no cuBLAS) is neither: the file is reported as 'headers unavailable' and is
+left out of the compile pass rate, which counts only files a compiler could try.
 """
 
 from __future__ import annotations
@@ -43,10 +44,16 @@ class Toolchain:
     hipcc: str | None = None
     hip_version: tuple[int, ...] | None = None
     nvcc: str | None = None
+    nvcc_version: str = ""  # CUDA release, e.g. '13.0'
 
     def describe(self) -> str:
-        hip = f"hipcc {'.'.join(map(str, self.hip_version or ()))}" if self.hipcc else "no hipcc"
-        return f"{hip}, {'nvcc' if self.nvcc else 'no nvcc'}"
+        hip = (f"hipcc {'.'.join(map(str, self.hip_version or ()))} --offload-arch={OFFLOAD_ARCH}"
+               if self.hipcc else "no hipcc")
+        nvcc = f"nvcc {self.nvcc_version or '?'} -arch={NVCC_ARCH}" if self.nvcc else "no nvcc"
+        return f"{hip}, {nvcc}"
+
+
+ORIGINAL_PASS, ORIGINAL_FAIL = "pass", "fail"
 
 
 @dataclass
@@ -54,6 +61,60 @@ class CheckResult:
     status: str
     detail: str = ""
     error: str = ""  # first compiler error line, for the report
+    original: str = ""  # nvcc on the original: pass | fail | headers unavailable | '' (not compiled)
+    original_error: str = ""
+
+
+@dataclass
+class CompileRate:
+    """The measured figure: of the files a compiler could try (their headers installed), how
+    many compile. translated: hipcc on the translations; original: nvcc on the sources."""
+    tried: int = 0
+    passed: int = 0
+    headers_unavailable: int = 0
+    original_tried: int = 0
+    original_passed: int = 0
+    toolchain: str = ""
+
+    @property
+    def rate(self) -> float | None:
+        return self.passed / self.tried if self.tried else None
+
+    @property
+    def original_rate(self) -> float | None:
+        return self.original_passed / self.original_tried if self.original_tried else None
+
+    def text(self) -> str:
+        """One line for the terminal and the reports."""
+        if not self.tried:
+            out = "no translated file could be compiled"
+        else:
+            out = (f"{self.passed}/{self.tried} translated file(s) compile ({100 * self.rate:.0f}%)")
+        if self.original_tried:
+            out += f"; originals: {self.original_passed}/{self.original_tried} compile with nvcc"
+        if self.headers_unavailable:
+            out += f"; {self.headers_unavailable} not compiled here (library headers unavailable)"
+        return out + (f" [{self.toolchain}]" if self.toolchain else "")
+
+    def as_dict(self) -> dict:
+        return {"tried": self.tried, "passed": self.passed, "rate": self.rate,
+                "headers_unavailable": self.headers_unavailable, "original_tried": self.original_tried,
+                "original_passed": self.original_passed, "original_rate": self.original_rate,
+                "toolchain": self.toolchain, "offload_arch": OFFLOAD_ARCH, "nvcc_arch": NVCC_ARCH}
+
+
+def compile_rate(results: list[CheckResult], toolchain: str = "") -> CompileRate:
+    rate = CompileRate(toolchain=toolchain)
+    for r in results:
+        if r.status in (PASS, FAIL_TRANSLATION, FAIL_ORIGINAL):
+            rate.tried += 1
+            rate.passed += r.status == PASS
+        elif r.status == HEADERS_UNAVAILABLE:
+            rate.headers_unavailable += 1
+        if r.original in (ORIGINAL_PASS, ORIGINAL_FAIL):
+            rate.original_tried += 1
+            rate.original_passed += r.original == ORIGINAL_PASS
+    return rate
 
 
 def _hip_env() -> dict[str, str]:
@@ -74,10 +135,21 @@ def hipcc_version(hipcc: str) -> tuple[int, ...] | None:
     return parse_version(m.group(1)) if m else None
 
 
+def nvcc_version(nvcc: str) -> str:
+    """CUDA release from `nvcc --version` ('Cuda compilation tools, release 13.0, V13.0.48')."""
+    try:
+        proc = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    m = re.search(r"release (\d+\.\d+)", proc.stdout + proc.stderr)
+    return m.group(1) if m else ""
+
+
 def detect() -> Toolchain:
     hipcc = shutil.which("hipcc")
     nvcc = shutil.which("nvcc")
-    return Toolchain(hipcc, hipcc_version(hipcc) if hipcc else None, nvcc)
+    return Toolchain(hipcc, hipcc_version(hipcc) if hipcc else None, nvcc, nvcc_version(nvcc) if nvcc else "")
 
 
 def _missing_header(output: str) -> str | None:
@@ -129,24 +201,30 @@ def check_one(tc: Toolchain, original: Path, translated: Path, src_root: Path, d
         return CheckResult(SKIPPED, "hipcc not found")
     obj = work / (translated.name + ".hip.o")
     rc, out = compile_hip(tc.hipcc, translated, dst_root, obj)
+    orig_status, orig_error, missing0 = "", "", None
+    if tc.nvcc is not None:  # always, for the originals' pass rate beside the translations'
+        rc0, out0 = compile_cuda(tc.nvcc, original, src_root, work / (translated.name + ".cuda.o"))
+        missing0 = None if rc0 == 0 else _missing_header(out0)
+        orig_status = ORIGINAL_PASS if rc0 == 0 else HEADERS_UNAVAILABLE if missing0 else ORIGINAL_FAIL
+        orig_error = "" if rc0 == 0 else _first_error(out0)
+
+    def result(status: str, detail: str, error: str = "") -> CheckResult:
+        return CheckResult(status, detail, error, orig_status, orig_error)
+
     if rc == 0:
-        return CheckResult(PASS, "hipcc compiled the translation")
+        return result(PASS, "hipcc compiled the translation")
     missing = _missing_header(out)
-    if missing:
-        return CheckResult(HEADERS_UNAVAILABLE, f"{missing} ({_library(missing)}) not installed for hipcc",
-                           _first_error(out))
     error = _first_error(out)
+    if missing:
+        return result(HEADERS_UNAVAILABLE, f"{missing} ({_library(missing)}) not installed for hipcc", error)
     if tc.nvcc is None:
-        return CheckResult(FAIL_TRANSLATION, "hipcc failed; original not compiled (nvcc not found)", error)
-    rc0, out0 = compile_cuda(tc.nvcc, original, src_root, work / (translated.name + ".cuda.o"))
-    if rc0 == 0:
-        return CheckResult(FAIL_TRANSLATION, "hipcc failed but nvcc compiles the original", error)
-    missing0 = _missing_header(out0)
+        return result(FAIL_TRANSLATION, "hipcc failed; original not compiled (nvcc not found)", error)
+    if orig_status == ORIGINAL_PASS:
+        return result(FAIL_TRANSLATION, "hipcc failed but nvcc compiles the original", error)
     if missing0:
-        return CheckResult(FAIL_TRANSLATION,
-                           f"hipcc failed; original not comparable ({missing0} not installed for nvcc)", error)
-    return CheckResult(FAIL_ORIGINAL, "the original fails with nvcc too: "
-                       + _first_error(out0), error)
+        return result(FAIL_TRANSLATION, f"hipcc failed; original not comparable ({missing0} not installed for nvcc)",
+                      error)
+    return result(FAIL_ORIGINAL, "the original fails with nvcc too: " + orig_error, error)
 
 
 def check_files(tc: Toolchain, pairs: list[tuple[str, Path, Path]], src_root: Path, dst_root: Path,

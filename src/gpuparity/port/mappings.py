@@ -53,18 +53,105 @@ ROC_OVERRIDES: dict[str, dict] = {
     "curandState": {"name": "rocrand_state_xorwow", "added": "1.5.0"},
     "curandStateXORWOW_t": {"name": "rocrand_state_xorwow", "added": "1.5.0"},
     "curandStateXORWOW": {"name": "rocrand_device::xorwow_engine", "added": "1.5.0"},
+    # cuBLAS names the ROC table leaves empty although rocBLAS has the call or an equivalent:
+    # SgemmEx is gemm_ex with FP32 compute (rewrites.py); rocBLAS uses its matrix cores by default.
+    "cublasSgemmEx": {"name": "rocblas_gemm_ex", "added": "1.8.2"},
+    "CUBLAS_TENSOR_OP_MATH": {"name": "rocblas_default_math", "added": "5.7.0"},
+    "CUBLAS_PEDANTIC_MATH": {"name": "rocblas_default_math", "added": "5.7.0"},
+    "CUBLAS_TF32_TENSOR_OP_MATH": {"name": "rocblas_xf32_xdl_math_op", "added": "5.7.0"},
+    "mtgp32_kernel_params": {"name": "mtgp32_params", "added": "1.5.0"},
+    "mtgp32_kernel_params_t": {"name": "mtgp32_params", "added": "1.5.0"},
+    "curandMakeMTGP32Constants": {"name": "", "added": "1.5.0"},  # the call is replaced (rewrites.py)
 }
-# Names the tables leave empty that rewrites.py ports to rocSOLVER: getrf without the
-# workspace argument, and the workspace queries, which become an expression (name "").
+# Names HIPIFY's tables lack: cuRAND's MTGP32 kernel parameters (hipRAND keeps the name).
+EXTRA_APIS = {name: {"family": "curand", "hip": name, "added": "1.5.0"}
+              for name in ("mtgp32_kernel_params", "mtgp32_kernel_params_t")}
+# Names the tables leave empty that rewrites.py ports to rocSOLVER (its calls allocate their
+# own workspace and some write no info), and the workspace queries, which become an
+# expression (name ""). rocSOLVER's first releases (ROCm 3.2) had getrf/getrs/potrf/geqrf;
+# potrs came with 4.1, syevd with 4.5.
+_ROCSOLVER_CALLS = {"getrf": "3.2.0", "getrs": "3.2.0", "geqrf": "3.2.0", "potrs": "4.1.0"}
 for _t in "SDCZ":
-    # rocsolver_?getrf is as old as rocsolver_?potrf (both in rocSOLVER's first releases)
-    ROC_OVERRIDES[f"cusolverDn{_t}getrf"] = {"name": f"rocsolver_{_t.lower()}getrf", "added": "3.2.0"}
-    for _call in ("potrf", "getrf"):
+    for _call, _added in _ROCSOLVER_CALLS.items():
+        ROC_OVERRIDES[f"cusolverDn{_t}{_call}"] = {"name": f"rocsolver_{_t.lower()}{_call}", "added": _added}
+    for _call in ("potrf", "getrf", "geqrf"):
         ROC_OVERRIDES[f"cusolverDn{_t}{_call}_bufferSize"] = {"name": "", "added": "3.2.0"}
+for _t in "SD":  # the complex ones are heevd
+    ROC_OVERRIDES[f"cusolverDn{_t}syevd"] = {"name": f"rocsolver_{_t.lower()}syevd", "added": "4.5.0"}
+    ROC_OVERRIDES[f"cusolverDn{_t}syevd_bufferSize"] = {"name": "", "added": "4.5.0"}
+# cuSOLVER's handle is a rocBLAS handle in rocSOLVER (the table gives the names, not the versions).
+ROC_OVERRIDES.update({
+    "cusolverDnCreate": {"name": "rocblas_create_handle", "added": "1.5.0"},
+    "cusolverDnDestroy": {"name": "rocblas_destroy_handle", "added": "1.5.0"},
+    "cusolverDnSetStream": {"name": "rocblas_set_stream", "added": "1.5.0"},
+    "cusolverDnGetStream": {"name": "rocblas_get_stream", "added": "1.5.0"},
+})
+
+# cuDNN -> MIOpen where HIPIFY's table leaves the MIOpen cell empty (or maps a call whose
+# arguments differ as a plain rename): dnn.py rewrites these calls' arguments, and a call
+# it cannot rewrite keeps its CUDA name (MIOPEN_REWRITTEN). 'why' is the reason shown for
+# a name with no MIOpen counterpart.
+_M = "2.1.0"  # MIOpen's first API in HIPIFY's tables
+MIOPEN_OVERRIDES: dict[str, dict] = {
+    "cudnnCreateFilterDescriptor": {"hip": "miopenCreateTensorDescriptor", "added": _M},
+    "cudnnDestroyFilterDescriptor": {"hip": "miopenDestroyTensorDescriptor", "added": _M},
+    "cudnnSetTensor4dDescriptor": {"hip": "miopenSet4dTensorDescriptor", "added": _M},
+    "cudnnSetFilter4dDescriptor": {"hip": "miopenSet4dTensorDescriptor", "added": _M},
+    "cudnnSetTensorNdDescriptor": {"hip": "miopenSetTensorDescriptor", "added": _M},
+    "cudnnSetFilterNdDescriptor": {"hip": "miopenSetTensorDescriptor", "added": _M},
+    "cudnnSetConvolution2dDescriptor": {"hip": "miopenInitConvolutionDescriptor", "added": _M},
+    "cudnnSetConvolutionNdDescriptor": {"hip": "miopenInitConvolutionNdDescriptor", "added": _M},
+    "cudnnSetConvolutionMathType": {"hip": "", "added": _M},
+    "cudnnConvolutionBackwardFilter": {"hip": "miopenConvolutionBackwardWeights", "added": _M},
+    "cudnnGetConvolutionBackwardFilterWorkspaceSize": {"hip": "miopenConvolutionBackwardWeightsGetWorkSpaceSize",
+                                                       "added": _M},
+    "cudnnFindConvolutionBackwardDataAlgorithmEx": {"hip": "miopenFindConvolutionBackwardDataAlgorithm", "added": _M},
+    "cudnnFindConvolutionBackwardFilterAlgorithmEx": {"hip": "miopenFindConvolutionBackwardWeightsAlgorithm",
+                                                      "added": _M},
+    "cudnnGetConvolutionForwardAlgorithmMaxCount": {"hip": "", "added": _M},
+    "cudnnGetConvolutionBackwardDataAlgorithmMaxCount": {"hip": "", "added": _M},
+    "cudnnGetConvolutionBackwardFilterAlgorithmMaxCount": {"hip": "", "added": _M},
+    "cudnnConvolutionBwdFilterAlgoPerf_t": {"hip": "miopenConvAlgoPerf_t", "added": _M},
+    "cudnnConvolutionBwdFilterAlgoPerfStruct": {"hip": "miopenConvAlgoPerf_t", "added": _M},
+    "cudnnConvolutionBwdFilterAlgo_t": {"hip": "miopenConvBwdWeightsAlgorithm_t", "added": _M},
+    "CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0": {"hip": "miopenConvolutionBwdWeightsAlgoGEMM", "added": _M},
+    "CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1": {"hip": "miopenConvolutionBwdWeightsAlgoDirect", "added": _M},
+    "CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED": {"hip": "miopenConvolutionBwdWeightsAlgoWinograd",
+                                                            "added": _M},
+    "CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM": {"hip": "miopenConvolutionFwdAlgoImplicitGEMM",
+                                                        "added": "2.6.0"},
+    "CUDNN_BATCHNORM_SPATIAL_PERSISTENT": {"hip": "miopenBNSpatial", "added": _M},
+    "cudnnPoolingForward": {"hip": "miopenPoolingForward", "added": _M},
+    "cudnnSetActivationDescriptor": {"hip": "miopenSetActivationDescriptor", "added": _M},
+    # Wrong in the table, or needing a person:
+    "CUDNN_CONVOLUTION": {"why": "MIOpen's miopenConvolution is cross-correlation (cuDNN's "
+                                 "CUDNN_CROSS_CORRELATION); a true convolution needs the filter flipped by hand"},
+    "CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT": {"why": "MIOpen has no algorithm count: "
+                                                     "ask miopenFindConvolutionBackwardDataAlgorithm for up to 5"},
+    "cudnnPoolingBackward": {"why": "MIOpen's pooling backward reads the indices its forward saved: run "
+                                    "miopenPoolingForward with do_backward = true and a workspace of "
+                                    "miopenPoolingGetWorkSpaceSizeV2 bytes, then pass that workspace here"},
+    "cudnnAddTensor": {"why": "no miopenAddTensor: use miopenOpTensor(handle, miopenTensorOpAdd, beta, cDesc, C, "
+                              "alpha, aDesc, A, &zero, cDesc, C) (C = beta*C + alpha*A, A broadcast)"},
+    "cudnnGetActivationDescriptor": {"why": "MIOpen's descriptor holds alpha, beta and gamma, not a NaN option and "
+                                            "one coefficient: call miopenGetActivationDescriptor by hand"},
+}
+for _dir, _what in (("Forward", "Forward"), ("BackwardData", "BackwardData"), ("BackwardFilter", "BackwardWeights")):
+    MIOPEN_OVERRIDES[f"cudnnFindConvolution{_dir}Algorithm"] = {
+        "why": f"MIOpen's search runs on real buffers: call the Ex form (with x, w, y and a workspace), "
+               f"which ports to miopenFindConvolution{_what}Algorithm"}
+    for _v in ("", "_v7"):
+        MIOPEN_OVERRIDES[f"cudnnGetConvolution{_dir}Algorithm{_v}"] = {
+            "why": f"cuDNN's heuristic choice has no MIOpen call: benchmark with miopenFindConvolution{_what}"
+                   f"Algorithm (the Ex form ports), or use MIOpen's immediate mode (miopenConvolution{_what}"
+                   "GetSolution)"}
 # Present in HIP 5.2's hip/library_types.h although the tables say 5.7 (hipDataType's
 # later unification): the targeted HIP has them.
 HIP_ADDED_OVERRIDES = {name: "5.2.0" for name in ("cudaDataType", "cudaDataType_t", "CUDA_R_16F", "CUDA_R_32F",
                                                    "CUDA_R_64F", "CUDA_C_16F", "CUDA_C_32F", "CUDA_C_64F")}
+# hip* names the tables leave empty (the row's ROC name is kept): hipBLAS has had its status
+# string call since 0.46 (ROCm 4.3).
+HIP_NAME_OVERRIDES = {"cublasGetStatusString": ("hipblasStatusToString", "4.3.0")}
 # rocSPARSE has its own data-type enum: in a file that uses cuSPARSE (and not cuBLAS) with
 # --roc, these go to it instead of rocBLAS's (HIPIFY's cuBLAS table).
 ROCSPARSE_DATATYPES = {
@@ -91,6 +178,10 @@ HEADER_OVERRIDES: dict[str, str | None] = {
     "cusolver_common.h": "hipsolver/hipsolver.h",
     "cusparse_v2.h": "hipsparse/hipsparse.h",
     "curand_mtgp32dc_p_11213.h": "hiprand/hiprand_kernel.h",
+    # cuDNN 8 and 9 split cudnn.h into per-part headers: MIOpen has one.
+    **{f"cudnn_{part}.h": "miopen/miopen.h" for part in (
+        "v8", "v9", "version", "ops_infer", "ops_train", "cnn_infer", "cnn_train", "adv_infer", "adv_train",
+        "backend", "graph", "ops", "cnn", "adv")},
     "cooperative_groups/reduce.h": "hip/hip_cooperative_groups.h",
     "mma.h": "rocwmma/rocwmma.hpp",
     "math_constants.h": "hip/hip_math_constants.h",
@@ -117,6 +208,7 @@ ROC_HEADERS = {
     "cusparse.h": "rocsparse/rocsparse.h", "cusparse_v2.h": "rocsparse/rocsparse.h",
     "curand.h": "rocrand/rocrand.h", "curand_kernel.h": "rocrand/rocrand_kernel.h",
     "cusolverDn.h": "rocsolver/rocsolver.h", "cusolver_common.h": "rocsolver/rocsolver.h",
+    "curand_mtgp32_host.h": "rocrand/rocrand_mtgp32.h", "curand_mtgp32dc_p_11213.h": "rocrand/rocrand_mtgp32_11213.h",
 }
 _ROC_KERNEL_HEADER = re.compile(r"^curand_(discrete2?|globals|lognormal|mrg32k3a|mtgp32(_kernel)?|normal(_static)?|"
                                 r"philox4x32_x|poisson|precalc|uniform)\.h$")
@@ -167,7 +259,15 @@ def load_table() -> dict:
     for name, added in HIP_ADDED_OVERRIDES.items():
         if name in apis:
             apis[name] = dict(apis[name], added=added)
+    for name, (hip, added) in HIP_NAME_OVERRIDES.items():
+        if name in apis:
+            entry = {k: v for k, v in apis[name].items() if k != "unsupported"}
+            apis[name] = dict(entry, hip=hip, added=added)
     apis.update(OVERRIDES)
+    for name, entry in EXTRA_APIS.items():
+        apis.setdefault(name, entry)
+    for name, entry in MIOPEN_OVERRIDES.items():
+        apis[name] = {"family": "cudnn", **entry}
     return data
 
 
@@ -179,21 +279,23 @@ def resolve_entry(name: str, entry: dict, target: tuple[int, ...]) -> Resolution
     hip = entry.get("hip")
     family = entry.get("family", "")
     legacy = entry.get("legacy")
-    if not hip:
-        return Resolution(name, None, False, "no HIP equivalent", family)
+    # hip "" with a version: the call is ported by a rewrite into an expression (no name to emit)
+    if hip is None or (hip == "" and not entry.get("added")):
+        return Resolution(name, None, False, entry.get("why") or "no HIP equivalent", family)
     added = entry.get("added")
+    label = hip or f"the port of {name}"
     if entry.get("unsupported") or not added:
-        return Resolution(name, hip, False, f"{hip} is not in a released HIP yet", family)
+        return Resolution(name, hip, False, f"{label} is not in a released HIP yet", family)
     removed = entry.get("removed")
     if removed and parse_version(removed) <= target:
-        return Resolution(name, hip, False, f"{hip} was removed in HIP {removed}", family)
+        return Resolution(name, hip, False, f"{label} was removed in HIP {removed}", family)
     if parse_version(added) > target:
         if legacy:
-            return Resolution(name, hip, True, f"{hip} needs HIP {added}; emitting {legacy} instead",
+            return Resolution(name, hip, True, f"{label} needs HIP {added}; emitting {legacy} instead",
                               family, legacy)
-        return Resolution(name, hip, False, f"{hip} needs HIP {added} (target {version_text(target)})",
+        return Resolution(name, hip, False, f"{label} needs HIP {added} (target {version_text(target)})",
                           family)
-    note = f"{hip} deprecated since HIP {entry['deprecated']}" if entry.get("deprecated") else ""
+    note = f"{label} deprecated since HIP {entry['deprecated']}" if entry.get("deprecated") else ""
     return Resolution(name, hip, True, note, family)
 
 
@@ -205,10 +307,8 @@ def roc_entry(name: str, entry: dict) -> dict:
         hip = entry.get("hip")
         why = f"no {ROC_LIBRARY[family]} equivalent" + (f" ({hip} exists in the hip* library)" if hip else "")
         return {"family": family, "roc_missing": why}
-    out = {"family": family, "hip": roc["name"] or None}
+    out = {"family": family, "hip": roc["name"]}  # "": the rewrite emits an expression
     out.update({k: v for k, v in roc.items() if k != "name"})
-    if not roc["name"]:
-        out["roc_missing"] = "the call takes other arguments in rocSOLVER (see the rewrite note)"
     return out
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import pairwise
 from typing import TYPE_CHECKING, Callable
 
 from gpuparity.port import mappings
@@ -32,6 +33,46 @@ class CallSite:
     roc: bool
     handled: dict[int, str] = field(default_factory=dict)  # token index -> name already emitted
     rename: Callable[[str], str] = str  # a CUDA name -> the name this translation emits
+    c_only: bool = False  # a C file: no nullptr, lambdas or casts to C++ types
+    known: Callable[[str], bool] = bool  # whether a name is a CUDA API (its use is counted)
+
+    @property
+    def null(self) -> str:
+        return "0" if self.c_only else "nullptr"
+
+    def consume(self, rng: tuple[int, int]) -> None:
+        """The CUDA names in an argument a rewrite dropped count as ported by that rewrite."""
+        for k in range(rng[0], rng[1] + 1):
+            if self.toks[k].kind == "id" and self.known(self.toks[k].text):
+                self.handled[k] = ""
+
+    def rebuild(self, args: Args, new: list[str]) -> None:
+        """Replace the argument list with `new` (argument texts), keeping the original
+        separators (and so the line breaks) slot by slot."""
+        seps = [self.text[self.toks[a[1]].end:self.toks[b[0]].start] for a, b in pairwise(args)]
+        out = []
+        for k, arg in enumerate(new):
+            out.append(arg)
+            if k < len(new) - 1:
+                out.append(seps[k] if k < len(seps) else ", ")
+        self.ed.replace(self.toks[args[0][0]].start, self.toks[args[-1][1]].end, "".join(out))
+
+    def replace_call(self, i: int, close: int, text: str) -> None:
+        """Replace the whole call (name to closing parenthesis) with an expression; one
+        whose value the statement drops is cast to void (no unused-value warning)."""
+        if self.is_statement(i, close):
+            text = f"(void){text}"
+        self.ed.replace(self.toks[i].start, self.toks[close].end, text)
+
+    def is_statement(self, i: int, close: int) -> bool:
+        """The call is a whole expression statement: `...; call(...);`."""
+        toks = self.toks
+        p, a = i - 1, close + 1
+        while p >= 0 and toks[p].kind == "comment":
+            p -= 1
+        while a < len(toks) and toks[a].kind == "comment":
+            a += 1
+        return (p < 0 or toks[p].text in (";", "{", "}")) and a < len(toks) and toks[a].text == ";"
 
     def arg(self, rng: tuple[int, int]) -> str:
         first, last = rng
@@ -52,6 +93,24 @@ class CallSite:
 
 
 Rewrite = Callable[[CallSite, int, Args, int], "str | None"]
+
+
+class Refused(str):
+    """What a rewrite returns when the call cannot be ported as it stands: the reason,
+    shown in "needs a human" (the call keeps its CUDA name)."""
+
+
+def arg_texts(site: CallSite, args: Args) -> list[str] | None:
+    """The translated text of each argument; None if one is empty."""
+    if any(a > b for a, b in args):
+        return None
+    return [site.translated_arg(a) for a in args]
+
+
+def token_of(site: CallSite, rng: tuple[int, int]) -> str:
+    """The argument's text when it is one identifier, else ''."""
+    first, last = rng
+    return site.toks[first].text if first == last and site.toks[first].kind == "id" else ""
 
 
 # ---------------------------------------------------------------- HIP runtime
@@ -89,18 +148,6 @@ def _symbol_arg(index: int) -> Rewrite:
     return rewrite
 
 
-def _reorder(n_args: int, order: tuple[int, ...], why: str) -> Rewrite:
-    """The same arguments in another order: new argument k is old argument order[k]."""
-    def rewrite(site: CallSite, i: int, args: Args, close: int) -> str | None:
-        if len(args) != n_args or any(a > b for a, b in args):
-            return None
-        first = min(k for k, old in enumerate(order) if old != k)
-        start, end = site.toks[args[first][0]].start, site.toks[args[-1][1]].end
-        site.ed.replace(start, end, ", ".join(site.translated_arg(args[old]) for old in order[first:]))
-        return why
-    return rewrite
-
-
 ARG_REWRITES: dict[str, Rewrite] = {
     "cudaMallocHost": _host_malloc,
     "cudaFuncSetAttribute": _cast_func_arg(0),
@@ -121,10 +168,6 @@ ARG_REWRITES: dict[str, Rewrite] = {
     "cudaGraphMemcpyNodeSetParamsFromSymbol": _symbol_arg(2),
     "cudaGraphExecMemcpyNodeSetParamsToSymbol": _symbol_arg(2),
     "cudaGraphExecMemcpyNodeSetParamsFromSymbol": _symbol_arg(3),
-    # MIOpen's softmax takes the algorithm and mode last (miopen.h, *_V2)
-    "cudnnSoftmaxForward": _reorder(9, (0, 3, 4, 5, 6, 7, 8, 1, 2), "algorithm and mode moved last (MIOpen order)"),
-    "cudnnSoftmaxBackward": _reorder(11, (0, 3, 4, 5, 6, 7, 8, 9, 10, 1, 2),
-                                     "algorithm and mode moved last (MIOpen order)"),
 }
 
 
@@ -198,19 +241,9 @@ def _drop_args(n_args: int, drop: tuple[int, int], why: str) -> Rewrite:
             return None
         a, b = args[drop[0]], args[drop[1] + 1]
         site.ed.replace(site.toks[a[0]].start, site.toks[b[0]].start, "")
+        for k in range(drop[0], drop[1] + 1):
+            site.consume(args[k])
         return why
-    return rewrite
-
-
-def _no_workspace(n_args: int) -> Rewrite:
-    """rocSOLVER allocates its own workspace: `X_bufferSize(..., &lwork)` becomes
-    `(*(&lwork) = 0, rocblas_status_success)`, so the caller's allocation is empty."""
-    def rewrite(site: CallSite, i: int, args: Args, close: int) -> str | None:
-        if len(args) != n_args or args[-1][0] > args[-1][1]:
-            return None
-        site.ed.replace(site.toks[i].start, site.toks[close].end,
-                        f"(*({site.arg(args[-1])}) = 0, rocblas_status_success)")
-        return "rocSOLVER needs no workspace query: the size is set to 0"
     return rewrite
 
 
@@ -251,7 +284,46 @@ def _gemm_ex(n_args: int, c_first: int, c_count: int) -> Rewrite:
     return rewrite
 
 
+def _sgemm_ex(site: CallSite, i: int, args: Args, close: int) -> str | None:
+    """cublasSgemmEx(..., C, Ctype, ldc) (FP32 compute) -> rocblas_gemm_ex(..., C, Ctype, ldc,
+    D = C, Dtype, ldd, f32 compute, standard algorithm, solution_index 0, flags 0)."""
+    texts = arg_texts(site, args) if len(args) == 17 else None
+    if texts is None:
+        return None
+    site.ed.insert(site.toks[close].start, ", " + ", ".join(texts[14:17]) + ", rocblas_datatype_f32_r, "
+                                           "rocblas_gemm_algo_standard, 0, 0")
+    return "D = C added (in place), compute type f32 (SgemmEx computes in FP32), solution_index, flags = 0"
+
+
+# rocBLAS's element types for half and complex (rocblas_half is not HIP's __half unless
+# ROCBLAS_USE_HIP_HALF is defined; rocblas_float_complex is not hipFloatComplex).
+_ROC_ELEMENT = {"H": "rocblas_half", "C": "rocblas_float_complex", "Z": "rocblas_double_complex"}
+# gemm's pointer arguments: (position, 'in' | 'out'); batched ones are arrays of pointers.
+_GEMM_POINTERS = {"gemm": ((6, "in"), (7, "in"), (9, "in"), (11, "in"), (12, "out")),
+                  "gemmBatched": ((6, "in"), (7, "in*"), (9, "in*"), (11, "in"), (12, "out*")),
+                  "gemmStridedBatched": ((6, "in"), (7, "in"), (10, "in"), (13, "in"), (14, "out"))}
+_GEMM_ARGS = {"gemm": 14, "gemmBatched": 15, "gemmStridedBatched": 18}
+
+
+def _element_casts(prec: str, routine: str) -> Rewrite:
+    """Half and complex GEMMs: the CUDA element pointers cast to rocBLAS's element types."""
+    element = _ROC_ELEMENT[prec]
+
+    def rewrite(site: CallSite, i: int, args: Args, close: int) -> str | None:
+        if len(args) != _GEMM_ARGS[routine] or any(a > b for a, b in args):
+            return None
+        for pos, kind in _GEMM_POINTERS[routine]:
+            const = "const " if kind.startswith("in") else ""
+            target = f"{const}{element}*" + (" const*" if kind.endswith("*") else "")
+            cast = f"({target})(" if site.c_only else f"reinterpret_cast<{target}>("
+            site.ed.insert(site.toks[args[pos][0]].start, cast)
+            site.ed.insert(site.toks[args[pos][1]].end, ")")
+        return f"alpha, beta and the matrices cast to {element} (rocBLAS's element type)"
+    return rewrite
+
+
 ROC_ARG_REWRITES: dict[str, Rewrite] = {
+    "cublasSgemmEx": _sgemm_ex,
     "cusparseSpMV_bufferSize": _roc_stage(10, "size", "rocsparse_spmv_stage_buffer_size", (6, 0, 0)),
     "cusparseSpMV": _roc_stage(10, "buffer", "rocsparse_spmv_stage_compute", (6, 0, 0)),
     "cusparseSpMM_bufferSize": _roc_stage(11, "size", "rocsparse_spmm_stage_buffer_size"),
@@ -267,6 +339,47 @@ ROC_ARG_REWRITES: dict[str, Rewrite] = {
     "cublasGemmBatchedEx": _gemm_ex(20, 14, 3),
     "cublasGemmStridedBatchedEx": _gemm_ex(23, 16, 4),
 }
+def _info_zeroed(n_args: int, keep: tuple[int, ...], why: str) -> Rewrite:
+    """rocSOLVER calls without cuSOLVER's devInfo (getrs, potrs, geqrf): the arguments kept,
+    in order, and devInfo (the last argument) set to 0 before the call, as cuSOLVER would
+    (rocSOLVER reports bad arguments through its status instead)."""
+    def rewrite(site: CallSite, i: int, args: Args, close: int) -> str | None:
+        texts = arg_texts(site, args) if len(args) == n_args else None
+        if texts is None:
+            return None
+        site.rebuild(args, [texts[k] for k in keep])
+        for k in set(range(n_args)) - set(keep):
+            site.consume(args[k])
+        site.ed.insert(site.toks[i].start, f"((void)hipMemset({texts[-1]}, 0, sizeof(int)), ")
+        site.ed.insert(site.toks[close].end, ")")
+        return why + "; devInfo set to 0 (rocSOLVER writes no info here)"
+    return rewrite
+
+
+def _workspace_size(n_args: int, size_arg: int | None) -> Rewrite:
+    """`X_bufferSize(..., &lwork)` -> `(*(&lwork) = SIZE, rocblas_status_success)`: rocSOLVER
+    allocates its own workspace (SIZE 0), or takes a work array of n elements (syevd's E)."""
+    def rewrite(site: CallSite, i: int, args: Args, close: int) -> str | None:
+        if len(args) != n_args or args[-1][0] > args[-1][1]:
+            return None
+        size = "0" if size_arg is None else f"({site.translated_arg(args[size_arg])})"
+        site.replace_call(i, close, f"(*({site.arg(args[-1])}) = {size}, rocblas_status_success)")
+        if size_arg is None:
+            return "rocSOLVER needs no workspace query: the size is set to 0"
+        return "rocSOLVER's syevd takes a work array of n elements (E): the size is set to n"
+    return rewrite
+
+
+def _no_workspace(n_args: int) -> Rewrite:
+    return _workspace_size(n_args, None)
+
+
+for _p in _ROC_ELEMENT:
+    for _routine in _GEMM_POINTERS:
+        ROC_ARG_REWRITES[f"cublas{_p}{_routine}"] = _element_casts(_p, _routine)
+        if _routine == "gemm":
+            ROC_ARG_REWRITES[f"cublas{_p}gemm_v2"] = _element_casts(_p, _routine)
+
 _POTRF_WHY = "rocSOLVER allocates its own workspace: Workspace and Lwork dropped"
 _GETRF_WHY = "rocSOLVER allocates its own workspace: Workspace dropped"
 for _t in "SDCZ":
@@ -274,4 +387,29 @@ for _t in "SDCZ":
     ROC_ARG_REWRITES[f"cusolverDn{_t}potrf_bufferSize"] = _no_workspace(6)
     ROC_ARG_REWRITES[f"cusolverDn{_t}getrf"] = _drop_args(8, (5, 5), _GETRF_WHY)
     ROC_ARG_REWRITES[f"cusolverDn{_t}getrf_bufferSize"] = _no_workspace(6)
+    # (handle, trans, n, nrhs, A, lda, ipiv, B, ldb, devInfo)
+    ROC_ARG_REWRITES[f"cusolverDn{_t}getrs"] = _info_zeroed(10, tuple(range(9)), "devInfo dropped")
+    # (handle, uplo, n, nrhs, A, lda, B, ldb, devInfo)
+    ROC_ARG_REWRITES[f"cusolverDn{_t}potrs"] = _info_zeroed(9, tuple(range(8)), "devInfo dropped")
+    # (handle, m, n, A, lda, TAU, Workspace, Lwork, devInfo): TAU is rocSOLVER's ipiv
+    ROC_ARG_REWRITES[f"cusolverDn{_t}geqrf"] = _info_zeroed(9, tuple(range(6)), _POTRF_WHY)
+    ROC_ARG_REWRITES[f"cusolverDn{_t}geqrf_bufferSize"] = _no_workspace(6)
+def _mtgp_constants(site: CallSite, i: int, args: Args, close: int) -> str | None:
+    if len(args) != 2:
+        return None
+    for rng in args:
+        site.consume(rng)
+    site.replace_call(i, close, "ROCRAND_STATUS_SUCCESS")
+    return "rocrand_make_state_mtgp32 loads the MTGP parameters itself: call replaced by ROCRAND_STATUS_SUCCESS"
+
+
+# rocRAND's MTGP32 set-up: (states, params, kernel params, n, seed) -> (states, params, n, seed)
+ROC_ARG_REWRITES["curandMakeMTGP32KernelState"] = _drop_args(5, (2, 2), "kernel parameters dropped (rocRAND keeps "
+                                                                       "them in each state)")
+ROC_ARG_REWRITES["curandMakeMTGP32Constants"] = _mtgp_constants
+for _t in "SD":
+    # (handle, jobz, uplo, n, A, lda, W, work, lwork, devInfo) -> (..., W -> D, work -> E, info)
+    ROC_ARG_REWRITES[f"cusolverDn{_t}syevd"] = _drop_args(
+        10, (8, 8), "Lwork dropped; work (n elements, see the size query) is rocSOLVER's E array")
+    ROC_ARG_REWRITES[f"cusolverDn{_t}syevd_bufferSize"] = _workspace_size(8, 3)
 

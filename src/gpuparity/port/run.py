@@ -70,6 +70,7 @@ class PortReport:
     toolchain: str = ""
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    compile: checking.CompileRate | None = None  # --check: the measured compile pass rate
 
     @property
     def score(self) -> Score:
@@ -336,6 +337,7 @@ def _port(src: Path, dst: Path | None, *, hip_version: str | None, launch: str, 
             for f in report.files:
                 f.check = results.get(f.rel) or checking.CheckResult(
                     checking.SKIPPED, "CMake file" if f.language == "cmake" else "not written")
+            report.compile = checking.compile_rate([f.check for f in report.files if f.check], tc.describe())
     finally:
         if tmp_ctx is not None:
             tmp_ctx.cleanup()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from gpuparity.port import mappings
+from gpuparity.port import blas_v1, dnn, fp16, mappings
 from gpuparity.port.edits import Editor
 from gpuparity.port.launch import rewrite_launches_ggl
 from gpuparity.port.rewrites import (
@@ -22,6 +22,7 @@ from gpuparity.port.rewrites import (
     ROC_ARG_REWRITES,
     STATUS_STRINGS,
     CallSite,
+    Refused,
     status_string_lambda,
 )
 from gpuparity.port.tokens import Token, call_args, int_value, tokenize
@@ -98,6 +99,9 @@ class _Ctx:
     first_include: int = -1  # offset of the first #include directive
     cublas_v1: bool | None = None  # decided at the first cuBLAS name
     sparse_datatypes: bool | None = None  # --roc: CUDA data types go to rocSPARSE's enum
+    cublas_include_end: int = -1  # end of the #include <cublas.h> line (the v1 prelude goes there)
+    v1_rewritten: bool = False  # a cuBLAS v1 call was rewritten: the file needs the prelude
+    uses_dnn: bool = False  # a cuDNN perf-struct type was seen: its members may need renaming
 
 
 def _prev_code(toks: list[Token], i: int) -> int:
@@ -122,6 +126,9 @@ def _translate_include(ctx: _Ctx, i: int) -> None:
         ctx.first_include = ctx.text.rfind("\n", 0, tok.start) + 1
     if inner in _RUNTIME_HEADERS:
         ctx.runtime_included = True
+    if inner == "cublas.h" and ctx.cublas_include_end < 0:
+        line_end = ctx.text.find("\n", tok.end)
+        ctx.cublas_include_end = len(ctx.text) if line_end < 0 else line_end + 1
     target, roc = ctx.opts.hip_version, ctx.opts.roc
     is_cuda, hip = mappings.map_header(inner, target, roc)
     if not is_cuda:
@@ -180,9 +187,12 @@ def _user_macros(toks: list[Token]) -> set[str]:
 
 
 def _is_cublas_v1(toks: list[Token]) -> bool:
-    """The file includes cuBLAS's legacy header and not the v2 one: its BLAS calls take no handle."""
+    """The file includes cuBLAS's legacy header and not the v2 one (or, including neither,
+    calls a v1-only function such as cublasInit): its BLAS calls take no handle."""
     headers = {t.text[1:-1] for t in toks if t.kind == "header"}
-    return "cublas.h" in headers and "cublas_v2.h" not in headers
+    if "cublas_v2.h" in headers:
+        return False
+    return "cublas.h" in headers or any(t.kind == "id" and t.text in blas_v1.V1_ONLY for t in toks)
 
 
 def _uses_only_cusparse(toks: list[Token]) -> bool:
@@ -204,12 +214,13 @@ def _resolve(ctx: _Ctx, name: str, entry: dict) -> mappings.Resolution:
     """The name's resolution, with the per-file rules: legacy cuBLAS v1 calls, --roc data types."""
     opts = ctx.opts
     family = entry.get("family")
-    if family == "cublas" and name + "_v2" in mappings.load_table()["apis"]:
+    if family == "cublas" and (name in blas_v1.V1_ONLY or name + "_v2" in mappings.load_table()["apis"]):
         if ctx.cublas_v1 is None:
             ctx.cublas_v1 = _is_cublas_v1(ctx.toks)
-        if ctx.cublas_v1:
-            return mappings.Resolution(name, None, False, "cuBLAS v1 (legacy) call without a handle: hipBLAS "
-                                       "and rocBLAS have only the handle API; port it to cuBLAS v2 first", family)
+        if ctx.cublas_v1 or name in blas_v1.V1_ONLY:  # the call is rewritten (blas_v1.py)
+            return mappings.Resolution(name, "", True, "", family)
+    elif family == "cudnn" and name in dnn.PERF_TYPES:
+        ctx.uses_dnn = True  # a perf struct: its members may need renaming
     if opts.roc and name in mappings.ROCSPARSE_DATATYPES:
         if ctx.sparse_datatypes is None:
             ctx.sparse_datatypes = _uses_only_cusparse(ctx.toks)
@@ -233,18 +244,20 @@ def _library_call(ctx: _Ctx, i: int, name: str, res: mappings.Resolution) -> map
     resolution a successful rewrite leaves."""
     tok = ctx.toks[i]
     opts = ctx.opts
-    rewrite = ARG_REWRITES.get(name)
-    if opts.roc and name in ROC_ARG_REWRITES:
-        rewrite = ROC_ARG_REWRITES[name]
-    if rewrite is not None and (res.hip is not None or opts.roc and name in mappings.ROC_OVERRIDES):
+    v1 = res.family == "cublas" and res.hip == "" and bool(ctx.cublas_v1 or name in blas_v1.V1_ONLY)
+    rewrite = blas_v1.rewrite_for(name) if v1 else REWRITES[opts.roc].get(name)
+    if rewrite is not None and res.hip is not None:
         what = _call(ctx, i, rewrite)
-        if what:
+        if what and not isinstance(what, Refused):
             ctx.result.rewrites.append(Rewrite(tok.line, f"{name}: {what}"))
+            ctx.v1_rewritten |= v1
             if not res.hip:  # rewritten into an expression: nothing left to rename
                 return mappings.Resolution(name, "", True, "", res.family)
-        elif not res.hip:
-            return mappings.Resolution(name, None, False, "call shape not recognised for the rewrite",
-                                       res.family)
+        elif isinstance(what, Refused):
+            return mappings.Resolution(name, None, False, str(what), res.family)
+        elif not res.hip or name in REQUIRED:  # a rename alone would leave a wrong call
+            return mappings.Resolution(name, None, False, "call shape not recognised for the rewrite "
+                                       "(its arguments differ in the AMD library): port it by hand", res.family)
     if not res.supported and name in STATUS_STRINGS:
         stand_in = status_string_lambda(name, opts.hip_version, opts.roc)
         if stand_in:
@@ -291,11 +304,11 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
     toks, engine = tokenize(text, opts.engine)
     result = Translation(text=text, engine=engine, tokens=toks)
     ed = Editor(text)
-    site = CallSite(text, toks, ed, opts.hip_version, opts.roc)
+    apis = mappings.load_table()["apis"]
+    site = CallSite(text, toks, ed, opts.hip_version, opts.roc, c_only=c_only, known=apis.__contains__)
     ctx = _Ctx(text, toks, ed, opts, result, site)
     site.rename = lambda cuda: _emitted_name(ctx, cuda)
     own_macros = _user_macros(toks)
-    apis = mappings.load_table()["apis"]
     handled = site.handled
     uses = result.uses
     n = len(toks)
@@ -347,12 +360,18 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
         if name in mappings.OVERRIDES and res.family == "device" and _warp_sync(ctx, i, res):
             uses.append(ApiUse(name, tok.line, res.family, res.legacy or res.hip, res.supported, res.reason))
             continue
-        if name in _CALL_NAMES:
+        if name in _CALL_NAMES or res.hip == "":
             res = _library_call(ctx, i, name, res)
         if mappings.counts_as_api(name, entry):
             uses.append(ApiUse(name, tok.line, res.family, res.legacy or res.hip, res.supported, res.reason))
         if res.hip and res.hip != name:
             ed.replace(tok.start, tok.end, res.hip)
+    if ctx.uses_dnn:
+        _perf_members(ctx)
+    if ctx.v1_rewritten:
+        _add_v1_prelude(ctx)
+    if not c_only and fp16.needs_half_shuffles(toks, opts.hip_version):
+        _add_half_shuffles(ctx)
     out = _realign_continuations(text, ed.apply()) if ed.edits else text
     if not c_only and not ctx.runtime_included and _needs_runtime(toks, uses):
         out = _realign_continuations(text, _add_runtime_include(ctx, out))
@@ -363,7 +382,43 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
     return result
 
 
-_CALL_NAMES = set(ARG_REWRITES) | set(ROC_ARG_REWRITES) | set(STATUS_STRINGS)
+def _perf_members(ctx: _Ctx) -> None:
+    notes, missing = dnn.perf_members(ctx.site)
+    ctx.result.rewrites.extend(Rewrite(line, what) for line, what in notes)
+    ctx.result.uses.extend(ApiUse(what, line, "cudnn", None, False, why) for line, what, why in missing)
+
+
+def _add_v1_prelude(ctx: _Ctx) -> None:
+    """The cuBLAS v1 helpers, after the file's cuBLAS include (or, with none, before its
+    first include, with the library's header)."""
+    nl = "\r\n" if "\r\n" in ctx.text[:4096] else "\n"
+    text = blas_v1.prelude(ctx.opts.roc, nl)
+    at = ctx.cublas_include_end
+    if at < 0:
+        at = max(ctx.first_include, 0)
+        text = f"#include <{blas_v1.header_of(ctx.opts.roc)}>{nl}" + text
+    ctx.ed.insert(at, text)
+    ctx.result.rewrites.append(Rewrite(ctx.text.count("\n", 0, at) + 1, "cuBLAS v1 helpers added (one handle for the "
+                                       "file's v1 calls, their last error, character -> enum conversions)"))
+
+
+def _add_half_shuffles(ctx: _Ctx) -> None:
+    nl = "\r\n" if "\r\n" in ctx.text[:4096] else "\n"
+    at = fp16.insertion_point(ctx.text, ctx.toks)
+    ctx.ed.insert(at or 0, fp16.prelude(nl, with_headers=at is None))
+    if at is None:
+        ctx.runtime_included = True
+    ctx.result.rewrites.append(Rewrite(ctx.text.count("\n", 0, at or 0) + 1, "__half / __half2 warp shuffle "
+                                       "overloads added (the target HIP has none before 5.6)"))
+
+
+# Argument rewrites by mode (--roc or not); cuDNN goes to MIOpen in both.
+REWRITES = {False: {**ARG_REWRITES, **dnn.DNN_REWRITES},
+            True: {**ARG_REWRITES, **dnn.DNN_REWRITES, **ROC_ARG_REWRITES}}
+# Calls whose rename alone would compile into a wrong call (arguments moved or dropped):
+# when the rewrite does not recognise the call, it keeps its CUDA name and is listed.
+REQUIRED = set(dnn.DNN_REWRITES) | {n for n in ROC_ARG_REWRITES if n.startswith("cusolver")} | {"cublasSgemmEx"}
+_CALL_NAMES = set(REWRITES[True]) | set(STATUS_STRINGS)
 _CONTINUATION = re.compile(r"^(.*?\S)?([ \t]+)\\(\r?)$")
 
 

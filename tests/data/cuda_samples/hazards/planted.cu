@@ -2,7 +2,7 @@
 #include <cuda_runtime.h>
 #include <mma.h>  // expect: warp_matrix
 #include <cooperative_groups.h>
-#include <cudnn.h>  // expect: no_dropin_library
+#include <cublasLt.h>  // expect: no_dropin_library
 namespace cg = cooperative_groups;
 using namespace nvcuda;  // expect: warp_matrix
 
@@ -67,6 +67,6 @@ void host(float* p) {
     big_smem_kernel<<<1, 256, 80000>>>(p);  // expect: shared_memory_64k
     cudaLaunchConfig_t config = {};
     cudaLaunchKernelEx(&config, big_smem_kernel, p);  // expect: launch_kernel_ex
-    cudnnHandle_t handle;
-    cudnnCreate(&handle);
+    cublasLtHandle_t handle;
+    cublasLtCreate(&handle);
 }
