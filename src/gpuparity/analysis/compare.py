@@ -84,7 +84,7 @@ def compare_core(a: Side, b: Side, tolerance: float = 0.05, level: float = LEVEL
     log_var = vara + varb
     df = welch_df(vara, dfa, varb, dfb)
     lo, hi = log_interval(np.log(ratio), log_var, df, level)
-    unstable = np.array([bool({"unstable", "host_bound"}.intersection(a.flags[i], b.flags[j]))
+    unstable = np.array([bool({"unstable", "host_bound"} & {*a.flags[i], *b.flags[j]})
                          for i, j in zip(ia.tolist(), ib.tolist(), strict=True)], dtype=bool)
     codes = verdicts(lo, hi, tolerance)
     codes = np.where(unstable, VERDICTS.index("inconclusive"), codes)

@@ -172,7 +172,8 @@ def print_table(result: dict, max_rows: int = 0) -> None:
     rows = result["rows"][:max_rows] if max_rows else result["rows"]
     for r in rows:
         style = VERDICT_STYLE.get(r["verdict"], "")
-        shown = r["verdict"] + (" (unstable)" if "unstable" in (r.get("flags") or []) else "")
+        shown = r["verdict"] + "".join(f" ({f})" for f in ("unstable", "host_bound", "peak_exceeded")
+                                       if f in (r.get("flags") or []))
         t.add_row(escape(r["workload"]), escape(params_text(r["params"])), escape(r["dtype"] or "-"),
                   fmt(r["a_value"]), fmt(r["b_value"]), escape(r["unit"] or "-"),
                   f"{r.get('a_trials', '-')}/{r.get('b_trials', '-')}",

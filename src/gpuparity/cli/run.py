@@ -326,10 +326,14 @@ def print_notes(doc: dict, out) -> None:
     machine = doc.get("machine") or {}
     for line in busy_warnings(machine.get("start"), "start") + busy_warnings(machine.get("end"), "end"):
         out.print(f"[yellow]warning: {escape(line)}[/]")
-    unstable = [r for r in doc["results"] if "unstable" in (r.get("flags") or [])]
+    unstable = [r for r in doc["results"] if {"unstable", "host_bound"} & set(r.get("flags") or [])]
     if unstable:
         out.print(f"[yellow]warning: {len(unstable)} result(s) unstable (noise or trial spread above "
-                  f"the threshold): their comparisons are at most 'inconclusive'[/]")
+                  f"the threshold) or host-bound: their comparisons are at most 'inconclusive'[/]")
+    above = [r for r in doc["results"] if "peak_exceeded" in (r.get("flags") or [])]
+    if above:
+        out.print(f"[yellow]warning: {len(above)} result(s) above their spec peak (peak_exceeded): that peak is "
+                  "wrong for them, so no % of peak is shown[/]")
     for r in doc["results"]:
         info = r.get("info") or {}
         if info.get("best_shape"):
