@@ -63,6 +63,22 @@ def test_gpu_quick_gemm_is_compute_bound_and_cpu_sizes_do_not_follow_the_cpu():
     assert no_units == cpu           # a CPU with AMX and one without half-precision units: the same keys
 
 
+def test_collective_sizes_are_the_suites_and_what_does_not_fit_is_skipped(monkeypatch):
+    from gpuparity import dist
+
+    monkeypatch.setattr(dist, "initialized", lambda: True)     # as in a 2-rank torchrun job
+    monkeypatch.setattr(dist, "world_size", lambda: 2)
+    monkeypatch.setattr(dist, "nodes", lambda: 1)
+    small = spec_context("rtx-4080", "comm")                     # 16 GB: 1/8 is 2 GB
+    small.fingerprint["memory_bytes"] = 4 * 10**9                # a 4 GB part: 2 x 1 GiB buffers do not fit
+    big = spec_context("mi325x", "comm")
+    a, b = cases_for(["collectives"], "comm", small), cases_for(["collectives"], "comm", big)
+    assert [c.key for c in a] == [c.key for c in b] and max(c.params["bytes"] for c in a) == 2**30
+    assert all(c.skip is None for c in b)
+    too_big = [c for c in a if c.skip]
+    assert too_big and all(c.params["bytes"] * 2 > 0.5e9 and "1/8" in c.skip for c in too_big)
+
+
 def test_plan_cli_from_the_spec_table_alone(cli):
     p = cli("plan", "gemm", "memory", "--spec", "mi300x", "--json")
     assert p.returncode == 0, p.stderr

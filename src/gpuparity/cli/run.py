@@ -78,10 +78,10 @@ def check_output_path(path: str | None) -> None:
 def register(app: typer.Typer) -> None:
     @app.command("run")
     def run(
+        ctx: typer.Context,
         workloads: Optional[List[str]] = typer.Argument(None, help="Workloads to run (default: the suite's)."),
-        suite: Optional[str] = typer.Option(None, "--suite", "-s", click_type=click.Choice(SUITE_NAMES),
-                                            help="quick (the default): CPU-friendly sizes; standard: GPU sizes; "
-                                                 "full: sweeps; comm: collectives."),
+        suite: str = typer.Option("quick", "--suite", "-s", click_type=click.Choice(SUITE_NAMES),
+                                  help="quick: CPU-friendly sizes; standard: GPU sizes; full: sweeps; comm: collectives."),
         dtype: Optional[List[str]] = typer.Option(None, "--dtype", "-d", help="Only these dtypes (repeat or comma-separate)."),
         trials: Optional[int] = typer.Option(None, "--trials", "-t", min=1, max=100,
                                              help="Independent trials per case (default: quick 1, standard 3, full 5)."),
@@ -106,9 +106,11 @@ def register(app: typer.Typer) -> None:
 
         like_file = None
         if like is not None:
-            like_file = _load_like(like, workloads, dtype, suite)
+            from click.core import ParameterSource
+
+            given = suite if ctx.get_parameter_source("suite") != ParameterSource.DEFAULT else None
+            like_file = _load_like(like, workloads, dtype, given)
             suite = like_file.suite
-        suite = suite or "quick"
         if suite not in SUITES:
             raise UserError(f"unknown suite '{suite}'; choose one of {', '.join(SUITES)}")
         from gpuparity.workloads import base

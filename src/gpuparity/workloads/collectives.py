@@ -187,7 +187,7 @@ class Collectives(Workload):
                 import torch
 
                 total = float(torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory)
-            budgets[which] = (dist.reduce_min(total / 8) if dist.initialized() else total / 8) or None
+            budgets[which] = (dist.reduce_min(total / 8) if dist.initialized() and not ctx.planned else total / 8) or None
         return budgets[which]
 
     def execute(self, params: dict, ctx: Context) -> dict:
