@@ -110,10 +110,10 @@ def same(a, b) -> bool:
 
 
 def test_percent_of_peak_is_one_number_in_every_view(quick_run, capsys, tmp_path):
+    from conftest import run_cli
     from test_compare import main_inprocess
 
     import gpuparity
-    from conftest import run_cli
 
     doc, ok, db, out, env, table = quick_run
     pct = {r["key"]: expected_pct(r) for r in ok}
