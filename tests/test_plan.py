@@ -190,3 +190,14 @@ def test_run_like_lists_unknown_workloads_and_refuses_bad_files(small_run, tmp_p
     bad = cli("run", "--like", str(path), "--no-store", env=env)
     assert bad.returncode == 2 and "suite" in bad.stderr and bad.stderr.count("\n") == 1
     assert other.returncode == 2 and "quick suite" in other.stderr
+
+
+def test_plan_on_this_machine_is_what_run_measured(small_run, cli):
+    doc, _, env, _ = small_run
+    p = cli("plan", "gemm", "attention", "--dtype", "fp32,tf32", "--set", "m=96", "--set", "n=96", "--set", "k=96",
+            "--set", "seq=64", "--json", env=env)
+    assert p.returncode == 0, p.stderr
+    plan = json.loads(p.stdout)
+    assert sorted(c["key"] for c in plan["cases"]) == sorted(r["key"] for r in doc["results"])
+    skipped = {c["key"] for c in plan["cases"] if c["skip"]}
+    assert skipped == {r["key"] for r in doc["results"] if r["status"] == "skipped"}
