@@ -102,7 +102,7 @@ class Measurement:
     method_note: str = ""            # why this method
     first_call_s: float | None = None
     warmup_s: float = 0.0
-    steady: bool = True              # the warm-up ended on agreeing blocks
+    steady: bool = True              # the warm-up ended on agreeing windows
     batches: int = 0
     host_bound_batches: int = 0      # queue batches the host could not keep ahead of
     throttled_samples: int = 0       # samples dropped: taken while the device throttled (and their batches)
