@@ -263,18 +263,25 @@ def test_gpu_skinny_cases_rotate_and_fp8_has_both_accumulations_on_nvidia():
     fp8 = [c for c in cases if c["dtype"] == "fp8"]
     assert {(c.get("scaling"), c["fast_accum"]) for c in fp8 if c["m"] == c["n"]} == {
         ("tensor", False), ("tensor", True), ("row", False), ("row", True)}
-    rocm = gemm.Gemm().cases("standard", gpu_ctx("mi300x", "gfx942", "rocm"))
-    assert {c["fast_accum"] for c in rocm if c["dtype"] == "fp8"} == {False}
+    rocm_ctx = gpu_ctx("mi300x", "gfx942", "rocm")
+    rocm = gemm.Gemm().cases("standard", rocm_ctx)
+    assert [c for c in rocm if c["dtype"] == "fp8"] == fp8          # the same cases (keys) on every GPU ...
+    for c in fp8:                                                   # ... fast accumulation skipped off NVIDIA
+        ok, why = gemm.Gemm().supports(c, rocm_ctx)
+        assert ok is (not c["fast_accum"]) and (ok or "cuBLAS option" in why)
     full = gemm.Gemm().cases("full", gpu_ctx("h200-sxm", "sm_90"))
     assert {c["operands"] for c in full if c["m"] == 16 and c["dtype"] == "bf16"} == {"warm", "rotate"}
 
 
 def test_fp8_records_fast_accumulation():
-    for fast in (False, True):
-        params = {"m": 64, "n": 64, "k": 128, "layout": "nn", "dtype": "fp8", "scaling": "row", "fast_accum": fast}
-        result = gemm.Gemm().execute(params, cpu_ctx())
-        assert result["status"] == "ok", result["reason"]
-        assert result["info"]["use_fast_accum"] is fast
+    params = {"m": 64, "n": 64, "k": 128, "layout": "nn", "dtype": "fp8", "scaling": "row", "fast_accum": False}
+    result = gemm.Gemm().execute(params, cpu_ctx())
+    assert result["status"] == "ok", result["reason"]
+    assert result["info"]["use_fast_accum"] is False
+    fast = gemm.Gemm().execute(dict(params, fast_accum=True), cpu_ctx())      # a cuBLAS mode: skipped here
+    assert fast["status"] == "skipped" and "cuBLAS" in fast["reason"]
+    prepared = gemm.prepare_gemm(64, 64, 128, "fp8", cpu_ctx(), scaling="row", fast_accum=True)
+    assert prepared.info["use_fast_accum"] is True and prepared.check()[0]
 
 
 def _round_to_tf32(t):

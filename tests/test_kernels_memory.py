@@ -27,26 +27,37 @@ def test_kernels_run_check_and_count_bytes(op):
     assert f"all {n} elements" in result["info"]["check"]
 
 
-def test_suite_cases_cover_all_ops_above_llc():
+def test_suite_cases_cover_all_ops_at_the_suites_cpu_size():
     c = ctx()
     cases = memory.Memory().cases("quick", c)
     assert {p["op"] for p in cases} == {"copy", "scale", "add", "triad", "read", "h2d", "d2h"}
-    llc = c.fingerprint["cpu"].get("llc_bytes") or 32 * 2**20
-    assert all(p["elements"] * 4 >= 4 * llc for p in cases)
+    assert {p["elements"] for p in cases} == {memory.CPU_ELEMENTS["quick"]}      # a constant, not this CPU's cache
+    small = dict(c.fingerprint, cpu=dict(c.fingerprint["cpu"], llc_bytes=2**20))
+    assert memory.Memory().cases("quick", Context(fingerprint=small, device="cpu")) == cases
 
 
 @pytest.mark.parametrize("target,l2,llc", [("gfx942", 4 * 2**20, 256 * 2**20), ("sm_90", 50 * 2**20, 50 * 2**20),
                                            ("gfx950", 4 * 2**20, 256 * 2**20), ("sm_100", 126 * 2**20, 126 * 2**20)])
-def test_gpu_arrays_are_four_times_the_last_level_cache(target, l2, llc):
+def test_gpu_arrays_are_one_size_four_times_the_largest_cache(target, l2, llc):
     from gpuparity.platform.detect import gpu_llc_bytes
 
     assert gpu_llc_bytes(target, l2) == llc                 # the Infinity Cache counts, not only the L2
     fp = {"backend": "cuda", "arch_target": target, "spec": None, "devices": [{"llc_bytes": llc}]}
     for suite in ("quick", "standard"):
         cases = memory.Memory().cases(suite, Context(fingerprint=fp, device="cuda"))
-        assert all(p["elements"] * 4 >= 4 * llc for p in cases)
-    unknown = {"backend": "cuda", "devices": [{}]}            # no cache size: the largest in use is assumed
-    assert memory.array_elems(Context(fingerprint=unknown, device="cuda"), "quick") * 4 >= 4 * 256 * 2**20
+        assert all(p["elements"] * 4 >= 4 * 256 * 2**20 for p in cases)      # >= 4x an MI300X's Infinity Cache
+        assert {p["elements"] for p in cases} == {memory.GPU_ELEMENTS[suite]}  # on every GPU: one key
+
+
+def test_arrays_below_four_caches_say_so_in_info():
+    fp = fingerprint()
+    big = Context(fingerprint=dict(fp, cpu=dict(fp["cpu"], llc_bytes=2**26)), device="cpu", loop=TINY_LOOP)
+    n = 1 << 16
+    result = memory.Memory().execute({"op": "copy", "elements": n, "dtype": "fp32"}, big)
+    assert result["status"] == "ok", result["reason"]
+    info = result["info"]
+    assert info["llc_bytes"] == 2**26 and info["array_over_llc"] == round(n * 4 / 2**26, 2)
+    assert "last-level cache" in info["warning"]
 
 
 def test_whole_buffer_gate_catches_one_wrong_element_past_any_head():

@@ -30,9 +30,11 @@ def test_cli_fp8_runs_fp4_skips_with_profile(cli, tmp_db, tmp_path):
     proc = cli("run", "gemm", "--dtype", "fp8,fp4", "--profile", str(prof), "--json", str(out), "--no-store")
     assert proc.returncode == 0, proc.stderr
     results = json.loads(out.read_text())["results"]
-    fp8 = [r for r in results if r["dtype"] == "fp8"]
+    fp8 = [r for r in results if r["dtype"] == "fp8" and not r["params"]["fast_accum"]]
     assert {r["params"]["scaling"] for r in fp8} == {"tensor", "row"}
     assert all(r["status"] == "ok" and r["info"]["top_kernels"] for r in fp8)
+    fast = [r for r in results if r["dtype"] == "fp8" and r["params"]["fast_accum"]]   # a cuBLAS mode: not here
+    assert len(fast) == 2 and all(r["status"] == "skipped" and "cuBLAS" in r["reason"] for r in fast)
     [fp4] = [r for r in results if r["dtype"] == "fp4"]
     assert fp4["status"] == "skipped" and "sm_100" in fp4["reason"]
     assert len(list(prof.glob("gemm-*.json"))) == 2

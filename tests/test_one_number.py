@@ -1,5 +1,6 @@
 """One number per result: the figure a real run prints is the figure `show`, `compare`, the CSV /
-JSON outputs and `gpuparity.load()` give for it (results/figure.py computes it once)."""
+JSON outputs and `gpuparity.load()` give for it (results/figure.py computes it once), and so are
+its derived columns: % of peak and the per-peak ratio, within (0, 100] or flagged peak_exceeded."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ def quick_run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("one-number")
     db, out = str(folder / "s.db"), str(folder / "run.json")
     env = {"GPUPARITY_DB": db, "GPUPARITY_SPOOL": str(folder / "spool")}
-    p = run_cli("run", "gemm", "memory", "training", "--json", out, env=env)
+    p = run_cli("run", "gemm", "memory", "training", "moe", "--json", out, env=env)
     assert p.returncode in (0, 1), p.stderr
     with open(out) as fh:
         doc = json.load(fh)
@@ -86,3 +87,79 @@ def test_the_report_shows_the_figure(quick_run, tmp_path, capsys):
     text = html.read_text()
     for r in ok:
         assert fmt(r["metric"]["value"]) in text, (r["workload"], fmt(r["metric"]["value"]))
+
+
+def expected_pct(r: dict) -> float | None:
+    """The result's % of peak as the run document holds it, checked against the rule: within
+    (0, 100], or none and flagged when the figure is above its peak."""
+    pct = r["derived"].get("pct_peak")
+    exceeded = "peak_exceeded" in (r.get("flags") or [])
+    assert not (pct is not None and exceeded), r["workload"]
+    assert pct is None or 0 < pct <= 100, (r["workload"], pct)
+    if exceeded:
+        assert r["derived"]["peak"]["exceeded"] is True
+    return pct
+
+
+def same(a, b) -> bool:
+    import math
+
+    if a is None or (isinstance(a, float) and math.isnan(a)):
+        return b is None or (isinstance(b, float) and math.isnan(b))
+    return b is not None and abs(a - b) <= 1e-9 * abs(a)
+
+
+def test_percent_of_peak_is_one_number_in_every_view(quick_run, capsys, tmp_path):
+    from conftest import run_cli
+    from test_compare import main_inprocess
+
+    import gpuparity
+
+    doc, ok, db, out, env, table = quick_run
+    pct = {r["key"]: expected_pct(r) for r in ok}
+    flagged = {r["key"] for r in ok if "peak_exceeded" in r["flags"]}
+    assert sum(v is not None for v in pct.values()) + len(flagged) >= 3
+    tokens = [r for r in ok if r["metric"]["unit"] == "tokens/s" and r["work"].get("flop")]
+    assert tokens and all(pct[r["key"]] is not None or r["key"] in flagged for r in tokens)   # moe, training
+    shown = run_cli("show", doc["run_id"], env=env).stdout
+    for r in ok:                                       # the run table and show print the same cell
+        if pct[r["key"]] is not None:
+            assert fmt(pct[r["key"]], 3) in table and fmt(pct[r["key"]], 3) in shown, r["workload"]
+    if flagged:
+        assert "peak_exceeded" in table and "peak_exceeded" in shown
+    views = {}
+    for name, args in (("json", [out, out]), ("store", [doc["run_id"], doc["run_id"], "--db", db])):
+        code, text, err = main_inprocess(["compare", *args, "-f", "json"], capsys)
+        assert code == 0, err
+        views[name] = {r["key"]: r for r in json.loads(text)["rows"]}
+    code, text, err = main_inprocess(["compare", out, out, "-f", "csv"], capsys)
+    assert code == 0, err
+    csv_rows = {line["key"]: line for line in csv.DictReader(io.StringIO(text))}
+    frame = gpuparity.load(db)
+    loaded = dict(zip(frame["key"], zip(frame["pct_peak"], frame["flags"], strict=True), strict=True))
+    compared = gpuparity.compare(out, out)
+    api = dict(zip(compared["key"], compared["a_pct_peak"], strict=True))
+    for r in ok:
+        k, want = r["key"], pct[r["key"]]
+        for name, rows in views.items():
+            row = rows[k]
+            assert same(want, row["a_pct_peak"]) and same(want, row["b_pct_peak"]), (name, r["workload"])
+            if want is None:
+                assert row["ratio_per_peak"] is None
+            else:   # per peak = B/A over the peaks' ratio: the same spec on both sides, so the ratio itself
+                assert same(row["ratio"], row["ratio_per_peak"])
+            assert (k in flagged) == ("peak_exceeded" in row["flags"])
+        cell = csv_rows[k]["a_pct_peak"]
+        assert same(want, float(cell) if cell not in ("", "None") else None), r["workload"]
+        value, flags = loaded[k]
+        assert same(want, value) and (k in flagged) == ("peak_exceeded" in flags), r["workload"]
+        assert same(want, api[k]), r["workload"]
+    html = tmp_path / "r.html"
+    code, _, err = main_inprocess(["report", out, out, "-o", str(html), "--no-claims"], capsys)
+    assert code == 0, err
+    text = html.read_text()
+    from gpuparity.report.html import _num
+
+    for r in ok:
+        if pct[r["key"]] is not None:
+            assert f"{_num(pct[r['key']])} / {_num(pct[r['key']])}" in text, r["workload"]

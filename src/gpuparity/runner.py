@@ -157,25 +157,7 @@ def short(params: dict) -> str:
         f" {params['dtype']}" if params.get("dtype") else "")
 
 
-# -- planning -----------------------------------------------------------------------------
-def plan(names: list[str], suite: str, ctx, sets: dict | None = None) -> list[tuple]:
-    """(workload, params) pairs in order, each once: a run holds one result per key, so a workload
-    named twice (or a case listed twice) is measured once. `sets` (--set values that name a
-    workload's axes) replace those axes in every case of that workload (see apply_sets)."""
-    from gpuparity.results.schema import canonical
-    from gpuparity.workloads.base import get
-
-    pairs, seen = [], set()
-    for name in names:
-        w = get(name)
-        for params in apply_sets(w.cases(suite, ctx), sets or {}):
-            ident = canonical([w.name, params])
-            if ident not in seen:
-                seen.add(ident)
-                pairs.append((w, params))
-    return pairs
-
-
+# -- planning (the case list itself: gpuparity.plan.cases_for) ------------------------------
 def apply_sets(cases: list[dict], sets: dict) -> list[dict]:
     """Cases with every --set axis a case has replaced by each given value (comma lists multiply),
     values converted to the type the case uses; axes not set keep the suite's values."""

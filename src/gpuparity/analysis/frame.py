@@ -4,8 +4,10 @@
 load(): one row per stored result, tidy: the run's platform columns, the result's identity
 (workload, category, key, dtype and its parameters as one dict column with their JSON types),
 and its figure: value (the one number every view shows: results/figure.py), its 95% CI, unit,
-n (samples), trials, flags and % of the spec peak. wide=True spreads the parameters into one
-typed column each (ints stay ints: pandas' nullable Int64 where some rows lack the parameter).
+n (samples), trials, flags and % of the spec peak (results/figure.py's rule: NaN where unknown
+or where the figure exceeds the peak, which then carries the peak_exceeded flag). wide=True
+spreads the parameters into one typed column each (ints stay ints: pandas' nullable Int64 where
+some rows lack the parameter).
 
 compare(): the rows of `gpuparity compare` (analysis.compare.compare_sides) as a DataFrame, with
 the category geometric means, the headline sentence and the sides in `df.attrs`.
@@ -53,16 +55,16 @@ def _check_filters(filters: dict, allowed: tuple) -> None:
 
 
 def _pct_peak(spec: dict | None, workload: str, params: str | None, peak_kind: str | None, unit: str | None,
-              dtype: str | None, value) -> float | None:
-    """% of the datasheet peak the result is measured against: the same rule as compare's
-    (analysis.normalise: its recorded peak kind, or, for older results, the workload's)."""
+              dtype: str | None, value) -> tuple[float | None, bool]:
+    """(% of the datasheet peak, exceeded) by the rule every view applies (results.figure: the peak
+    in the figure's unit; none above 100%), with compare's peak kinds (analysis.normalise)."""
     from gpuparity.analysis.normalise import peak_kind_of
-    from gpuparity.platform.specs import peak_for
+    from gpuparity.results.figure import pct_of_peak, unit_peak
 
     if not isinstance(value, (int, float)) or not spec:
-        return None
-    found = peak_for(spec, peak_kind_of(workload, unit, dtype, peak_kind, params))
-    return 100.0 * value / found[0] if found and found[1] == unit else None
+        return None, False
+    peak = unit_peak(spec, peak_kind_of(workload, unit, dtype, peak_kind, params), unit)
+    return pct_of_peak(value, peak) if peak else (None, False)
 
 
 def _from_documents(store, run_ids: list[str]) -> dict[tuple[str, str], dict]:
@@ -88,6 +90,7 @@ def load(db: str | None = None, *, wide: bool = False, samples: bool = False, **
     import pandas as pd
 
     from gpuparity.analysis.sides import _check_since
+    from gpuparity.results.figure import PEAK_EXCEEDED
     from gpuparity.results.store import Store, decode_samples, run_filter_sql
 
     _check_filters(filters, RUN_FILTERS + RESULT_FILTERS + ("label",))
@@ -132,8 +135,10 @@ def load(db: str | None = None, *, wide: bool = False, samples: bool = False, **
                                                        if k != "dtype"},
                "status": status, "reason": reason, "value": value, "ci_low": more.get("ci_low"),
                "ci_high": more.get("ci_high"), "unit": unit, "n": n, "trials": more.get("trials"),
-               "flags": tuple(f for f in (more.get("flags") or "").split(",") if f),
-               "pct_peak": _pct_peak(spec, workload, params, more.get("peak_kind"), unit, dtype, value)}
+               "flags": tuple(f for f in (more.get("flags") or "").split(",") if f)}
+        rec["pct_peak"], exceeded = _pct_peak(spec, workload, params, more.get("peak_kind"), unit, dtype, value)
+        if exceeded and PEAK_EXCEEDED not in rec["flags"]:
+            rec["flags"] += (PEAK_EXCEEDED,)
         if samples:
             rec["samples"] = decode_samples(blob)
         records.append(rec)

@@ -11,9 +11,10 @@ NORMALISED = ("per_peak", "per_dollar", "per_watt")
 
 def peak_kind_of(workload: str | None, unit: str | None, dtype: str | None, kind: str | None,
                  params: dict | str | None = None) -> str | None:
-    """A result's peak kind (platform/specs.peak_for); results stored before kinds were recorded
-    get theirs from the workload: GEMM-like TFLOP/s by dtype, memory kernels against HBM, host
-    copies against the host link, collectives against the fabric; anything else has none."""
+    """A result's peak kind (results.figure.peak_kind_for); results stored before kinds were
+    recorded get theirs from the workload: GEMM-like TFLOP/s by dtype, memory kernels against HBM,
+    host copies against the host link, collectives against the fabric; anything else (a tokens/s
+    figure without its FLOP per token) has none."""
     if kind:
         return kind
     if unit == "TFLOP/s":
@@ -27,32 +28,33 @@ def peak_kind_of(workload: str | None, unit: str | None, dtype: str | None, kind
     return None
 
 
-def peak_of(spec: dict | None, kind: str | None) -> float | None:
-    from gpuparity.platform.specs import peak_for
+def peak_of(spec: dict | None, kind: str | None, unit: str | None) -> float | None:
+    """The peak in the figure's unit (results.figure.unit_peak: the one rule every view applies)."""
+    from gpuparity.results.figure import unit_peak
 
-    found = peak_for(spec, kind)
-    return found[0] if found else None
+    return unit_peak(spec, kind, unit)
 
 
 def _facts(side: Side, idx: np.ndarray, prices) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
-    """Per key idx[j] of a side: peak, GPU-hour price, watts (NaN where unknown) and the power
-    source ("measured" telemetry, datasheet "tdp", or None). Looked up once per (run, peak kind)."""
+    """Per key idx[j] of a side: peak (in the unit of the key's figure), GPU-hour price, watts (NaN
+    where unknown) and the power source ("measured" telemetry, datasheet "tdp", or None). Looked
+    up once per (run, peak kind, unit)."""
     cache: dict = {}
 
-    def lookup(run: int, kind) -> tuple:
-        ck = (run, kind)
+    def lookup(run: int, kind, unit) -> tuple:
+        ck = (run, kind, unit)
         if ck not in cache:
             spec = side.runs[run]["fingerprint"].get("spec") if side.runs else None
             price = prices.price((spec or {}).get("id"))[0] if prices else None
             tdp = (spec or {}).get("tdp_w")
-            cache[ck] = (peak_of(spec, kind) or np.nan, price or np.nan, float(tdp) if tdp else np.nan)
+            cache[ck] = (peak_of(spec, kind, unit) or np.nan, price or np.nan, float(tdp) if tdp else np.nan)
         return cache[ck]
 
-    def kind_of(i: int):
+    def kind_of(i: int) -> tuple:
         w, _, params, dtype, unit = side.meta[i]
-        return peak_kind_of(w, unit, dtype, side.peak_kind[i], params)
+        return peak_kind_of(w, unit, dtype, side.peak_kind[i], params), unit
 
-    looked = [lookup(run, kind_of(i)) for run, i in zip(side.newest_run[idx].tolist(), idx.tolist(), strict=True)]
+    looked = [lookup(run, *kind_of(i)) for run, i in zip(side.newest_run[idx].tolist(), idx.tolist(), strict=True)]
     peak, price, tdp = np.array(looked, dtype=float).reshape(len(idx), 3).T
     measured = np.isfinite(side.power[idx])
     watts = np.where(measured, side.power[idx], tdp)
@@ -75,13 +77,18 @@ def _listed(x: np.ndarray) -> list:
 
 
 def _normalised_columns(value: np.ndarray, peak, price, watts, source, units: list, tag: str) -> dict:
-    """One side's per-peak, per-dollar and per-watt figures, as columns."""
+    """One side's per-peak, per-dollar and per-watt figures, as columns. A figure above its peak
+    (results.figure.pct_of_peak) blanks that peak in place, so no per-peak ratio uses it either;
+    "_{tag}_exceeded" (a boolean array, for the caller's flags) says where."""
     from gpuparity.analysis.prices import usd_per_million_tokens
+    from gpuparity.results.figure import pct_of_peak
 
+    pct, exceeded = pct_of_peak(value, peak)
+    peak[exceeded] = np.nan
     tokens = np.where([(u or "").startswith("tokens/s") for u in units], value, np.nan)  # tokens/s(/GPU)
     price_l, tokens_l = _listed(price), _listed(tokens)
     return {
-        f"{tag}_peak": _listed(peak), f"{tag}_pct_peak": _listed(100.0 * _ratio_or_nan(value, peak)),
+        f"_{tag}_exceeded": exceeded, f"{tag}_peak": _listed(peak), f"{tag}_pct_peak": _listed(pct),
         f"{tag}_usd_per_hour": price_l, f"{tag}_per_dollar": _listed(_ratio_or_nan(value, price)),
         f"{tag}_watts": _listed(watts), f"{tag}_power_source": source,
         f"{tag}_per_watt": _listed(_ratio_or_nan(value, watts)),

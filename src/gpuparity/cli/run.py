@@ -78,6 +78,7 @@ def check_output_path(path: str | None) -> None:
 def register(app: typer.Typer) -> None:
     @app.command("run")
     def run(
+        ctx: typer.Context,
         workloads: Optional[List[str]] = typer.Argument(None, help="Workloads to run (default: the suite's)."),
         suite: str = typer.Option("quick", "--suite", "-s", click_type=click.Choice(SUITE_NAMES),
                                   help="quick: CPU-friendly sizes; standard: GPU sizes; full: sweeps; comm: collectives."),
@@ -97,10 +98,19 @@ def register(app: typer.Typer) -> None:
         workload_file: Optional[List[str]] = typer.Option(None, "--workload-file", help="Python file defining WORKLOADS."),
         sets: Optional[List[str]] = typer.Option(None, "--set", help="Axis or option key=value (e.g. m=256,1024; url=...)."),
         no_store: bool = typer.Option(False, "--no-store", help="Do not write to the store."),
+        like: Optional[str] = typer.Option(None, "--like", help="Measure exactly the cases of this run document or "
+                                           "plan --json file: its workloads, parameters, suite, trials and seed."),
     ) -> None:
         """Run workloads (default: the quick suite), print a table, save the run in the store."""
         from gpuparity.suites import SUITES
 
+        like_file = None
+        if like is not None:
+            from click.core import ParameterSource
+
+            given = suite if ctx.get_parameter_source("suite") != ParameterSource.DEFAULT else None
+            like_file = _load_like(like, workloads, dtype, given)
+            suite = like_file.suite
         if suite not in SUITES:
             raise UserError(f"unknown suite '{suite}'; choose one of {', '.join(SUITES)}")
         from gpuparity.workloads import base
@@ -112,13 +122,17 @@ def register(app: typer.Typer) -> None:
             _print_list()
             return
         names = list(workloads or [])
-        if not names:
+        if like_file is not None:
+            names = list(dict.fromkeys(c[0] for c in like_file.cases if c[0] in base.registry()))
+        elif not names:
             from gpuparity.suites import workloads_for
 
             names = workloads_for(suite)
         chosen = [base.get(n) for n in names]  # unknown names fail before any work
         options = _parse_sets(sets or [])
         check_sets(options, chosen)
+        if like_file is not None:
+            _check_like_sets(options, like_file)
         dtypes = [d.strip() for item in dtype or [] for d in item.split(",") if d.strip()]
         check_dtypes(dtypes)
         if dtypes:
@@ -139,7 +153,9 @@ def register(app: typer.Typer) -> None:
         options["workload_files"] = files
         from gpuparity import dist
 
-        n_trials = trials or DEFAULT_TRIALS.get(suite, 1)
+        n_trials = trials or (like_file.trials if like_file is not None else DEFAULT_TRIALS.get(suite, 1))
+        if like_file is not None and seed is None:
+            seed = like_file.seed              # its seed unless told
         mode = ("in-process" if dist.is_distributed() or in_process or (n_trials == 1 and not isolate)
                 else "isolate" if isolate else "workers")
         if dist.is_distributed() and isolate:
@@ -150,7 +166,7 @@ def register(app: typer.Typer) -> None:
             dist.init()  # under torchrun: join the job's process group (a no-op for one process)
             with sigterm_stops_the_run():
                 code = _run(names, suite, options, db, json_out, profile, no_store, n_trials, mode, seed, label,
-                            shuffle=not in_order)
+                            shuffle=not in_order, like=like_file)
         finally:
             dist.destroy()
         if code:
@@ -172,11 +188,33 @@ def register(app: typer.Typer) -> None:
         console().print(t)
 
 
-def _run(names, suite, options, db, json_out, profile, no_store, trials, mode, seed, label, shuffle=True) -> int:
+def _load_like(path: str, workloads, dtype, suite):
+    """The --like file (plan.load_like), refused with WORKLOADS / --dtype / another --suite: its
+    cases are what the run measures."""
+    if workloads or dtype:
+        raise UserError("--like takes its cases from the file: drop the workload names and --dtype")
+    from gpuparity.plan import load_like
+
+    like = load_like(path)
+    if suite is not None and suite != like.suite:
+        raise UserError(f"--like {path} is a {like.suite} suite run: drop --suite {suite}")
+    return like
+
+
+def _check_like_sets(options: dict, like) -> None:
+    """--set with --like may give options (a server URL, a timeout), never change a case's parameters."""
+    axes = sorted({k for k in options if any(k in params for _, _, params, _ in like.cases)})
+    if axes:
+        raise UserError(f"--like measures the file's parameters: --set {', '.join(axes)} would change them")
+
+
+def _run(names, suite, options, db, json_out, profile, no_store, trials, mode, seed, label, shuffle=True,
+         like=None) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from gpuparity import dist
-    from gpuparity.runner import HeldSignals, build_context, execute_plan, plan, short, start_run
+    from gpuparity.plan import cases_for, like_cases
+    from gpuparity.runner import HeldSignals, build_context, execute_plan, short, start_run
 
     out = console(stderr=True)
     writer = dist.is_writer()
@@ -186,11 +224,17 @@ def _run(names, suite, options, db, json_out, profile, no_store, trials, mode, s
         recover(out)
     ctx = build_context(suite, options, profile)
     fp = ctx.fingerprint
-    pairs = plan(names, suite, ctx, options)
+    cases = like_cases(like) if like is not None else cases_for(names, suite, ctx, options, judge=False)
+    unknown = [c for c in cases if c.skip]          # --like: workloads this installation lacks
+    pairs = [(c.workload, c.params) for c in cases if not c.skip]
     if writer:
         out.print(f"[bold]gpuparity[/] {escape(fp.get('product'))} ({escape(fp.get('backend'))}), suite {suite}, "
-                  f"{len(pairs)} cases x {trials} trial{'s' if trials > 1 else ''} ({mode})")
+                  f"{len(cases)} cases x {trials} trial{'s' if trials > 1 else ''} ({mode})"
+                  + (f", like {escape(like.source)}" if like is not None else ""))
+        _warn_like_version(like, out)
     doc = start_run(ctx, sys.argv[1:], label)
+    if like is not None:
+        doc["like"] = {"file": os.path.basename(like.path), "source": like.source}
     journal = None
     if writer and not no_store:
         from gpuparity.results.journal import Journal
@@ -210,6 +254,7 @@ def _run(names, suite, options, db, json_out, profile, no_store, trials, mode, s
         hold = HeldSignals()     # from the end of measuring: the run is printed and saved whatever arrives
         execute_plan(pairs, ctx, doc, on_result=on_result, on_start=on_start, trials=trials, seed=seed,
                      mode=mode, journal=journal, shuffle=shuffle, hold=hold)
+        doc["results"] += [c.workload.result(c.params) for c in unknown]
     try:
         code = _finish(doc, db, json_out, no_store, out) if writer else "ok"
         if journal is not None:
@@ -230,6 +275,14 @@ def _run(names, suite, options, db, json_out, profile, no_store, trials, mode, s
         out.print(f"[red]{len(failed)} result(s) failed[/]" if failed else "[red]no result is ok[/]")
         return 1
     return 0
+
+
+def _warn_like_version(like, out) -> None:
+    from gpuparity import BENCHMARK_VERSION
+
+    if like is not None and like.benchmark_version not in (None, BENCHMARK_VERSION):
+        out.print(f"[yellow]warning: {escape(like.path)} is benchmark version {like.benchmark_version}, this is "
+                  f"{BENCHMARK_VERSION}: the same keys may measure changed workloads[/]")
 
 
 def _finish(doc: dict, db, json_out, no_store, out) -> str:
@@ -275,10 +328,14 @@ def print_notes(doc: dict, out) -> None:
     machine = doc.get("machine") or {}
     for line in busy_warnings(machine.get("start"), "start") + busy_warnings(machine.get("end"), "end"):
         out.print(f"[yellow]warning: {escape(line)}[/]")
-    unstable = [r for r in doc["results"] if "unstable" in (r.get("flags") or [])]
+    unstable = [r for r in doc["results"] if {"unstable", "host_bound"} & set(r.get("flags") or [])]
     if unstable:
         out.print(f"[yellow]warning: {len(unstable)} result(s) unstable (noise or trial spread above "
-                  f"the threshold): their comparisons are at most 'inconclusive'[/]")
+                  f"the threshold) or host-bound: their comparisons are at most 'inconclusive'[/]")
+    above = [r for r in doc["results"] if "peak_exceeded" in (r.get("flags") or [])]
+    if above:
+        out.print(f"[yellow]warning: {len(above)} result(s) above their spec peak (peak_exceeded): that peak is "
+                  "wrong for them, so no % of peak is shown[/]")
     for r in doc["results"]:
         info = r.get("info") or {}
         if info.get("best_shape"):

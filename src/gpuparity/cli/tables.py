@@ -142,8 +142,9 @@ def print_compare_rows(rows: list[dict], title: str, wide: bool = False) -> None
     dropped = render(compare_cols(rows, wide), title, wide)
     con = console()
     if any(r.get("flags") for r in rows):
-        con.print("* flagged (unstable: at most inconclusive; timed_out, max_samples: the stopping rule "
-                  "was not met)" + ("; the flags column is left out" if "flags" in dropped else ""))
+        con.print("* flagged (unstable, host_bound: at most inconclusive; peak_exceeded: above the datasheet "
+                  "peak, no % of peak; timed_out, max_samples: the stopping rule was not met)"
+                  + ("; the flags column is left out" if "flags" in dropped else ""))
     if not wide:
         line = constants_line(rows)
         if line:
@@ -199,7 +200,7 @@ def print_run_rows(doc: dict, rows: int = 0, wide: bool = False, stderr: bool = 
             con.print(f"[{'yellow' if r['status'] == 'skipped' else 'red'}]{r['status']}[/]: "
                       f"{escape(name)}: {escape(r.get('reason'))}")
     if any(r.get("flags") for r in results) and not wide:
-        con.print("* flagged (unstable, timed_out, max_samples): --wide names the flags")
+        con.print("* flagged (unstable, host_bound, peak_exceeded, timed_out, max_samples): --wide names the flags")
     if not wide:
         line = constants_line(results)
         if line:

@@ -5,7 +5,8 @@ one synchronisation (so a whole batch of samples costs one host-device round tri
 - `CpuClock`: perf_counter_ns at the marker; nothing is queued, so sync does nothing.
 - `TorchGpuClock`: torch.cuda events on the current stream (CUDA and ROCm alike); graph capture
   through torch.cuda.CUDAGraph (a HIP graph on ROCm); a lead-in spin kernel (torch.cuda._sleep)
-  keeps the device busy while the host queues a batch, so no sample starts on an idle device.
+  keeps the device busy while the host queues a batch, so no sample starts on an idle device; its
+  rate is timed again at the warmed-up clock (`calibrate`).
 
 The loop (measure.loop) only talks to this interface; tests drive it with their own clocks.
 """
@@ -57,6 +58,9 @@ class CpuClock:
         raise NotCapturable("a CPU has no device graphs")
 
     def lead_in(self, seconds: float) -> None:
+        pass
+
+    def calibrate(self) -> None:
         pass
 
 
@@ -124,8 +128,16 @@ class TorchGpuClock:
             return
         sleep(max(1, int(min(seconds, LEAD_IN_MAX_S) * self.cycles_per_s())))
 
+    def calibrate(self) -> None:
+        """Time the spin kernel again now: the loop calls this once the warm-up has brought the
+        clocks up, so a lead-in lasts what it should at the clock the samples run at (a rate timed
+        at idle clocks makes SM-clocked spins too short)."""
+        self._cycles_per_s = None
+        self.cycles_per_s()
+
     def cycles_per_s(self) -> float:
-        """The spin kernel's clock rate, timed once (it differs by vendor: SM clock vs a fixed counter)."""
+        """The spin kernel's clock rate, timed on first use and again by calibrate() (it differs by
+        vendor: SM clock vs a fixed counter)."""
         if self._cycles_per_s is None:
             cycles = 1_000_000
             self.sync()

@@ -11,12 +11,20 @@ One trial of one case, in this order:
 4. A block (one sample) holds enough invocations to last `min_block_s` (and, on a CPU, to dwarf
    the timer's cost); a sample is the block's time over its invocations. Cold runs flush the
    last-level cache before each block, queued ahead of its start marker with no host sync.
-5. Warm-up in blocks until at least `warmup_s` has passed and the last `steady_blocks` blocks agree
-   within `steady_tol` (or `warmup_max_s` is spent: recorded as not steady).
+5. Warm-up in blocks until at least `warmup_s` has passed and the last `steady_blocks` windows of
+   at least `steady_window_s` of device time each (100 ms on GPUs: clocks, power and temperature
+   settle over 0.1-10 s, not over one millisecond block) agree within `steady_tol` (or
+   `warmup_max_s` is spent: recorded as not steady). The lead-in spin is then calibrated again,
+   at the warmed-up clock.
 6. Timed batches: all markers of a batch are recorded, then one synchronisation; the stop rule
    (measure.stop: an order-statistic CI of the median, microseconds) is checked between batches.
    Each sample's busy interval is mapped to the host's monotonic clock, so the energy window is
    the timed busy time and nothing else.
+7. Throttling (nvbench's rule, with the driver's word): after each timed batch the device's state
+   is read (`throttle`); a batch that ends with a power / thermal reason active and the SM clock
+   below THROTTLE_CLOCK of the warmed-up clock is dropped and counted, and the loop waits
+   THROTTLE_RECOVERY_S before the next. A sustained power cap is the steady state and is kept;
+   at most half the batches are dropped (past that they are kept and flagged "throttled").
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ from typing import Any, Callable
 from gpuparity.measure.clocks import CpuClock, NotCapturable, clock_for
 from gpuparity.measure.stats import summarize
 from gpuparity.measure.stop import MAX_SAMPLES, TIMEOUT, median_rel_halfwidth, should_stop
+from gpuparity.measure.telemetry import throttle_dip
 
 METHODS = ("auto", "graph", "queue")
 SHORT_CALL_S = 2e-4          # a call this short is dominated by its launch: replay it from a graph
@@ -36,14 +45,17 @@ LAUNCH_BOUND_SHARE = 0.5     # ... as is one whose host launch time is this shar
 ESTIMATE_S = 2e-3            # device time of the eager burst that estimates one call
 MAX_BATCH = 256              # samples between two synchronisations at most
 MERGE_GAP_S = 2e-6           # busy intervals closer than this (marker resolution) are one interval
+THROTTLE_CLOCK = 0.75        # a batch is throttled below this share of the warmed-up SM clock (nvbench)
+THROTTLE_RECOVERY_S = 0.05   # wait after a throttled batch (nvbench's default recovery delay)
 
 
 @dataclass
 class LoopConfig:
     warmup_s: float = 0.2            # warm-up lasts at least this long ...
     warmup_max_s: float = 2.0        # ... and at most this long waiting for steady blocks
-    steady_blocks: int = 3           # the last blocks of the warm-up that must agree ...
-    steady_tol: float = 0.02         # ... within this relative range
+    steady_blocks: int = 3           # the last windows of the warm-up that must agree ...
+    steady_tol: float = 0.02         # ... within this relative range ...
+    steady_window_s: float = 0.1     # ... each at least this much device time (whole blocks)
     min_samples: int = 5
     max_samples: int = 200
     min_time_s: float = 0.3
@@ -63,8 +75,10 @@ class LoopConfig:
             if gpu:
                 return cls(warmup_s=0.3, warmup_max_s=1.5, min_samples=5, max_samples=60, min_time_s=0.1,
                            max_time_s=1.5, target_noise=0.02, min_block_s=5e-4)
-            return cls(warmup_s=0.05, warmup_max_s=0.15, steady_tol=0.05, min_samples=5, max_samples=30,
-                       min_time_s=0.1, max_time_s=1.5, target_noise=0.02, min_block_s=0.0, batch_s=0.02)
+            # A CPU's quick suite is a smoke test of a few minutes: 20 ms windows.
+            return cls(warmup_s=0.05, warmup_max_s=0.15, steady_tol=0.05, steady_window_s=0.02, min_samples=5,
+                       max_samples=30, min_time_s=0.1, max_time_s=1.5, target_noise=0.02, min_block_s=0.0,
+                       batch_s=0.02)
         if suite == "full":
             return cls(warmup_s=2.0 if gpu else 0.5, warmup_max_s=10.0 if gpu else 2.0, min_samples=10,
                        max_samples=500, min_time_s=1.0, max_time_s=30.0, min_block_s=2e-3 if gpu else 0.0,
@@ -88,9 +102,13 @@ class Measurement:
     method_note: str = ""            # why this method
     first_call_s: float | None = None
     warmup_s: float = 0.0
-    steady: bool = True              # the warm-up ended on agreeing blocks
+    steady: bool = True              # the warm-up ended on agreeing windows
     batches: int = 0
     host_bound_batches: int = 0      # queue batches the host could not keep ahead of
+    throttled_samples: int = 0       # samples dropped: taken while the device throttled (and their batches)
+    throttled_batches: int = 0
+    throttled_kept: int = 0          # throttled batches kept (past the share the loop may drop)
+    throttle_reasons: list = field(default_factory=list)   # what the driver said, per dropped batch (first few)
     per_call_host_s: float | None = None
     windows: list[tuple[float, float]] = field(default_factory=list)   # busy intervals, monotonic s
     state_start: Any = None          # probe() right before the first timed batch ...
@@ -230,9 +248,25 @@ def merge_windows(windows: list[tuple[float, float]], gap: float = MERGE_GAP_S) 
     return [(a, b) for a, b in out]
 
 
+def windows_of(block_times: list[float], window_s: float, count: int) -> list[float]:
+    """Mean block time of each of the last `count` windows of whole blocks lasting at least
+    `window_s` together (newest last); fewer when the blocks do not fill them."""
+    out: list[float] = []
+    total, n = 0.0, 0
+    for t in reversed(block_times):
+        total, n = total + t, n + 1
+        if total >= window_s:
+            out.append(total / n)
+            total, n = 0.0, 0
+            if len(out) == count:
+                break
+    return out[::-1]
+
+
 def steady(block_times: list[float], cfg: LoopConfig) -> bool:
-    """The last `steady_blocks` blocks agree within `steady_tol` of their median."""
-    last = sorted(block_times[-cfg.steady_blocks:])
+    """The last `steady_blocks` windows (of >= `steady_window_s` each) agree within `steady_tol`
+    of their median."""
+    last = sorted(windows_of(block_times, cfg.steady_window_s, cfg.steady_blocks))
     if len(last) < cfg.steady_blocks:
         return False
     return (last[-1] - last[0]) <= cfg.steady_tol * last[len(last) // 2]
@@ -246,10 +280,12 @@ def batch_size(block_s: float, cfg: LoopConfig, n: int) -> int:
 
 def measure(fn: Callable[[], Any], device: str = "cpu", config: LoopConfig | None = None,
             on_sample: Callable[[int], None] | None = None, *, clock=None, capturable: bool = True,
-            cycle: int = 1, probe: Callable[[], Any] | None = None) -> Measurement:
+            cycle: int = 1, probe: Callable[[], Any] | None = None,
+            throttle: Callable[[], Any] | None = None) -> Measurement:
     """Measure one trial of `fn` (see the module docstring). `cycle`: operand sets a rotating
     workload goes through (blocks hold whole rotations); `probe()`: the device's clocks and
-    temperature, read at the start and the end of the timed window."""
+    temperature, read at the start and the end of the timed window; `throttle()`: the same
+    reading (measure.telemetry's snapshot), taken after every timed batch to drop throttled ones."""
     cfg = config or LoopConfig()
     clock = clock or clock_for(device)
     t_start = time.perf_counter()
@@ -294,16 +330,30 @@ def measure(fn: Callable[[], Any], device: str = "cpu", config: LoopConfig | Non
             break
     est = Estimate(device_s=per_call, host_s=est.host_s, calls=est.calls)
     warmup_s = time.perf_counter() - w0
+    calibrate = getattr(clock, "calibrate", None)
+    if calibrate is not None:          # the lead-in spin's rate at the warmed-up clock
+        calibrate()
+    reference = throttle() if throttle is not None else None
 
     state_start = probe() if probe else None
     samples: list[float] = []
     windows: list[tuple[float, float]] = []
     batches = host_bound = 0
+    dropped = dropped_batches = kept_throttled = 0
+    reasons: list[str] = []
     m0 = time.perf_counter()
     while True:
         k = batch_size(est.device_s * blocks.reps, cfg, len(samples))
         b = run_batch(blocks, k, clock, flush, _lead_in(est, blocks, host_per_block))
         host_per_block = b.host_per_block_s
+        dip = throttle_dip(throttle(), reference, THROTTLE_CLOCK) if throttle is not None else None
+        if dip and dropped_batches < max(batches, 1):     # at most half of all batches are dropped
+            dropped, dropped_batches = dropped + len(b.times), dropped_batches + 1
+            reasons = (reasons + [dip])[:5]
+            time.sleep(THROTTLE_RECOVERY_S)
+            continue
+        if dip:
+            kept_throttled += 1
         samples += [t / blocks.reps for t in b.times]
         windows += b.windows
         batches += 1
@@ -322,7 +372,8 @@ def measure(fn: Callable[[], Any], device: str = "cpu", config: LoopConfig | Non
         method=blocks.method, method_note=note, first_call_s=first_call_s, warmup_s=warmup_s,
         steady=is_steady, batches=batches, host_bound_batches=host_bound if blocks.method == "queue" else 0,
         per_call_host_s=est.host_s, windows=merge_windows(windows), state_start=state_start,
-        state_end=state_end)
+        state_end=state_end, throttled_samples=dropped, throttled_batches=dropped_batches,
+        throttled_kept=kept_throttled, throttle_reasons=reasons)
 
 
 def _blocks(fn, reps: int, method: str, note: str, clock) -> tuple[Blocks, str]:

@@ -35,6 +35,21 @@ TELEMETRY_KEYS = ("mean_power_w", "energy_j", "energy_counter_j", "counter_agree
                   "tflops_per_w", "sample_hz", "n_samples", "throttled_share", "throttle_reasons", "max_clock_mhz",
                   "mean_clock_mhz")
 STATE_KEYS = ("sm_mhz", "mem_mhz", "temp_c", "power_w", "throttle", "throttle_reasons")
+DIP_REASONS = ("power", "current", "thermal", "hw_slowdown")   # driver reasons that mark a throttled batch
+
+
+def throttle_dip(state: list[dict] | None, reference: list[dict] | None, share: float) -> str | None:
+    """Why a device throttled (None if not): the driver reports a power / current / thermal /
+    hardware-slowdown reason and the SM clock is below `share` of its reference reading (the
+    warmed-up clock). Both are needed: a sustained power cap is the steady state, and a clock
+    without the driver's reason may be idle power saving. None without readings of both."""
+    for k, now in enumerate(state or []):
+        ref = (reference or [])[k] if k < len(reference or []) else {}
+        why = [r for r in now.get("throttle_reasons") or () if r in DIP_REASONS]
+        mhz, ref_mhz = now.get("sm_mhz"), (ref or {}).get("sm_mhz")
+        if why and isinstance(mhz, (int, float)) and isinstance(ref_mhz, (int, float)) and mhz < share * ref_mhz:
+            return f"device {k}: {'/'.join(why)} throttling, SM clock {mhz:g} MHz < {share:g} x {ref_mhz:g} MHz"
+    return None
 
 
 class NullSampler:

@@ -87,7 +87,7 @@ def cpu_info() -> dict:
     info["vendor"] = fields.get("vendor_id")
     flags = set((fields.get("flags") or fields.get("Features") or "").split())
     interesting = ["avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl", "avx512_vnni",
-                   "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8", "avx_vnni", "asimd",
+                   "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8", "amx_fp16", "avx_vnni", "asimd",
                    "sve", "fphp", "asimdhp", "bf16"]
     info["isa"] = [f for f in interesting if f in flags]
     info["fp16_native"] = bool({"avx512_fp16", "fphp", "asimdhp"} & flags)

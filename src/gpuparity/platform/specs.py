@@ -156,13 +156,43 @@ def cpu_flop_per_cycle(isa: set[str]) -> tuple[float, str]:
     return 2 * 4, "SSE: 4 fp32 lanes x 2 FLOP"
 
 
+# Matrix and dot-product units that run a dtype faster than the fp32 FMAs, per core and cycle
+# (Intel's AMX figures: one 16x32x16 BF16/FP16 tile product per 16 cycles = 1024 FLOP, INT8 2048 ops;
+# a dot-product instruction does 2 (bf16, fp16 lanes) or 4 (int8) products per fp32 lane).
+# The most capable unit the CPU reports counts; a dtype with none of its units is "unknown".
+CPU_UNITS = {
+    "bf16": (("amx_bf16", 1024, None), ("avx512_bf16", None, 2), ("bf16", None, 2)),
+    "fp16": (("amx_fp16", 1024, None), ("avx512_fp16", None, 2), ("fphp", None, 2)),
+    "int8": (("amx_int8", 2048, None), ("avx512_vnni", None, 4), ("avx_vnni", None, 4)),
+}
+
+
+def cpu_unit_per_cycle(dtype: str, isa: set[str], fp32_per_cycle: float) -> tuple[float | None, str]:
+    """(FLOP or int8 ops per cycle per core, basis) of the fastest unit this CPU has for a dtype;
+    (None, why) when it has none that is counted."""
+    for flag, per_cycle, times_fp32 in CPU_UNITS[dtype]:
+        if flag in isa:
+            value = per_cycle if per_cycle is not None else times_fp32 * fp32_per_cycle
+            how = "per core and cycle" if per_cycle is not None else f"{times_fp32} x the fp32 FMA rate"
+            return float(value), f"{flag}: {value:g} per cycle ({how})"
+    return None, f"unknown: none of {', '.join(f for f, _, _ in CPU_UNITS[dtype])} reported"
+
+
 def cpu_spec(cpu: dict) -> dict:
-    """An estimated spec row for a CPU (marked estimated; bandwidth unknown)."""
+    """An estimated spec row for a CPU (marked estimated; bandwidth unknown): fp32 / fp64 from the
+    FMA width, bf16 / fp16 / int8 from the units /proc/cpuinfo lists (AMX, AVX-512 BF16 / FP16 /
+    VNNI), None (unknown) for a dtype none of whose units is listed."""
     cores = cpu.get("cores") or 1
     ghz = (cpu.get("max_mhz") or 0) / 1000.0
-    per_cycle, basis = cpu_flop_per_cycle(set(cpu.get("isa") or []))
-    fp32 = cores * ghz * per_cycle / 1000.0 if ghz else None  # TFLOP/s
+    isa = set(cpu.get("isa") or [])
+    per_cycle, basis = cpu_flop_per_cycle(isa)
+
+    def tflops(per: float | None) -> float | None:
+        return cores * ghz * per / 1000.0 if ghz and per else None
+
+    fp32 = tflops(per_cycle)
     spec = {col: None for col in NUMERIC}
+    bases = {"fp32": basis, "fp64": "half the fp32 rate"}
     spec.update({
         "id": "cpu",
         "vendor": cpu.get("vendor") or "unknown",
@@ -174,9 +204,13 @@ def cpu_spec(cpu: dict) -> dict:
         "fp64_matrix_tflops": fp32 / 2 if fp32 else None,
         "memory_gb": cpu.get("memory_gb"),
         "estimated": True,
-        "source": f"estimated: {cores} cores x {ghz:.2f} GHz x {per_cycle} FLOP/cycle ({basis})",
-        "notes": "CPU peak is an estimate, not a datasheet figure; bf16/fp16 peaks unknown.",
     })
-    if "avx512_bf16" in (cpu.get("isa") or []) or "amx_bf16" in (cpu.get("isa") or []):
-        spec["bf16_tflops"] = fp32 * 2 if fp32 else None
+    for dtype, column in (("bf16", "bf16_tflops"), ("fp16", "fp16_tflops"), ("int8", "int8_tops")):
+        unit, bases[dtype] = cpu_unit_per_cycle(dtype, isa, per_cycle)
+        spec[column] = tflops(unit)
+    spec["peak_basis"] = bases
+    spec["source"] = (f"estimated: {cores} cores x {ghz:.2f} GHz x FLOP/cycle per dtype: "
+                      + "; ".join(f"{k} {v}" for k, v in bases.items()))
+    spec["notes"] = ("CPU peaks are estimates from the units /proc/cpuinfo lists, not datasheet figures; "
+                     "a dtype without a listed unit has no peak (unknown).")
     return spec

@@ -18,7 +18,14 @@ The estimator, written down (the README's "Statistics" repeats it):
   cannot know the run-to-run spread; comparisons add an assumed floor, see analysis.estimate).
 - Flags: "unstable" when a trial's within-trial relative CI half-width (z * se_t) or the trials'
   spread (s) is above GPUPARITY_UNSTABLE (default 10%, as pyperf's warning); "timed_out" /
-  "max_samples" when a trial stopped before reaching its noise target.
+  "max_samples" when a trial stopped before reaching its noise target; "host_bound" when the host
+  could not keep the device queue full (the figure may measure launches: like "unstable", its
+  comparisons are at most inconclusive); "throttled" when more samples were taken under power or
+  thermal throttling than the loop could drop (measure.loop); "peak_exceeded" when the figure is
+  above its spec peak (that peak is wrong for it: no % of peak, no per-peak ratio).
+- % of peak (derive_rates, and every view through `unit_peak` / `pct_of_peak`): the figure over
+  its spec peak in the figure's unit; a tokens/s figure uses the FLOP per token its peak kind
+  carries (`peak_kind_for`).
 """
 
 from __future__ import annotations
@@ -82,21 +89,85 @@ def derive(result: dict, peak: str | None, spec: dict | None) -> None:
     if not math.isfinite(value):
         return
     set_metric(result, kind, value, se)
-    if peak:
-        result.setdefault("info", {})["peak_kind"] = peak
+    recorded = peak_kind_for(peak, result["work"])
+    if recorded:
+        result.setdefault("info", {})["peak_kind"] = recorded
     derive_rates(result, spec)
+
+
+# -- % of peak: the one rule every view applies (run table, show, compare, report, CSV/JSON, load) --
+PEAK_EXCEEDED = "peak_exceeded"      # flag: the figure is above its peak, so that peak is wrong for it
+FIGURE_SCALE = {unit: scale for unit, scale in UNITS.values()}
+
+
+def peak_kind_for(peak: str | None, work: dict) -> str | None:
+    """The peak kind a result records (platform/specs.peak_for's kinds). A figure in another unit
+    than its peak (tokens/s against a FLOP/s peak) carries its work per unit after a bar, so that
+    every view can put the peak in the figure's unit: 'flop:bf16|123456789.0' (FLOP per token).
+    None where the work lacks what the peak counts."""
+    if not peak:
+        return None
+    pm = primary_metric(work or {})
+    base = "flop" if peak.startswith("flop:") else "bytes"
+    if pm is None or pm[0] == base:
+        return peak
+    if not work.get(base) or not work.get(pm[0]):
+        return None
+    return f"{peak}|{float(work[base]) / float(work[pm[0]])!r}"
+
+
+def unit_peak(spec: dict | None, kind: str | None, unit: str | None) -> float | None:
+    """The spec peak a result is measured against, in the unit of its figure (TFLOP/s, GB/s, or
+    tokens/s from the FLOP per token its kind carries); None when unknown or the units do not meet
+    (an older tokens/s result whose kind names a FLOP/s peak only)."""
+    from gpuparity.platform.specs import peak_for
+
+    if not spec or not kind or not unit:
+        return None
+    base, _, per_unit = kind.partition("|")
+    found = peak_for(spec, base)
+    if not found:
+        return None
+    peak, peak_unit = found
+    if not per_unit:
+        return float(peak) if peak_unit == unit else None
+    try:
+        factor = float(per_unit)
+    except ValueError:
+        return None
+    if unit not in FIGURE_SCALE or not math.isfinite(factor) or factor <= 0:
+        return None
+    return float(peak) * FIGURE_SCALE[peak_unit] / factor / FIGURE_SCALE[unit]
+
+
+def pct_of_peak(value, peak):
+    """(% of peak, exceeded) of a figure against its peak in the same unit; scalars or numpy arrays.
+    % of peak is None (NaN in arrays) where unknown, and where the figure exceeds the peak: then
+    the peak, not the measurement, is wrong for this result, and `exceeded` is True."""
+    import numpy as np
+
+    v, p = np.asarray(value, dtype=float), np.asarray(peak, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pct = 100.0 * v / p
+    known = np.isfinite(pct) & (pct > 0)
+    exceeded = known & (pct > 100.0)
+    pct = np.where(known & ~exceeded, pct, np.nan)
+    if pct.ndim == 0:
+        return (float(pct) if math.isfinite(float(pct)) else None), bool(exceeded)
+    return pct, exceeded
 
 
 def derive_rates(result: dict, spec: dict | None) -> None:
     """tflops / gbs / tokens_per_s and % of the spec peak, all from the metric's value: the time an
-    invocation takes at that figure is work[kind] / value, and every other rate follows from it."""
+    invocation takes at that figure is work[kind] / value, and every other rate follows from it.
+    A figure above its peak gets the PEAK_EXCEEDED flag and no % of peak."""
     from gpuparity.platform.specs import peak_for
 
     metric = result.get("metric") or {}
     pm = primary_metric(result.get("work") or {})
     if not metric.get("value") or pm is None:
         return
-    kind, _, scale = pm
+    kind, unit, scale = pm
     seconds = result["work"][kind] / (metric["value"] * scale)
     d = result.setdefault("derived", {})
     for name, field, div in (("flop", "tflops", 1e12), ("bytes", "gbs", 1e9), ("tokens", "tokens_per_s", 1.0)):
@@ -104,14 +175,20 @@ def derive_rates(result: dict, spec: dict | None) -> None:
             d[field] = result["work"][name] / seconds / div
     d.pop("pct_peak", None)
     d.pop("peak", None)
+    flags = [f for f in result.get("flags") or [] if f != PEAK_EXCEEDED]
     peak_kind = (result.get("info") or {}).get("peak_kind")
-    found = peak_for(spec, peak_kind) if peak_kind and spec else None
-    if found:
-        p, unit = found
-        field = "tflops" if unit == "TFLOP/s" else "gbs"
-        if d.get(field):
-            d["pct_peak"] = 100.0 * d[field] / p
-            d["peak"] = {"value": p, "unit": unit, "kind": peak_kind, "estimated": bool(spec.get("estimated"))}
+    in_unit = unit_peak(spec, peak_kind, metric.get("unit") or unit)
+    if in_unit:
+        base_peak, base_unit = peak_for(spec, peak_kind.partition("|")[0])
+        pct, exceeded = pct_of_peak(metric["value"], in_unit)
+        d["peak"] = {"value": base_peak, "unit": base_unit, "kind": peak_kind, "estimated": bool(spec.get("estimated")),
+                     "in_figure_unit": in_unit}
+        if exceeded:
+            d["peak"]["exceeded"] = True
+            flags.append(PEAK_EXCEEDED)
+        elif pct is not None:
+            d["pct_peak"] = pct
+    result["flags"] = flags
 
 
 def combine(values: list[float], log_ses: list[float | None], level: float = LEVEL) -> dict:
@@ -137,13 +214,17 @@ def combine(values: list[float], log_ses: list[float | None], level: float = LEV
             "spread": s, "trials": int(v.size), "ci_basis": "trials", "log_se": s / math.sqrt(v.size)}
 
 
+TRIAL_FLAGS = ("timed_out", "max_samples", "host_bound", "throttled")   # a trial's flag is its result's
+
+
 def stability_flags(result: dict, threshold: float | None = None) -> list[str]:
-    """Flags of a (combined) result: unstable, timed_out, max_samples (see the module notes)."""
+    """Flags of a (combined) result: unstable, timed_out, max_samples, host_bound, throttled (see
+    the module notes)."""
     threshold = unstable_threshold() if threshold is None else threshold
     flags = set(result.get("flags") or [])
     trials = result.get("trials") or []
     for t in trials:
-        flags.update(f for f in t.get("flags") or [] if f in ("timed_out", "max_samples"))
+        flags.update(f for f in t.get("flags") or [] if f in TRIAL_FLAGS)
     z = NormalDist().inv_cdf(1 - (1 - LEVEL) / 2)
     noise = [z * t["log_se"] for t in trials if isinstance(t.get("log_se"), (int, float))]
     spread = (result.get("metric") or {}).get("spread")

@@ -56,6 +56,8 @@ class Context:
     options: dict = field(default_factory=dict)
     progress: Callable[[str], None] | None = None   # live status line (the run's progress bar)
     trial: int | None = None                         # the trial being measured (1-based), set by the runner
+    planned: bool = False    # built from the spec table alone (`gpuparity plan --spec`): no device, and
+    #                          supports() answers from the spec, never from this machine's software
 
     def say(self, text: str) -> None:
         """Show a short live status for the case in progress (e.g. requests done, ETA)."""
@@ -87,6 +89,14 @@ class Workload:
 
     def prepare(self, params: dict, ctx: Context) -> Prepared:
         raise NotImplementedError
+
+    def expected_s(self, params: dict, ctx: Context) -> tuple[float, float]:
+        """(least, most) seconds one trial measures for, by the loop's limits (for `gpuparity plan`;
+        set-up and the correctness check come on top). A workload with its own loop may say better."""
+        loop = ctx.loop
+        if loop is None:
+            return 0.0, 0.0
+        return loop.warmup_s + loop.min_time_s, loop.warmup_max_s + loop.max_time_s
 
     def begin(self, params: dict, ctx: Context) -> tuple[dict, bool]:
         """A fresh result for these params, already marked skipped (with the reason) if unsupported."""
@@ -132,7 +142,7 @@ class Workload:
                 cfg = replace(cfg, cold=True, flush_bytes=flush_bytes(ctx))
             with telemetry_window(ctx, result) as tele:
                 m = measure(prepared.fn, ctx.device, cfg, capturable=prepared.capturable, cycle=prepared.cycle,
-                            probe=tele.snapshot)
+                            probe=tele.snapshot, throttle=tele.snapshot if ctx.telemetry is not None else None)
                 fill_measurement(result, m)
                 tele.windows = m.windows
             derive(result, prepared.peak, ctx.spec)
@@ -204,7 +214,7 @@ def fill_measurement(result: dict, m) -> None:
                 warmup_s=round(m.warmup_s, 3), steady=m.steady, batches=m.batches,
                 state_start=m.state_start, state_end=m.state_end)
     flags = result.setdefault("flags", [])
-    warnings = []
+    warnings = [info["warning"]] if info.get("warning") else []     # the workload's own (prepare's info)
     if m.timed_out:
         warnings.append("stopped at the timeout before reaching the noise target")
         flags.append("timed_out")
@@ -213,10 +223,19 @@ def fill_measurement(result: dict, m) -> None:
         flags.append("max_samples")
     if not m.steady:
         warnings.append("warm-up ended before the blocks agreed (not steady)")
-    if m.host_bound_batches:
+    if m.host_bound_batches:        # samples may time launches, not the device: a stability flag
         info["host_bound_batches"] = m.host_bound_batches
+        flags.append("host_bound")
         warnings.append(f"the host could not keep the device queue full in {m.host_bound_batches} of "
                         f"{m.batches} batches (launch-bound; not capturable into a graph)")
+    if m.throttled_samples or m.throttled_kept:
+        info.update(throttled_samples_dropped=m.throttled_samples, throttled_batches_dropped=m.throttled_batches,
+                    throttled_batches_kept=m.throttled_kept, throttle_reasons_seen=m.throttle_reasons)
+        if m.throttled_samples:
+            warnings.append(f"{m.throttled_samples} samples taken while the device throttled were dropped")
+    if m.throttled_kept:
+        flags.append("throttled")
+        warnings.append(f"{m.throttled_kept} throttled batches kept (the loop drops at most half)")
     if warnings:
         info["warning"] = "; ".join(warnings)
 

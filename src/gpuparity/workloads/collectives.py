@@ -12,7 +12,12 @@ and rccl-tests output:
 
 Every rank runs the same samples: before each sample one all_reduce MAX carries rank 0's stop
 decision and lines the ranks up (the barrier); at the end one more gathers the samples. The
-metric is algbw in GB/s; busbw and latency are in `derived`.
+metric is busbw in GB/s (the work counts S x the bus factor), measured against the fabric's
+per-direction peak; algbw, busbw and latency are also in `derived`.
+
+Sizes are the suite's (1 KB up to MAX_BYTES per device class), never cut to the device's memory:
+a size whose buffers would take more than 1/8 of the smallest GPU's memory in the job is skipped
+with the reason, so every job runs (and compares) the same keys.
 """
 
 from __future__ import annotations
@@ -153,12 +158,6 @@ class Collectives(Workload):
         hi = parse_bytes(opts["max_bytes"]) if "max_bytes" in opts else MAX_BYTES[
             "cpu" if ctx.device == "cpu" else "gpu"]
         lo = parse_bytes(opts.get("min_bytes", MIN_BYTES))
-        if ctx.device != "cpu":
-            import torch
-
-            # in + out buffers plus NCCL's own: stay under 1/8 of the smallest GPU in the job.
-            total = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
-            hi = min(hi, int(dist.reduce_min(float(total // 8))))
         return [{"op": op, "bytes": s, "ranks": n, "nodes": nodes, "dtype": dt}
                 for dt in dtypes for op in ops for s in sizes(lo, hi)]
 
@@ -167,7 +166,29 @@ class Collectives(Workload):
             return False, f"needs 2 or more ranks: launch with `{LAUNCH_HINT}`"
         if params["ranks"] != dist.world_size():
             return False, f"planned for {params['ranks']} ranks, job has {dist.world_size()}"
+        budget = self.memory_budget(ctx)
+        if budget is not None and 2 * params["bytes"] > budget:
+            return False, (f"{params['bytes']} B per buffer: in and out buffers would take more than 1/8 of "
+                           f"the smallest GPU's memory in the job ({budget * 8 / 1e9:.0f} GB)")
         return True, ""
+
+    def memory_budget(self, ctx: Context) -> float | None:
+        """1/8 of the smallest GPU's memory in the job (in + out buffers plus NCCL's own stay under
+        it); read once, the same on every rank (a collective: every rank judges every case in
+        the same order). None on CPUs."""
+        if ctx.device == "cpu":
+            return None
+        budgets = self.__dict__.setdefault("_budgets", {})
+        which = (ctx.planned, ctx.fingerprint.get("product"), ctx.fingerprint.get("memory_bytes"))
+        if which not in budgets:
+            if ctx.planned:
+                total = float(ctx.fingerprint.get("memory_bytes") or 0)
+            else:
+                import torch
+
+                total = float(torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory)
+            budgets[which] = (dist.reduce_min(total / 8) if dist.initialized() and not ctx.planned else total / 8) or None
+        return budgets[which]
 
     def execute(self, params: dict, ctx: Context) -> dict:
         result, ok = self.begin(params, ctx)

@@ -36,17 +36,20 @@ from gpuparity.workloads.dtypes import (
     GEMM_DTYPES,
     SCALED_DTYPES,
     TOLERANCE,
-    cpu_half_ok,
     fp8_dtype_name,
     gpu_has_units,
     torch_dtype,
     torch_has_scaled,
 )
 
-SIZES = {"quick": 1024, "standard": 8192, "full": 8192}
-CPU_SIZES = {"quick": 512, "standard": 2048, "full": 4096}
-CPU_SMALL = 128   # emulated half precision and int8 on a CPU: milliseconds, not minutes
-CPU_FP8 = 256
+# Square sizes per suite and device class (a key never depends on the device itself): GPUs run
+# compute-bound sizes even in quick (a 1024^3 GEMM lasts microseconds on an H200: launch and tile
+# effects, not GEMM throughput); CPUs small ones, smaller still for dtypes a CPU may emulate
+# (bf16 / fp16 without native units take ~40 s per 2048^3), whatever units this CPU has.
+SIZES = {"quick": 4096, "standard": 8192, "full": 8192, "comm": 4096}
+CPU_SIZES = {"quick": 512, "standard": 2048, "full": 4096, "comm": 512}
+CPU_HALF = {"quick": 256, "standard": 512, "full": 512, "comm": 256}   # bf16, fp16, fp8
+CPU_INT8 = 128
 # (K, N) of Llama-3.1-8B projections: gate/up 4096->14336, down 14336->4096, q/o 4096->4096.
 LLAMA_KN = [(4096, 14336), (14336, 4096), (4096, 4096)]
 FULL_SWEEP = (256, 512, 1024, 2048, 4096, 16384)
@@ -76,14 +79,14 @@ def _case(m, n, k, dt, layout="nn", scaling=None, operands=None, fast_accum=None
 def gemm_supports(dt: str, ctx: Context, scaling: str | None = None) -> tuple[bool, str]:
     if dt not in GEMM_DTYPES:
         return False, f"unknown dtype {dt}; known: {', '.join(GEMM_DTYPES)}"
-    if dt in SCALED_DTYPES:
+    if dt in SCALED_DTYPES and not ctx.planned:     # this machine's torch; a plan asks the spec only
         ok, why = torch_has_scaled(dt)
         if not ok:
             return ok, why
     if ctx.device == "cpu":
         if dt == "tf32":
             return False, "TF32 is a GPU tensor-core mode; a CPU has no TF32 units"
-        if dt == "int8":
+        if dt == "int8" and not ctx.planned:
             import torch
 
             if not hasattr(torch, "_int_mm"):
@@ -105,7 +108,7 @@ class Gemm(Workload):
         "m,n,k": "square; skinny M=16..256 with Llama-3.1-8B (K,N)",
         "layout": "nn | tn | nt (A or B stored transposed)",
         "scaling": "fp8: tensor | row; fp4: mx (block-32 e8m0)",
-        "fast_accum": "fp8: cuBLAS fast accumulation (both on NVIDIA; false elsewhere)",
+        "fast_accum": "fp8: cuBLAS fast accumulation (both everywhere; true is skipped off NVIDIA)",
         "operands": "skinny shapes: rotate (copies > 2x the last-level cache, default) | warm (one set)",
     }
 
@@ -116,12 +119,12 @@ class Gemm(Workload):
         out = []
         for dt in dtypes:
             size = n
-            if cpu and (dt == "int8" or (dt in ("bf16", "fp16") and not cpu_half_ok(dt, ctx)[0])):
-                size = CPU_SMALL
-            if cpu and dt == "fp8":
-                size = CPU_FP8
+            if cpu and dt in ("bf16", "fp16", "fp8"):
+                size = CPU_HALF[suite]
+            if cpu and dt == "int8":
+                size = CPU_INT8
             for scaling in DEFAULT_SCALING.get(dt, (None,)):
-                for fast in fast_accum_settings(dt, ctx):
+                for fast in fast_accum_settings(dt):
                     out.append(_case(size, size, size, dt, scaling=scaling, fast_accum=fast))
         # Transposed operands and skinny shapes at the dtype LLMs run in (fp32 on a CPU); skinny
         # shapes rotate their operands (full: the M=16 shapes also warm, to show the difference).
@@ -129,17 +132,20 @@ class Gemm(Workload):
         if main in dtypes:
             if suite != "quick":
                 out += [_case(n, n, n, main, layout) for layout in ("tn", "nt")]
-            out += [_case(m, nn, k, main, operands="rotate") for m in SKINNY_M[suite] for k, nn in LLAMA_KN]
+            out += [_case(m, nn, k, main, operands="rotate") for m in SKINNY_M.get(suite, ()) for k, nn in LLAMA_KN]
             if suite == "full":  # how throughput grows with size
                 out += [_case(16, nn, k, main, operands="warm") for k, nn in LLAMA_KN]
                 out += [_case(d, d, d, main) for d in FULL_SWEEP if d != n]
         if not cpu and "fp8" in dtypes and suite != "quick":
             out += [_case(m, nn, k, "fp8", scaling="row", operands="rotate", fast_accum=fast)
-                    for m in SKINNY_M[suite] for k, nn in LLAMA_KN for fast in fast_accum_settings("fp8", ctx)]
+                    for m in SKINNY_M.get(suite, ()) for k, nn in LLAMA_KN for fast in fast_accum_settings("fp8")]
         return out
 
     def supports(self, params: dict, ctx: Context) -> tuple[bool, str]:
-        return gemm_supports(params["dtype"], ctx, params.get("scaling"))
+        ok, why = gemm_supports(params["dtype"], ctx, params.get("scaling"))
+        if ok and params.get("fast_accum") and ctx.backend != "cuda":
+            return False, "fast accumulation is a cuBLAS option of fp8 GEMMs; this platform has no such mode"
+        return ok, why
 
     def prepare(self, params: dict, ctx: Context) -> Prepared:
         return prepare_gemm(params["m"], params["n"], params["k"], params["dtype"], ctx,
@@ -147,12 +153,11 @@ class Gemm(Workload):
                             operands=params.get("operands", "warm"), fast_accum=bool(params.get("fast_accum")))
 
 
-def fast_accum_settings(dt: str, ctx: Context) -> tuple:
-    """fp8 GEMMs: both accumulation modes on NVIDIA (inference runs fast accumulation; the exact
-    mode is the conservative one); one (recorded as false) elsewhere; no axis for other dtypes."""
-    if dt != "fp8":
-        return (None,)
-    return (False, True) if ctx.backend == "cuda" else (False,)
+def fast_accum_settings(dt: str) -> tuple:
+    """fp8 GEMMs: both accumulation modes (inference runs fast accumulation on NVIDIA; the exact
+    mode is the conservative one), on every platform so that keys match: fast accumulation is
+    skipped where there is no such mode; no axis for other dtypes."""
+    return (False, True) if dt == "fp8" else (None,)
 
 
 def _operand(rows: int, cols: int, transposed: bool, make):
@@ -548,6 +553,10 @@ class GemmSearch(Workload):
         if ok and params["dtype"] in ("fp4", "fp6", "int8"):
             return False, f"the shape search covers float and fp8 dtypes; {params['dtype']} runs in gemm"
         return ok, why
+
+    def expected_s(self, params: dict, ctx: Context) -> tuple[float, float]:
+        lo, hi = super().expected_s(params, ctx)
+        return lo + float(params["budget_s"]), hi + float(params["budget_s"])
 
     def prepare(self, params: dict, ctx: Context) -> Prepared:
         dt = params["dtype"]

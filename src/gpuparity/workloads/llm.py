@@ -110,6 +110,13 @@ class LLM(Workload):
             return False, f"dtype {dt} is not one of {', '.join(DTYPES)}"
         if params["output_len"] < 2:
             return False, "output_len must be >= 2 (one prefill token plus decode steps)"
+        if ctx.planned:      # a plan from the spec table: the hardware decides, not this machine's packages
+            if dt == "fp8":
+                from gpuparity.workloads.dtypes import gpu_has_units
+
+                return (False, "fp8 inference needs a GPU with fp8 units") if ctx.device == "cpu" else \
+                    gpu_has_units("fp8", ctx)
+            return True, ""
         if not has_transformers():
             return False, "needs transformers, gguf and accelerate: pip install 'gpuparity[llm]'"
         try:

@@ -2,7 +2,10 @@
 
 Experts are SwiGLU FFNs (gate+up fused: hidden -> 2*ffn, then down: ffn -> hidden). Expert
 GEMMs go through torch._grouped_mm where this torch and device accept it (probed once), else a
-per-expert loop; info["expert_gemm"] says which. The grouped GEMMs multiply exactly the routed
+per-expert loop; info["expert_gemm"] says which. A grouped GEMM is probed once more with host
+syncs made errors (torch.cuda.set_sync_debug_mode("error")) and in a trial graph capture: where
+it is a host-synchronising per-expert fallback (seen on AMD, and for non-bf16 dtypes on Hopper)
+it is labelled so and never replayed from a graph. The grouped GEMMs multiply exactly the routed
 rows (T*k: groups end where their tokens end); only where the device refuses unaligned group
 starts is each group padded to ALIGN rows, and then the padding is recorded
 (info["gemm_rows"] against info["routed_rows"]). The routing avoids host syncs (counts by
@@ -14,6 +17,8 @@ counted. tokens = T.
 """
 
 from __future__ import annotations
+
+from contextlib import contextmanager
 
 from gpuparity.workloads.base import Context, Prepared, Workload
 from gpuparity.workloads.dtypes import TOLERANCE, compute_dtype, rel_error, torch_dtype
@@ -91,6 +96,67 @@ def grouped_mm_status(dtype, device: str, align: int = 1) -> tuple[bool, str]:
     return True, ""
 
 
+@contextmanager
+def sync_checked(device: str):
+    """Inside the block a host synchronisation raises (torch.cuda.set_sync_debug_mode("error")):
+    a grouped GEMM that falls back to a per-expert loop syncs to learn the group sizes. Nothing
+    to check on a CPU."""
+    if device == "cpu":
+        yield
+        return
+    import torch
+
+    before = torch.cuda.get_sync_debug_mode()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        yield
+    finally:
+        torch.cuda.set_sync_debug_mode(before)
+
+
+def trial_capture(fn, device: str) -> None:
+    """Capture fn into a throw-away CUDA/HIP graph (raises if it cannot be captured); a CPU has none."""
+    if device == "cpu":
+        return
+    import torch
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        fn()                                          # warm: handles and workspaces outside the capture
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    torch.cuda.synchronize()
+
+
+def grouped_mm_path(dtype, device: str, align: int) -> tuple[bool, str]:
+    """(capturable, label) of torch._grouped_mm at these settings: run once with host syncs made
+    errors, then captured into a trial graph. On some platforms (AMD, non-bf16 dtypes on Hopper)
+    the grouped GEMM is a per-expert fallback that syncs to read the group sizes: it still runs,
+    but it is labelled so, and it is not replayed from a graph."""
+    import torch
+
+    first = 5 if align == 1 else align
+    x = torch.ones(32, 16, dtype=dtype, device=device)
+    w = torch.ones(2, 32, 16, dtype=dtype, device=device).transpose(-2, -1)    # as the layer passes them
+    offs = torch.tensor([first, 32], dtype=torch.int32, device=device)
+    try:
+        with sync_checked(device):
+            torch._grouped_mm(x, w, offs=offs)
+    except Exception as exc:  # noqa: BLE001 - the sync-debug error, whatever its type
+        first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
+        return False, f"torch._grouped_mm (host-synchronising fallback: {first_line})"
+    try:
+        trial_capture(lambda: torch._grouped_mm(x, w, offs=offs), device)
+    except Exception as exc:  # noqa: BLE001
+        first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:160]
+        return False, f"torch._grouped_mm (not capturable into a graph: {first_line})"
+    return True, "torch._grouped_mm"
+
+
 def group_align(dtype, device: str) -> tuple[int, str]:
     """(rows each expert group is padded to, why not grouped): 1 (no padding) where the grouped
     GEMM takes unaligned group starts, ALIGN where it needs them; 0 when it does not run at all."""
@@ -132,6 +198,7 @@ def prepare_moe(p: dict, ctx: Context) -> Prepared:
     shared2 = rand(h, f * ns, fan_in=f * ns) if ns else None
     align, why = group_align(tdt, dev)
     grouped = align > 0
+    capturable, label = grouped_mm_path(tdt, dev, align) if grouped else (True, f"per-expert loop ({why})")
     # Static upper bound of the padded rows: no host sync to learn the real size.
     rows_bound = t * k + e * (align - 1) if align > 1 else t * k
 
@@ -204,10 +271,10 @@ def prepare_moe(p: dict, ctx: Context) -> Prepared:
         return err <= tol, (f"relative error {err:.2e} vs fp64 (router and layer output; tolerance {tol:.0e}); "
                             f"expert GEMM rows {rows} for {t * k} routed")
 
-    info = {"expert_gemm": "torch._grouped_mm" if grouped else f"per-expert loop ({why})",
-            "group_align_rows": align if grouped else None, "routed_rows": t * k}
+    info = {"expert_gemm": label, "group_align_rows": align if grouped else None, "routed_rows": t * k}
+    # The per-expert loop reads the group sizes on the host (counts.tolist()): it cannot be captured.
     return Prepared(fn=fn, work={"flop": moe_flop(p), "tokens": float(t)}, peak=f"flop:{dt}", check=check,
-                    info=info, capturable=grouped)
+                    info=info, capturable=grouped and capturable)
 
 
 WORKLOADS = [MoE()]

@@ -70,6 +70,8 @@ class Scaling(Workload):
             return False, "needs 2 or more ranks: launch with `torchrun --nproc-per-node N -m gpuparity run --suite comm`"
         if params["ranks"] > dist.world_size():
             return False, f"planned for {params['ranks']} ranks, job has {dist.world_size()}"
+        if ctx.planned:
+            return True, ""
         try:
             import transformers  # noqa: F401  (the training workload's model)
         except ImportError:
