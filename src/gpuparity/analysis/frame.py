@@ -79,12 +79,14 @@ def _from_documents(store, run_ids: list[str]) -> dict[tuple[str, str], dict]:
     return out
 
 
-def load(db: str | None = None, *, wide: bool = False, samples: bool = False, **filters):
+def load(db: str | None = None, *, wide: bool = False, samples: bool = False, columns: list[str] | None = None,
+         **filters):
     """DataFrame of stored results, one row per result (see the module notes).
 
     Filters: gpu, stack, since, host, run_ids (as `gpuparity list`), label, workload, category,
-    status. wide: one column per parameter instead of the `params` dict. samples: add each
-    result's raw throughput samples as a list column."""
+    status: all applied in SQL. columns: only these of the frame's columns (the rest are neither
+    read nor built). wide: one column per parameter instead of the `params` dict. samples: add
+    each result's raw throughput samples as a list column."""
     import pandas as pd
 
     from gpuparity.analysis.sides import _check_since
@@ -92,18 +94,32 @@ def load(db: str | None = None, *, wide: bool = False, samples: bool = False, **
 
     _check_filters(filters, RUN_FILTERS + RESULT_FILTERS + ("label",))
     _check_since(filters.get("since"))
+    names = RUN_COLUMNS + RESULT_COLUMNS + (["samples"] if samples else [])
+    if columns is not None:
+        unknown = [c for c in columns if c not in names]
+        if unknown or isinstance(columns, str):
+            from gpuparity.errors import UserError
+
+            raise UserError(f"unknown column(s) {', '.join(map(str, unknown or [columns]))}; use {', '.join(names)}")
+        names = [c for c in names if c in columns]
+    want = set(names) | ({"params"} if wide else set())
     where, args = run_filter_sql(**{k: v for k, v in filters.items() if k in RUN_FILTERS and v})
     with Store(db) as store:
-        runs = store.query("SELECT run_id, started_at, host, vendor, product, spec_id, stack, torch FROM runs "
-                           + where + " ORDER BY started_at, run_id", args)
-        ids = [r[0] for r in runs]
-        labels = run_labels(store, ids)
+        if "label" in store.columns("runs"):
+            label = "label"
+        else:
+            label = "(doc::json ->> 'label')" if store.postgres else "json_extract(doc, '$.label')"
         if filters.get("label") is not None:
-            ids = [i for i in ids if labels.get(i) == filters["label"]]
-        fps = store.run_fingerprints(ids)
+            where, args = (where + " AND " if where else "WHERE ") + f"{label} = ?", [*args, filters["label"]]
+        runs = store.query("SELECT run_id, started_at, host, vendor, product, spec_id, stack, torch, "
+                           f"{label} FROM runs {where} ORDER BY started_at, run_id", args)
+        ids = [r[0] for r in runs]
+        fps = store.run_fingerprints(ids) if "pct_peak" in want else {}
         extra = [c for c in EXTRA if c in store.columns("results")]
-        select = ("SELECT run_id, workload, category, dtype, key, status, reason, value, unit, params, samples"
-                  + "".join(f", {c}" for c in extra) + " FROM results WHERE ")
+        # n is the samples blob's length / 8: the blob itself is read only for the samples column
+        select = ("SELECT run_id, workload, category, dtype, key, status, reason, value, unit, params, "
+                  + ("samples" if samples else "LENGTH(samples) / 8") + "".join(f", {c}" for c in extra)
+                  + " FROM results WHERE ")
         rows = []
         for chunk in _chunks(ids, 500):
             clauses = ["run_id IN (" + ",".join("?" * len(chunk)) + ")"]
@@ -116,37 +132,68 @@ def load(db: str | None = None, *, wide: bool = False, samples: bool = False, **
         # A store written before the trial columns existed (or upgraded since: NULL there) keeps
         # those figures only in the run documents: read the documents of such runs.
         tcol = 11 + extra.index("trials") if "trials" in extra else None
-        old = sorted({r[0] for r in rows if r[5] == "ok" and (tcol is None or r[tcol] is None)})
+        old = sorted({r[0] for r in rows if r[5] == "ok" and (tcol is None or r[tcol] is None)}) \
+            if want & {"ci_low", "ci_high", "trials", "flags", "pct_peak"} else []
         docs = _from_documents(store, old)
-    meta = {r[0]: dict(zip(("run_id", "started_at", "host", "vendor", "product", "spec_id", "stack", "torch"), r,
-                           strict=True)) for r in runs}
-    records = []
+    order = {r[0]: i for i, r in enumerate(runs)}
+    meta = {r[0]: r for r in runs}
+    # Results of one key repeat in every run: parse each parameter text once, not once a row.
+    parsed: dict[str, tuple[dict, tuple]] = {}
+
+    def params_of(text):
+        if text not in parsed:
+            p = {k: v for k, v in json.loads(text or "{}").items() if k != "dtype"}
+            parsed[text] = (p, _param_order(p))
+        return parsed[text]
+
+    rows.sort(key=lambda r: (order[r[0]], r[2] or "", r[1], r[3] or "", params_of(r[9])[1], r[4]))
+    spec_tokens = {i: json.dumps((fp or {}).get("spec"), sort_keys=True) for i, fp in fps.items()}
+    peaks: dict[tuple, float | None] = {}
+    cols: dict[str, list] = {c: [] for c in names}
+    run_fields = dict(zip(RUN_COLUMNS, (0, 1, 8, 2, 3, 4, 5, 6, 7), strict=True))
     for row in rows:
         run_id, workload, category, dtype, key, status, reason, value, unit, params, blob = row[:11]
+        run = meta[run_id]
         more = dict(zip(extra, row[11:], strict=True))
-        more = {**docs.get((run_id, key), {}), **{k: v for k, v in more.items() if v is not None}}
-        spec = (fps.get(run_id) or {}).get("spec")
-        n = len(blob or b"") // 8
-        rec = {**meta[run_id], "label": labels.get(run_id), "workload": workload, "category": category,
-               "key": key, "dtype": dtype, "params": {k: v for k, v in json.loads(params or "{}").items()
-                                                       if k != "dtype"},
-               "status": status, "reason": reason, "value": value, "ci_low": more.get("ci_low"),
-               "ci_high": more.get("ci_high"), "unit": unit, "n": n, "trials": more.get("trials"),
-               "flags": tuple(f for f in (more.get("flags") or "").split(",") if f),
-               "pct_peak": _pct_peak(spec, workload, params, more.get("peak_kind"), unit, dtype, value)}
-        if samples:
-            rec["samples"] = decode_samples(blob)
-        records.append(rec)
-    records.sort(key=lambda r: (r["started_at"] or "", r["run_id"], r["category"] or "", r["workload"],
-                                r["dtype"] or "", _param_order(r["params"]), r["key"]))
-    columns = RUN_COLUMNS + RESULT_COLUMNS + (["samples"] if samples else [])
-    df = pd.DataFrame.from_records(records, columns=columns)
-    df["started_at"] = pd.to_datetime(df["started_at"], utc=True, format="ISO8601")
+        if docs:
+            more = {**docs.get((run_id, key), {}), **{k: v for k, v in more.items() if v is not None}}
+        for c, i in run_fields.items():
+            if c in cols:
+                cols[c].append(run[i])
+        got = {"workload": workload, "category": category, "key": key, "dtype": dtype, "status": status,
+               "reason": reason, "value": value, "unit": unit}
+        for c, v in got.items():
+            if c in cols:
+                cols[c].append(v)
+        if "params" in cols:
+            cols["params"].append(dict(params_of(params)[0]))
+        if "ci_low" in cols:
+            cols["ci_low"].append(more.get("ci_low"))
+        if "ci_high" in cols:
+            cols["ci_high"].append(more.get("ci_high"))
+        if "n" in cols:
+            cols["n"].append(len(blob or b"") // 8 if samples else blob or 0)
+        if "trials" in cols:
+            cols["trials"].append(more.get("trials"))
+        if "flags" in cols:
+            cols["flags"].append(tuple(f for f in (more.get("flags") or "").split(",") if f))
+        if "pct_peak" in cols:
+            pk = (spec_tokens.get(run_id), workload, params, more.get("peak_kind"), unit, dtype)
+            if pk not in peaks:      # % of peak = value / the peak that result is measured against
+                peaks[pk] = _pct_peak((fps.get(run_id) or {}).get("spec"), workload, params, pk[3], unit, dtype, 1.0)
+            cols["pct_peak"].append(peaks[pk] * value if peaks[pk] is not None and value is not None else None)
+        if "samples" in cols:
+            cols["samples"].append(decode_samples(blob))
+    df = pd.DataFrame(cols, columns=names)
+    if "started_at" in df:
+        df["started_at"] = pd.to_datetime(df["started_at"], utc=True, format="ISO8601")
     for col in ("n", "trials"):
-        df[col] = df[col].astype("Int64")
+        if col in df:
+            df[col] = df[col].astype("Int64")
     for col in ("value", "ci_low", "ci_high", "pct_peak"):
-        df[col] = df[col].astype("float64")
-    return widen(df) if wide else df
+        if col in df:
+            df[col] = df[col].astype("float64")
+    return widen(df) if wide and "params" in df else df
 
 
 def _param_order(params: dict) -> tuple:

@@ -1,6 +1,7 @@
 """The self-contained HTML report (and its markdown twin).
 
-Everything is inside one file: plotly.js inline once, figures as JSON in one script. Strings
+Everything is inside one file: plotly.js inline once (the smallest bundle that draws the
+charts, compressed: report/plotlyjs.py), figures as JSON in one script. Strings
 from runs and users are escaped by Jinja2's autoescape in HTML, by `plots.t` inside figures,
 and the figures' JSON has <, > and & as \\u escapes so nothing can close the script element.
 
@@ -266,14 +267,24 @@ def serving_tables(points: list[dict]) -> tuple[dict, dict]:
 
 
 # -- the report -------------------------------------------------------------------------------
-def build(docs_a: list[dict], docs_b: list[dict] | None = None, tolerance: float = 0.05, prices=None,
+def side_input(source, label: str) -> tuple:
+    """(Side, its newest result per key) of a report side: given as that pair when read from a
+    store (the columns `compare` reads: cli/report.py), or made here from run documents."""
+    if isinstance(source, tuple):
+        return source
+    return side_from_runs(source, label), _newest_results(source)
+
+
+def build(docs_a, docs_b=None, tolerance: float = 0.05, prices=None,
           claims: dict | None = None, title: str | None = None) -> dict:
-    """Everything the HTML and markdown renderers need. claims None: no claims section."""
+    """Everything the HTML and markdown renderers need. docs_a, docs_b: a side's run documents or
+    its (Side, newest results) pair (side_input). claims None: no claims section."""
     if prices is None:
         from gpuparity.analysis.prices import PriceBook
 
         prices = PriceBook(use_config=False)
-    side_objs = [side_from_runs(docs_a, "A")] + ([side_from_runs(docs_b, "B")] if docs_b else [])
+    inputs = [side_input(docs_a, "A")] + ([side_input(docs_b, "B")] if docs_b else [])
+    side_objs = [side for side, _ in inputs]
     result = compare_mod.compare_sides(side_objs[0], side_objs[1], tolerance, prices) if docs_b else None
     if result:
         summaries = [result["sides"]["a"], result["sides"]["b"]]
@@ -281,10 +292,10 @@ def build(docs_a: list[dict], docs_b: list[dict] | None = None, tolerance: float
         summaries = [compare_mod.side_summary(side_objs[0], prices)]
     names = {s["label"].lower(): _name(s) for s in summaries}
     plot_sides = []
-    for s, docs in zip(summaries, [docs_a] + ([docs_b] if docs_b else []), strict=True):
+    for s, (_, results) in zip(summaries, inputs, strict=True):
         spec = (s.get("fingerprint") or {}).get("spec") or {}
         plot_sides.append({"label": s["label"], "name": _name(s), "short": _short(s),
-                           "results": _newest_results(docs), "spec": spec})
+                           "results": results, "spec": spec})
     serving_sides = [(s["label"], s["short"], serving.curves(s["results"])) for s in plot_sides]
     charts = []
     if result and any(r.get("ratio") for r in result["rows"]):
@@ -347,10 +358,10 @@ def _claims_view(claims: dict | None) -> dict | None:
 
 
 def render_html(ctx: dict) -> str:
-    import plotly.offline
     from jinja2 import Environment
 
     from gpuparity import __version__
+    from gpuparity.report import plotlyjs
 
     env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
     env.filters["soft"] = soft
@@ -387,7 +398,8 @@ def render_html(ctx: dict) -> str:
         charts=[c for c in charts if c["anchor"] != "serving-curves"],
         serving_chart=next((c for c in charts if c["anchor"] == "serving-curves"), None),
         claims=_claims_view(ctx["claims"]), fp_diff=fp_diff, method=METHOD,
-        plotlyjs=plotly.offline.get_plotlyjs(), figures_json=_script_json(figures), params=plots._params,
+        plotlyjs=plotlyjs.script([f["figure"] for f in figures]), figures_json=_script_json(figures),
+        params=plots._params,
     )
 
 
@@ -396,7 +408,7 @@ def render_markdown(ctx: dict) -> str:
 
     out = []
     if ctx["result"]:
-        out.append(compare_markdown(ctx["result"], ctx["title"]))
+        out.append(compare_markdown(ctx["result"], ctx["title"], max_rows=MAX_TABLE_ROWS))     # as the HTML
     else:
         s = ctx["summaries"][0]
         out.append(f"## {ctx['title']}\n\n" + table(["product", "stack", "torch", "runs"], [[
