@@ -156,3 +156,26 @@ def test_api_stays_import_light():
     code = "import sys, gpuparity; print(sorted(m for m in ('pandas', 'numpy', 'torch') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_load_selects_columns_and_filters_in_sql(store, monkeypatch):
+    """columns= builds only those columns (samples blobs and documents are not read for them); the
+    label filter is a WHERE clause; an unknown column is a one-line error."""
+    db, a, b = store
+    full = gpuparity.load(db=db)
+    narrow = gpuparity.load(db=db, columns=["run_id", "key", "value", "n"])
+    assert list(narrow.columns) == ["run_id", "key", "value", "n"]
+    pd.testing.assert_frame_equal(narrow, full[["run_id", "key", "value", "n"]])
+    seen = []
+    real = Store.query
+
+    def spy(self, sql, params=()):
+        seen.append(sql)
+        return real(self, sql, params)
+
+    monkeypatch.setattr(Store, "query", spy)
+    assert list(gpuparity.load(db=db, label="baseline", columns=["run_id"]).run_id.unique()) == ["run-mi"]
+    assert any("label = ?" in q for q in seen) and not any("SELECT doc" in q for q in seen)
+    assert not any(" samples" in q.split("FROM")[0] for q in seen if "FROM results" in q)
+    with pytest.raises(UserError, match="unknown column"):
+        gpuparity.load(db=db, columns=["value", "colour"])

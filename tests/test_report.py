@@ -704,3 +704,78 @@ def test_quickstart_report_in_chromium(quickstart_run, tmp_path, capsys):
             page.close()
         browser.close()
     assert not errors, errors
+
+
+QUICK_RUN = os.path.join(os.path.dirname(__file__), "data", "quick-run-cpu.json.gz")
+
+
+def test_report_of_two_quick_runs_is_light_and_draws_in_chromium(tmp_path, tmp_db, capsys):
+    """Two stored quick runs (the recorded CPU quick run, the second as another platform): one
+    self-contained file of at most 1.5 MB (plotly.js's basic bundle, compressed) that Chromium
+    opens from disk and draws every chart of, with no request leaving the file."""
+    import copy
+    import gzip
+
+    from gpuparity.results.store import Store
+
+    playwright = pytest.importorskip("playwright.sync_api")
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("Debian chromium not installed (apt-get install -y chromium)")
+    with gzip.open(QUICK_RUN, "rt") as fh:
+        a = json.load(fh)
+    b = copy.deepcopy(a)
+    b.update(run_id="quick-b", started_at="2026-12-02T00:00:00+00:00", host="box-b")
+    b["fingerprint"]["product"] = "Other CPU"
+    with Store(tmp_db) as s:
+        s.save_run(a)
+        s.save_run(b)
+    out = str(tmp_path / "quick.html")
+    code, _, err = main_inprocess(["report", a["run_id"], "quick-b", "-o", out], capsys)
+    assert code == 0, err
+    size = os.path.getsize(out)
+    html_text = open(out, encoding="utf-8").read()
+    assert size <= 1_500_000, size
+    assert "DecompressionStream" in html_text and "plotly.js v" not in html_text      # not the full bundle inline
+    charts = re.findall(r'<div id="(chart-\d+)" class="chart">', html_text)
+    assert len(charts) >= 3
+    errors, requests = [], []
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        page.on("console", lambda m: errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(f"pageerror: {e}"))
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto("file://" + out, wait_until="load")
+        page.wait_for_function(
+            "ids => ids.every(id => document.querySelector('#' + id + ' .main-svg')"
+            " && document.querySelectorAll('#' + id + ' .point').length > 0)", arg=charts, timeout=30000)
+        assert page.evaluate("typeof Plotly.newPlot") == "function"
+        page.evaluate("Plotly.Fx.hover('chart-0', [{curveNumber: 0, pointNumber: 0}])")      # still interactive
+        assert page.locator("#chart-0 .hoverlayer .hovertext").count() >= 1
+        browser.close()
+    assert not errors, errors
+    assert all(u.startswith(("data:", "about:", "file:")) for u in requests), requests
+
+
+def test_the_report_draws_with_the_smallest_plotly_bundle(run_files):
+    """The vendored basic bundle is plotly.py's plotly.js version; the report's charts are all of
+    its trace types; a chart of another type gets the full bundle instead of a blank box."""
+    import base64
+    import gzip
+
+    from gpuparity.report import plotlyjs
+    from gpuparity.report.html import build
+
+    assert plotlyjs.bundle_version(basic=True) == plotlyjs.bundle_version(basic=False) != ""
+    docs = {side: json.load(open(path)) for side, path in run_files.items()}
+    ctx = build(docs["a"], docs["b"])
+    figures = [json.loads(c["fig"].to_json()) for c in ctx["charts"]]
+    assert len(figures) == 5 and plotlyjs.trace_types(figures) <= plotlyjs.BASIC_TRACES
+
+    def unpacked(script: str) -> str:
+        return gzip.decompress(base64.b64decode(script.split('atob("')[1].split('"')[0])).decode()
+
+    basic = unpacked(plotlyjs.script(figures))
+    assert basic.startswith("/**\n* plotly.js (basic - minified) v") and "window.Plotly = Plotly" in basic
+    full = unpacked(plotlyjs.script(figures + [{"data": [{"type": "heatmap", "z": [[1]]}]}]))
+    assert full.startswith("/**\n* plotly.js v") and len(full) > 3 * len(basic)

@@ -2,11 +2,13 @@
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -99,12 +101,20 @@ def test_bad_import_files_leave_store_unchanged(two_runs, cli, tmp_path):
     ok_path.write_text(json.dumps(good))
     p = cli("import", str(ok_path), "--db", db, env={"GPUPARITY_MAX_IMPORT_BYTES": "100"})
     assert p.returncode == 2 and "limit" in p.stderr
-    # A good file next to a bad one: nothing is written.
-    p = cli("import", str(ok_path), _bad_files(tmp_path, good)["truncated"], "--db", db)
-    assert p.returncode == 2
+    # A bad file stops the import there: nothing from it on is written, the runs before it are.
+    truncated = _bad_files(tmp_path, good)["truncated"]
+    p = cli("import", truncated, str(ok_path), "--db", db)
+    assert p.returncode == 2 and "2 of 2 files not imported" in p.stderr and "imported:" not in p.stderr
     assert table_counts(db) == before
+    p = cli("import", str(ok_path), truncated, "--db", db)
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and lines[0] == f"imported: a-new-id from {ok_path}", p.stderr
+    assert lines[1].startswith("error:") and "1 of 2 files not imported" in lines[1] and len(lines) == 2
+    assert table_counts(db) == (before[0] + 1, before[1] + 1)
     with sqlite3.connect(db) as c:
         assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        c.execute("DELETE FROM results WHERE run_id = 'a-new-id'")   # as it was, for the other tests
+        c.execute("DELETE FROM runs WHERE run_id = 'a-new-id'")
 
 
 def test_unknown_run_and_workload_are_one_line_errors(tmp_db, cli):
@@ -404,3 +414,201 @@ def test_quickstart_output_is_ignored_and_setup_uses_the_cpu_index():
     cpu = next(i for i, line in enumerate(setup) if "download.pytorch.org/whl/cpu" in line)
     assert "torch==2.13.0" in setup[cpu] and "|| pip install" in setup[cpu + 1] + setup[cpu]
     assert setup[cpu - 1].lstrip().startswith("#") and "nvidia" in " ".join(setup[cpu - 4:cpu])
+
+
+# -- a team store at scale (issue 28): steps on named runs do not grow with the store ---------------
+def _run_doc(run_id: str, spec_id: str, stack: dict, minute: int, n: int = 20) -> dict:
+    from gpuparity.platform.specs import all_specs
+
+    spec = all_specs()[spec_id]
+    fp = {"host": f"{spec_id}-box", "backend": "cuda", "product": spec["product"], "vendor": spec["vendor"],
+          "spec": spec, "torch_version": "2.6.0", **stack}
+    doc = new_run(fp)
+    started = datetime(2026, 1, 1, tzinfo=timezone.utc) + timedelta(minutes=minute)
+    doc.update(run_id=run_id, started_at=started.isoformat(), status="complete", spec_id=spec_id)
+    for i in range(n):
+        r = new_result("gemm", "kernel", {"m": 256 * (i + 1), "n": 1024, "k": 1024}, "bf16")
+        flop = 2.0 * 256 * (i + 1) * 1024 * 1024
+        r["samples"] = [flop / 1e14 * (1 + 0.01 * (j % 3)) for j in range(9)]
+        r["work"] = {"flop": flop}
+        r["metric"] = {"name": "flop", "unit": "TFLOP/s", "value": 100.0, "ci_low": 99.0, "ci_high": 101.0,
+                       "trials": 1}
+        r["info"] = {"peak_kind": "flop:bf16"}
+        doc["results"].append(r)
+    return doc
+
+
+REAL_CONNECT = sqlite3.connect
+NAMED = [("named-a", "mi300x", {"rocm_version": "7.0.1", "hip_version": "7.0"}),
+         ("named-a6", "mi300x", {"rocm_version": "6.4.1", "hip_version": "6.4"}),
+         ("named-b", "h100-sxm", {"cuda_version": "12.8"})]
+
+
+@pytest.fixture(scope="module")
+def small_and_big(tmp_path_factory):
+    """Two stores holding the same three named runs (the GPUs the shipped claims name), amid 3 and
+    300 runs of another GPU (20 results each): 120 and 6,060 results."""
+    d = tmp_path_factory.mktemp("scale")
+    out = {}
+    for name, fillers in (("small", 3), ("big", 300)):
+        db = str(d / f"{name}.db")
+        with Store(db) as store, store.writer() as w:
+            for i in range(fillers):
+                w.save_run(_run_doc(f"fill-{i:04d}", "a100-sxm-80gb", {"cuda_version": "12.4"}, i))
+            for k, (run_id, spec_id, stack) in enumerate(NAMED):
+                w.save_run(_run_doc(run_id, spec_id, stack, fillers // 2 + k))
+        out[name] = db
+    return out
+
+
+def _sqlite_spy(monkeypatch) -> dict:
+    """Every statement the store's SQLite connections run, and their VM instructions (in 100s)."""
+    log = {"sql": [], "steps": 0, "connections": 0}
+    real = REAL_CONNECT
+
+    def tick() -> int:
+        log["steps"] += 1
+        return 0
+
+    def connect(*args, **kwargs):
+        conn = real(*args, **kwargs)
+        log["connections"] += 1
+        conn.set_trace_callback(log["sql"].append)
+        conn.set_progress_handler(tick, 100)
+        return conn
+
+    monkeypatch.setattr(sqlite3, "connect", connect)
+    return log
+
+
+def _scans(db: str, statements: list[str]) -> list[str]:
+    """The full-table scans of runs or results among the statements' query plans."""
+    out = []
+    with REAL_CONNECT(db) as c:
+        for sql in statements:
+            if sql.lstrip().upper().startswith("SELECT"):
+                plan = " | ".join(row[3] for row in c.execute("EXPLAIN QUERY PLAN " + sql))
+                if re.search(r"\bSCAN (runs|results)\b(?! USING)", plan):
+                    out.append(f"{sql[:120]} -> {plan}")
+    return out
+
+
+def test_opening_a_store_runs_no_table_scan(small_and_big, monkeypatch):
+    """Opening reads the metadata row: no query plan scans runs or results, and the SQLite work
+    is the same for 120 and 6,060 results."""
+    steps = {}
+    for name, db in small_and_big.items():
+        log = _sqlite_spy(monkeypatch)
+        with Store(db) as store:
+            assert store.version == 3
+        assert log["sql"] and not _scans(db, log["sql"]), _scans(db, log["sql"])
+        assert not any(s.startswith(("BEGIN", "CREATE", "ALTER", "UPDATE")) for s in log["sql"]), log["sql"]
+        steps[name] = log["steps"]
+    assert steps["big"] <= steps["small"] + 1, steps
+
+
+def test_a_store_without_the_version_row_is_upgraded_once(tmp_path, monkeypatch):
+    db = str(tmp_path / "v2.db")
+    with Store(db) as store:
+        store.save_run(_run_doc("r1", "mi300x", {"rocm_version": "6.4.1"}, 0))
+    with sqlite3.connect(db) as c:           # as a version 2 store: no metadata, no indexes, no work column
+        c.execute("DROP TABLE gpuparity_meta")
+        for index in ("runs_started", "runs_spec", "runs_product", "runs_host"):
+            c.execute(f"DROP INDEX {index}")
+        c.execute("ALTER TABLE results DROP COLUMN work")
+    log = _sqlite_spy(monkeypatch)
+    with Store(db) as store:
+        assert store.version == 3 and store.query("SELECT value FROM gpuparity_meta") == [("3",)]
+        assert "work" in store.columns("results")
+        assert {r[0] for r in store.query("SELECT name FROM sqlite_master WHERE type = 'index'")} >= {
+            "runs_started", "runs_spec", "runs_product", "runs_host"}
+    assert any(s.startswith("CREATE INDEX") for s in log["sql"])
+    log["sql"].clear()
+    with Store(db):
+        pass
+    assert not any(s.startswith(("BEGIN", "CREATE", "ALTER")) for s in log["sql"]), log["sql"]
+
+
+def _inprocess(args: list[str], capsys) -> tuple[int, str, str]:
+    from gpuparity.cli.main import main
+
+    try:
+        main(args)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code or 0
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_steps_on_named_runs_cost_the_same_in_a_store_50x_larger(small_and_big, tmp_db, tmp_path, monkeypatch,
+                                                                  capsys):
+    """list, show, export, compare, report and claims check of the named runs: the SQLite work of
+    each (VM instructions) is the same with 3 or 300 other runs in the store, no query plan
+    scans runs or results in the large one, and each command opens the store once."""
+    steps: dict[str, dict[str, int]] = {}
+    commands = {
+        "list": ["list", "-n", "3"], "show": ["show", "named-a"], "show latest": ["show", "latest"],
+        "export": ["export", "named-a", "-o", str(tmp_path / "x.json")],
+        "compare": ["compare", "named-a", "named-b", "-f", "json"],
+        "report": ["report", "named-a", "named-b", "-o", str(tmp_path / "r.html")],
+        "claims": ["claims", "check", "-f", "json"],
+    }
+    for name, db in small_and_big.items():
+        for what, args in commands.items():
+            log = _sqlite_spy(monkeypatch)
+            code, out, err = _inprocess([*args, "--db", db], capsys)
+            assert code == 0, (what, err)
+            assert log["connections"] == 1, (what, log["connections"])
+            if name == "big":       # (in the small store the named runs are most of it: a scan is cheaper)
+                assert not _scans(db, log["sql"]), (what, _scans(db, log["sql"]))
+            steps.setdefault(what, {})[name] = log["steps"]
+    for what, per in steps.items():
+        assert per["big"] <= 1.2 * per["small"] + 5, (what, per)
+    claims = {c["id"]: c for c in json.loads(_inprocess(["claims", "check", "-f", "json", "--db",
+                                                          small_and_big["big"]], capsys)[1])}
+    # claim 9 (MI300X with ROCm vs "h100" with CUDA, on attention and LLM results): both named GPUs'
+    # runs are found (h100 is the spec h100-sxm), and their GEMM results do not answer it
+    assert "2 and 1 stored runs share no results for attention, llm" in claims["9"]["reasoning"], claims["9"]
+
+
+def test_report_of_stores_reads_the_columns_compare_reads(small_and_big, tmp_db, tmp_path, monkeypatch, capsys):
+    """No stored run document is parsed for a report of stored runs (serving results aside); the
+    markdown keeps the HTML's row limit and says how many rows it left out."""
+    def refuse(self, ref):
+        raise AssertionError(f"document of {ref} read")
+
+    monkeypatch.setattr(Store, "get_run", refuse)
+    db = small_and_big["big"]
+    out = str(tmp_path / "r.html")
+    code, _, err = _inprocess(["report", "named-a", "named-b", "-o", out, "--db", db, "--no-claims"], capsys)
+    assert code == 0, err
+    text = open(out, encoding="utf-8").read()
+    assert text.count('class="chart"') >= 2 and "m=5120" in text          # forest and roofline of 20 GEMMs
+    import gpuparity.report.html as html
+
+    monkeypatch.setattr(html, "MAX_TABLE_ROWS", 7)
+    code, md, err = _inprocess(["report", "fill-0001", "fill-0002", "-f", "markdown", "--db", db, "--no-claims"],
+                               capsys)
+    assert code == 0, err
+    assert md.count("\n| gemm ") == 7 and "... 13 more results" in md
+
+
+def test_import_commits_in_batches_and_stores_the_work(tmp_db, tmp_path, monkeypatch, capsys):
+    files = []
+    for i in range(25):
+        path = tmp_path / f"run{i}.json"
+        path.write_text(json.dumps(_run_doc(f"imp-{i:02d}", "mi250x", {"rocm_version": "6.2.4"}, 2000 + i)))
+        files.append(str(path))
+    db = str(tmp_path / "imported.db")
+    log = _sqlite_spy(monkeypatch)
+    code, _, err = _inprocess(["import", *files, "--db", db], capsys)
+    assert code == 0 and err.count("imported: imp-") == 25, err
+    commits = sum(s == "COMMIT" for s in log["sql"])
+    assert 1 <= commits < 25, commits          # batched (by rows or by the second), not one per run
+    assert table_counts(db) == (25, 500)
+    with Store(db) as s:
+        (work,), = s.query("SELECT work FROM results WHERE run_id = 'imp-00' AND key = ?",
+                           (s.get_run("imp-00")["results"][0]["key"],))
+        assert json.loads(work) == {"flop": 2.0 * 256 * 1024 * 1024}
+        assert s.run_text("imp-00")[1] == s.query("SELECT doc FROM runs WHERE run_id = 'imp-00'")[0][0]

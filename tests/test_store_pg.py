@@ -246,3 +246,72 @@ def test_server_stopped_mid_run_spools_and_import_restores(pg_server, pg_db, tmp
     with Store(pg_db) as s, Store(direct) as d:
         assert s.get_run(doc["run_id"]) == doc
         assert s.query(rows) == d.query(rows)
+
+
+def _scan_counts(admin_url: str, db_url: str) -> dict[str, int]:
+    """Sequential scans of runs and results so far (the server's statistics, as its backends flush them)."""
+    with psycopg.connect(db_url, autocommit=True) as c:
+        c.execute("SELECT pg_stat_clear_snapshot()")
+        rows = c.execute("SELECT relname, seq_scan FROM pg_stat_user_tables WHERE relname IN ('runs', 'results')")
+        return dict(rows.fetchall())
+
+
+def test_opening_a_postgresql_store_reads_the_version_row_not_the_tables(pg_db, pg_server):
+    """A store at this version opens with one look at gpuparity_meta: the server counts no
+    sequential scan of runs or results for it (a scan made on purpose after it is counted)."""
+    docs = [make_doc(f"2026010{i}-000000-scan", f"2026-01-0{i}T00:00:00+00:00", "h", 1.0 + i) for i in range(1, 6)]
+    with Store(pg_db) as s, s.writer() as w:
+        assert [w.save_run(d) for d in docs] == [True] * 5
+    with Store(pg_db) as s:
+        assert s.version == 3 and s.query("SELECT value FROM gpuparity_meta WHERE name = 'schema'") == [("3",)]
+        indexes = {r[0] for r in s.query("SELECT indexname FROM pg_indexes WHERE tablename = 'runs'")}
+        assert {"runs_started", "runs_spec", "runs_product", "runs_host"} <= indexes
+    time.sleep(1.5)                          # the earlier sessions' statistics are flushed by now
+    before = _scan_counts(pg_server["url"], pg_db)
+    for _ in range(3):
+        Store(pg_db).close()                 # three opens: no scan
+    with Store(pg_db) as s:                  # one scan of results on purpose: the counters do move
+        s.query("SELECT COUNT(*) FROM results WHERE unit IS NULL OR unit IS NOT NULL")
+    deadline = time.time() + 10
+    while _scan_counts(pg_server["url"], pg_db)["results"] == before["results"] and time.time() < deadline:
+        time.sleep(0.2)
+    time.sleep(1.5)                          # and every earlier session has flushed as well
+    after = _scan_counts(pg_server["url"], pg_db)
+    assert after == {"runs": before["runs"], "results": before["results"] + 1}, (before, after)
+
+
+def test_postgresql_store_of_version_2_is_upgraded_and_reads_the_columns(pg_db, tmp_path, cli):
+    """A store written before the metadata row (no indexes, no results.work) is upgraded once;
+    compare, report and load() of named runs then read the columns, on PostgreSQL as on SQLite."""
+    import gpuparity
+
+    docs = [make_doc("20260101-000000-old1", "2026-01-01T00:00:00+00:00", "h1", 1.0),
+            make_doc("20260102-000000-old2", "2026-01-02T00:00:00+00:00", "h2", 1.5)]
+    lite = str(tmp_path / "same.db")
+    for url in (pg_db, lite):
+        with Store(url) as s:
+            for d in docs:
+                s.save_run(d)
+    with psycopg.connect(pg_db, autocommit=True) as c:     # back to version 2's layout
+        c.execute("DROP TABLE gpuparity_meta")
+        for index in ("runs_started", "runs_spec", "runs_product", "runs_host"):
+            c.execute(f"DROP INDEX {index}")
+        c.execute("ALTER TABLE results DROP COLUMN work")
+    with Store(pg_db) as s:
+        assert s.version == 3 and "work" in s.columns("results")
+        assert s.query("SELECT COUNT(*) FROM results WHERE work IS NULL")[0][0] == 6   # rows written before it
+    for url in (pg_db, lite):
+        p = cli("report", docs[0]["run_id"], docs[1]["run_id"], "--db", url, "-o", str(tmp_path / "r.md"),
+                "-f", "markdown", "--no-claims")
+        assert p.returncode == 0, p.stderr
+    with Store(pg_db) as s:
+        s.save_run(make_doc("20260103-000000-new3", "2026-01-03T00:00:00+00:00", "h3", 2.0))
+        assert s.query("SELECT COUNT(*) FROM results WHERE work IS NULL")[0][0] == 6
+    with Store(lite) as s:
+        s.save_run(make_doc("20260103-000000-new3", "2026-01-03T00:00:00+00:00", "h3", 2.0))
+    cols = ["run_id", "key", "value", "n", "pct_peak"]
+    pg, sq = gpuparity.load(pg_db, columns=cols), gpuparity.load(lite, columns=cols)
+    assert len(pg) == 9 and pg.equals(sq)
+    md = [cli("compare", docs[0]["run_id"], "20260103-000000-new3", "--db", url, "-f", "json").stdout
+          for url in (pg_db, lite)]
+    assert json.loads(md[0])["rows"] == json.loads(md[1])["rows"] and len(json.loads(md[0])["rows"]) == 3

@@ -453,22 +453,26 @@ def evidence_price(claim: Claim) -> tuple[list, list, str | None]:
     return evidence, checks, None
 
 
-def _runs_for(store, side: Side) -> list[dict]:
-    ids = [r["run_id"] for r in store.list_runs(limit=10000, gpu=side.gpu, stack=side.stack)]
-    return [store.get_run(i) for i in ids]
+def _runs_for(store, side: Side) -> list[str]:
+    """Ids of every stored run of the side's GPU (its spec id or product) and stack: an indexed
+    query over the runs table, no document read and no cap."""
+    return store.run_ids(gpu=resolve_spec(side.gpu), stack=side.stack)[::-1]     # newest first
 
 
 def evidence_own_runs(claim: Claim, store) -> tuple[list, list, str | None]:
     command = run_command(claim)
     subject = _runs_for(store, claim.subject)
-    taken = {r["run_id"] for r in subject}
-    baseline = [r for r in _runs_for(store, claim.baseline) if r["run_id"] not in taken]
+    taken = set(subject)
+    baseline = [i for i in _runs_for(store, claim.baseline) if i not in taken]
     lacking = [s for s, runs in (("subject", subject), ("baseline", baseline)) if not runs]
     if lacking:
         return [missing("own-runs", f"no stored runs on {side_label(getattr(claim, s))}", s) for s in lacking], [], command
-    from gpuparity.analysis.compare import compare_runs
+    from gpuparity.analysis.compare import compare_sides
+    from gpuparity.analysis.sides import side_from_store
 
-    result = compare_runs(baseline, subject, tolerance=claim.tolerance)  # ratio = subject / baseline
+    # The results table's columns, as `compare` reads them: the cost of these runs' rows only.
+    result = compare_sides(side_from_store(store, baseline, "A"), side_from_store(store, subject, "B"),
+                           claim.tolerance)  # ratio = subject / baseline
     w = claim.workload
     names = w.names if w else None
     rows = [r for r in result.get("rows", [])
@@ -478,10 +482,10 @@ def evidence_own_runs(claim: Claim, store) -> tuple[list, list, str | None]:
     if not rows:
         return [missing("own-runs", f"{len(subject)} and {len(baseline)} stored runs share no results for "
                         f"{', '.join(names or [(w.category if w else None) or 'any workload'])}")], [], command
-    evidence = [{"kind": "own-runs", "side": side, "run_ids": [d["run_id"] for d in docs],
-                 "summary": f"{side}: {len(docs)} stored run(s) on {side_label(getattr(claim, side))}: "
-                            + ", ".join(d["run_id"] for d in docs[:5]) + (" ..." if len(docs) > 5 else "")}
-                for side, docs in (("subject", subject), ("baseline", baseline))]
+    evidence = [{"kind": "own-runs", "side": side, "run_ids": ids,
+                 "summary": f"{side}: {len(ids)} stored run(s) on {side_label(getattr(claim, side))}: "
+                            + ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")}
+                for side, ids in (("subject", subject), ("baseline", baseline))]
     evidence += [{"kind": "own-runs", "workload": r.get("workload"), "value": r["ratio"],
                   "summary": f"{r.get('workload')} {r.get('dtype') or ''} {_params(r)}: subject/baseline "
                              f"{r['ratio']:.3g} (95% CI {_num(r.get('ci_low'))}-{_num(r.get('ci_high'))}), "

@@ -54,17 +54,14 @@ def _check_filters(filters: dict, allowed: tuple) -> None:
         raise UserError(f"unknown filter(s) {', '.join(sorted(unknown))}; use {', '.join(allowed)}")
 
 
-def _pct_peak(spec: dict | None, workload: str, params: str | None, peak_kind: str | None, unit: str | None,
-              dtype: str | None, value) -> tuple[float | None, bool]:
-    """(% of the datasheet peak, exceeded) by the rule every view applies (results.figure: the peak
-    in the figure's unit; none above 100%), with compare's peak kinds (analysis.normalise)."""
+def _unit_peak(spec: dict | None, workload: str, params: str | None, peak_kind: str | None, unit: str | None,
+               dtype: str | None) -> float | None:
+    """The datasheet peak a result is measured against, in its figure's unit (results.figure's rule,
+    with compare's peak kinds from analysis.normalise); None where unknown."""
     from gpuparity.analysis.normalise import peak_kind_of
-    from gpuparity.results.figure import pct_of_peak, unit_peak
+    from gpuparity.results.figure import unit_peak
 
-    if not isinstance(value, (int, float)) or not spec:
-        return None, False
-    peak = unit_peak(spec, peak_kind_of(workload, unit, dtype, peak_kind, params), unit)
-    return pct_of_peak(value, peak) if peak else (None, False)
+    return unit_peak(spec, peak_kind_of(workload, unit, dtype, peak_kind, params), unit) if spec else None
 
 
 def _from_documents(store, run_ids: list[str]) -> dict[tuple[str, str], dict]:
@@ -81,32 +78,49 @@ def _from_documents(store, run_ids: list[str]) -> dict[tuple[str, str], dict]:
     return out
 
 
-def load(db: str | None = None, *, wide: bool = False, samples: bool = False, **filters):
+def load(db: str | None = None, *, wide: bool = False, samples: bool = False, columns: list[str] | None = None,
+         **filters):
     """DataFrame of stored results, one row per result (see the module notes).
 
     Filters: gpu, stack, since, host, run_ids (as `gpuparity list`), label, workload, category,
-    status. wide: one column per parameter instead of the `params` dict. samples: add each
-    result's raw throughput samples as a list column."""
+    status: all applied in SQL. columns: only these of the frame's columns (the rest are neither
+    read nor built). wide: one column per parameter instead of the `params` dict. samples: add
+    each result's raw throughput samples as a list column."""
     import pandas as pd
 
     from gpuparity.analysis.sides import _check_since
-    from gpuparity.results.figure import PEAK_EXCEEDED
+    from gpuparity.results.figure import PEAK_EXCEEDED, pct_of_peak
     from gpuparity.results.store import Store, decode_samples, run_filter_sql
 
     _check_filters(filters, RUN_FILTERS + RESULT_FILTERS + ("label",))
     _check_since(filters.get("since"))
+    names = RUN_COLUMNS + RESULT_COLUMNS + (["samples"] if samples else [])
+    if columns is not None:
+        unknown = [c for c in columns if c not in names]
+        if unknown or isinstance(columns, str):
+            from gpuparity.errors import UserError
+
+            raise UserError(f"unknown column(s) {', '.join(map(str, unknown or [columns]))}; use {', '.join(names)}")
+        names = [c for c in names if c in columns]
+    want = set(names) | ({"params"} if wide else set())
     where, args = run_filter_sql(**{k: v for k, v in filters.items() if k in RUN_FILTERS and v})
     with Store(db) as store:
-        runs = store.query("SELECT run_id, started_at, host, vendor, product, spec_id, stack, torch FROM runs "
-                           + where + " ORDER BY started_at, run_id", args)
-        ids = [r[0] for r in runs]
-        labels = run_labels(store, ids)
+        if "label" in store.columns("runs"):
+            label = "label"
+        else:
+            label = "(doc::json ->> 'label')" if store.postgres else "json_extract(doc, '$.label')"
         if filters.get("label") is not None:
-            ids = [i for i in ids if labels.get(i) == filters["label"]]
-        fps = store.run_fingerprints(ids)
+            where, args = (where + " AND " if where else "WHERE ") + f"{label} = ?", [*args, filters["label"]]
+        runs = store.query("SELECT run_id, started_at, host, vendor, product, spec_id, stack, torch, "
+                           f"{label} FROM runs {where} ORDER BY started_at, run_id", args)
+        ids = [r[0] for r in runs]
+        # fingerprints (the spec) for % of peak and the peak_exceeded flag
+        fps = store.run_fingerprints(ids) if want & {"pct_peak", "flags"} else {}
         extra = [c for c in EXTRA if c in store.columns("results")]
-        select = ("SELECT run_id, workload, category, dtype, key, status, reason, value, unit, params, samples"
-                  + "".join(f", {c}" for c in extra) + " FROM results WHERE ")
+        # n is the samples blob's length / 8: the blob itself is read only for the samples column
+        select = ("SELECT run_id, workload, category, dtype, key, status, reason, value, unit, params, "
+                  + ("samples" if samples else "LENGTH(samples) / 8") + "".join(f", {c}" for c in extra)
+                  + " FROM results WHERE ")
         rows = []
         for chunk in _chunks(ids, 500):
             clauses = ["run_id IN (" + ",".join("?" * len(chunk)) + ")"]
@@ -119,39 +133,73 @@ def load(db: str | None = None, *, wide: bool = False, samples: bool = False, **
         # A store written before the trial columns existed (or upgraded since: NULL there) keeps
         # those figures only in the run documents: read the documents of such runs.
         tcol = 11 + extra.index("trials") if "trials" in extra else None
-        old = sorted({r[0] for r in rows if r[5] == "ok" and (tcol is None or r[tcol] is None)})
+        old = sorted({r[0] for r in rows if r[5] == "ok" and (tcol is None or r[tcol] is None)}) \
+            if want & {"ci_low", "ci_high", "trials", "flags", "pct_peak"} else []
         docs = _from_documents(store, old)
-    meta = {r[0]: dict(zip(("run_id", "started_at", "host", "vendor", "product", "spec_id", "stack", "torch"), r,
-                           strict=True)) for r in runs}
-    records = []
+    order = {r[0]: i for i, r in enumerate(runs)}
+    meta = {r[0]: r for r in runs}
+    # Results of one key repeat in every run: parse each parameter text once, not once a row.
+    parsed: dict[str, tuple[dict, tuple]] = {}
+
+    def params_of(text):
+        if text not in parsed:
+            p = {k: v for k, v in json.loads(text or "{}").items() if k != "dtype"}
+            parsed[text] = (p, _param_order(p))
+        return parsed[text]
+
+    rows.sort(key=lambda r: (order[r[0]], r[2] or "", r[1], r[3] or "", params_of(r[9])[1], r[4]))
+    spec_tokens = {i: json.dumps((fp or {}).get("spec"), sort_keys=True) for i, fp in fps.items()}
+    peaks: dict[tuple, float | None] = {}
+    cols: dict[str, list] = {c: [] for c in names}
+    run_fields = dict(zip(RUN_COLUMNS, (0, 1, 8, 2, 3, 4, 5, 6, 7), strict=True))
     for row in rows:
         run_id, workload, category, dtype, key, status, reason, value, unit, params, blob = row[:11]
+        run = meta[run_id]
         more = dict(zip(extra, row[11:], strict=True))
-        more = {**docs.get((run_id, key), {}), **{k: v for k, v in more.items() if v is not None}}
-        spec = (fps.get(run_id) or {}).get("spec")
-        n = len(blob or b"") // 8
-        rec = {**meta[run_id], "label": labels.get(run_id), "workload": workload, "category": category,
-               "key": key, "dtype": dtype, "params": {k: v for k, v in json.loads(params or "{}").items()
-                                                       if k != "dtype"},
-               "status": status, "reason": reason, "value": value, "ci_low": more.get("ci_low"),
-               "ci_high": more.get("ci_high"), "unit": unit, "n": n, "trials": more.get("trials"),
-               "flags": tuple(f for f in (more.get("flags") or "").split(",") if f)}
-        rec["pct_peak"], exceeded = _pct_peak(spec, workload, params, more.get("peak_kind"), unit, dtype, value)
-        if exceeded and PEAK_EXCEEDED not in rec["flags"]:
-            rec["flags"] += (PEAK_EXCEEDED,)
-        if samples:
-            rec["samples"] = decode_samples(blob)
-        records.append(rec)
-    records.sort(key=lambda r: (r["started_at"] or "", r["run_id"], r["category"] or "", r["workload"],
-                                r["dtype"] or "", _param_order(r["params"]), r["key"]))
-    columns = RUN_COLUMNS + RESULT_COLUMNS + (["samples"] if samples else [])
-    df = pd.DataFrame.from_records(records, columns=columns)
-    df["started_at"] = pd.to_datetime(df["started_at"], utc=True, format="ISO8601")
+        if docs:
+            more = {**docs.get((run_id, key), {}), **{k: v for k, v in more.items() if v is not None}}
+        for c, i in run_fields.items():
+            if c in cols:
+                cols[c].append(run[i])
+        got = {"workload": workload, "category": category, "key": key, "dtype": dtype, "status": status,
+               "reason": reason, "value": value, "unit": unit}
+        for c, v in got.items():
+            if c in cols:
+                cols[c].append(v)
+        if "params" in cols:
+            cols["params"].append(dict(params_of(params)[0]))
+        if "ci_low" in cols:
+            cols["ci_low"].append(more.get("ci_low"))
+        if "ci_high" in cols:
+            cols["ci_high"].append(more.get("ci_high"))
+        if "n" in cols:
+            cols["n"].append(len(blob or b"") // 8 if samples else blob or 0)
+        if "trials" in cols:
+            cols["trials"].append(more.get("trials"))
+        pct, exceeded = None, False
+        if fps:
+            pk = (spec_tokens.get(run_id), workload, params, more.get("peak_kind"), unit, dtype)
+            if pk not in peaks:      # the peak that result is measured against, once per kind of result
+                peaks[pk] = _unit_peak((fps.get(run_id) or {}).get("spec"), workload, params, pk[3], unit, dtype)
+            if peaks[pk] and isinstance(value, (int, float)):
+                pct, exceeded = pct_of_peak(value, peaks[pk])
+        if "flags" in cols:
+            flags = tuple(f for f in (more.get("flags") or "").split(",") if f)
+            cols["flags"].append(flags + (PEAK_EXCEEDED,) if exceeded and PEAK_EXCEEDED not in flags else flags)
+        if "pct_peak" in cols:
+            cols["pct_peak"].append(pct)
+        if "samples" in cols:
+            cols["samples"].append(decode_samples(blob))
+    df = pd.DataFrame(cols, columns=names)
+    if "started_at" in df:
+        df["started_at"] = pd.to_datetime(df["started_at"], utc=True, format="ISO8601")
     for col in ("n", "trials"):
-        df[col] = df[col].astype("Int64")
+        if col in df:
+            df[col] = df[col].astype("Int64")
     for col in ("value", "ci_low", "ci_high", "pct_peak"):
-        df[col] = df[col].astype("float64")
-    return widen(df) if wide else df
+        if col in df:
+            df[col] = df[col].astype("float64")
+    return widen(df) if wide and "params" in df else df
 
 
 def _param_order(params: dict) -> tuple:

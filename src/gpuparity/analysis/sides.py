@@ -189,7 +189,7 @@ def side_from_store(store, run_ids: list[str], label: str = "A") -> Side:
               " CASE WHEN status = 'ok' THEN NULL ELSE reason END, flags, peak_kind, power_w, trial_values, trial_se,"
               " CASE WHEN trial_values IS NULL THEN value END, CASE WHEN trial_values IS NULL THEN samples END"
               " FROM results")
-    if not store.postgres and 4 * len(runs) >= store.count("runs"):
+    if not store.postgres and 4 * len(runs) >= store.count("runs", at_most=4 * len(runs) + 1):
         # Most of a SQLite store: one table scan filtered here beats an index lookup per row (~1.7x).
         fetched = [r for r in store.query(select) if r[0] in rank]
     else:
@@ -218,6 +218,51 @@ def side_from_store(store, run_ids: list[str], label: str = "A") -> Side:
         results = [docs.get(r[0], {}).get(r[1]) for r in fetched]
     rows = [(rank[r[0]], *r[1:12]) for r in fetched]
     return _build(label, runs, rows, values, ses, counts, results)
+
+
+def stored_results(store, run_ids: list[str]) -> list[dict]:
+    """Per key, its newest result among these runs (the newest ok one, else the first seen), in
+    the shape the report's charts read a result document: identity, status, flags, metric, work,
+    the rates that follow from them (results.figure.derive_rates) and info.peak_kind, all from
+    the results table's columns. Serving results (their curves and latencies) and rows written
+    before results.work existed come from their runs' documents."""
+    import json
+
+    from gpuparity.results.figure import derive_rates
+
+    fps = store.run_fingerprints(list(run_ids)) if run_ids else {}
+    started = {}
+    for chunk in _chunks(list(fps), 500):
+        started.update(store.query(f"SELECT run_id, started_at FROM runs WHERE run_id IN ({','.join('?' * len(chunk))})",
+                                   chunk))
+    order = sorted(started, key=lambda i: (started[i] or "", i))
+    rank = {run_id: i for i, run_id in enumerate(order)}
+    work = "work" if store.version >= 3 else "NULL"       # a read-only store of version 2 has no column
+    rows = []
+    for chunk in _chunks(order, 500):
+        rows += store.query("SELECT run_id, key, workload, category, dtype, params, status, reason, unit, value,"
+                            f" ci_low, ci_high, flags, peak_kind, {work} FROM results"
+                            f" WHERE run_id IN ({','.join('?' * len(chunk))})", chunk)
+    rows.sort(key=lambda r: rank[r[0]])
+    newest = {}
+    for r in rows:
+        if r[6] == "ok" or r[1] not in newest:
+            newest[r[1]] = r
+    from_docs = {r[0] for r in newest.values() if r[3] == "serving" or (r[6] == "ok" and r[14] is None)}
+    docs = {i: {x["key"]: x for x in store.get_run(i).get("results") or []} for i in sorted(from_docs, key=rank.get)}
+    out = []
+    for r in newest.values():
+        if r[0] in docs and r[1] in docs[r[0]]:
+            out.append(docs[r[0]][r[1]])
+            continue
+        res = {"key": r[1], "workload": r[2], "category": r[3], "dtype": r[4], "params": json.loads(r[5] or "{}"),
+               "status": r[6], "reason": r[7], "metric": {"unit": r[8], "value": r[9], "ci_low": r[10],
+                                                          "ci_high": r[11]},
+               "flags": r[12].split(",") if r[12] else [], "info": {"peak_kind": r[13]} if r[13] else {},
+               "work": json.loads(r[14] or "{}")}
+        derive_rates(res, (fps.get(r[0]) or {}).get("spec"))
+        out.append(res)
+    return out
 
 
 def _legacy_value(value) -> bytes:
@@ -285,14 +330,14 @@ def load_run_docs(path: str) -> list[dict]:
     return [validate_run(data, path)]
 
 
-def resolve_runs(token: str | None, db: str | None = None, **filters) -> tuple[str, list[dict] | None, list[str]]:
+def resolve_runs(token: str | None, db: str | None = None, stores=None,
+                 **filters) -> tuple[str, list[dict] | None, list[str]]:
     """What a side names: (store url or file, run documents, run ids in the store).
 
     token: an exported JSON run file, a SQLite store file, a run id (prefix, 'latest') in `db`,
-    a filter 'gpu=..,stack=..,host=..,since=..,label=..,db=..', or None (filters alone)."""
+    a filter 'gpu=..,stack=..,host=..,since=..,label=..,db=..', or None (filters alone). stores: the
+    command's StorePool (each store opened once per command); None opens and closes one here."""
     import os
-
-    from gpuparity.results.store import Store
 
     filters = {k: v for k, v in filters.items() if v}
     if token and "=" in token and not os.path.exists(token):
@@ -307,7 +352,8 @@ def resolve_runs(token: str | None, db: str | None = None, **filters) -> tuple[s
     if token and os.path.isfile(token):
         db, token = token, None
     _check_since(filters.get("since"))
-    with Store(db) as store:
+    with _pool(stores) as pool:
+        store = pool.get(db)
         if token:
             ids = [store.resolve_run_id(token)]
         else:
@@ -318,12 +364,19 @@ def resolve_runs(token: str | None, db: str | None = None, **filters) -> tuple[s
         return store.url, None, ids
 
 
-def load_side(token: str | None, label: str, db: str | None = None, **filters) -> Side:
-    """A Side for a command-line token (see resolve_runs); stores go through the fast path."""
-    from gpuparity.results.store import Store
+def _pool(stores):
+    """The caller's StorePool (left open), or a new one closed at the end of the block."""
+    from contextlib import nullcontext
 
-    origin, docs, ids = resolve_runs(token, db, **filters)
-    if docs is not None:
-        return side_from_runs(docs, label)
-    with Store(origin) as store:
-        return side_from_store(store, ids, label)
+    from gpuparity.results.store import StorePool
+
+    return nullcontext(stores) if stores is not None else StorePool()
+
+
+def load_side(token: str | None, label: str, db: str | None = None, stores=None, **filters) -> Side:
+    """A Side for a command-line token (see resolve_runs); stores go through the fast path."""
+    with _pool(stores) as pool:
+        origin, docs, ids = resolve_runs(token, db, pool, **filters)
+        if docs is not None:
+            return side_from_runs(docs, label)
+        return side_from_store(pool.get(origin), ids, label)

@@ -86,8 +86,11 @@ def register(app: typer.Typer) -> None:
             raise UserError("name two sides: gpuparity compare A B (run files, run ids, or gpu=..,stack=.. filters)"
                             " or --gpu-a/--stack-a and --gpu-b/--stack-b")
         prices = price_options(price_basis, price)
-        side_a = load_side(a, "A", db, gpu=gpu_a, stack=stack_a, since=since, host=host)
-        side_b = load_side(b, "B", db, gpu=gpu_b, stack=stack_b, since=since, host=host)
+        from gpuparity.results.store import StorePool
+
+        with StorePool() as stores:         # each store opened once for both sides
+            side_a = load_side(a, "A", db, stores, gpu=gpu_a, stack=stack_a, since=since, host=host)
+            side_b = load_side(b, "B", db, stores, gpu=gpu_b, stack=stack_b, since=since, host=host)
         result = compare_sides(side_a, side_b, tol, prices, floor=floor)
         if threshold is not None:
             result["gate"] = regression_gate(result, threshold)

@@ -26,13 +26,15 @@ def register(app: typer.Typer) -> None:
         """Write a stored run as a JSON document (or its serving requests as JSON / CSV)."""
         from gpuparity.results.store import Store
 
+        if not requests and fmt not in (None, "json"):
+            raise UserError("--format csv goes with --requests; a run document is JSON")
         with Store(db) as store:
+            if not requests:
+                # The stored text as it is: memory stays at one copy of the document, whatever its size.
+                _, text, n_results = store.run_text(run)
+                write_output(output, text, f"{n_results} results")
+                return
             doc = store.get_run(run)
-        if not requests:
-            if fmt not in (None, "json"):
-                raise UserError("--format csv goes with --requests; a run document is JSON")
-            write_output(output, json.dumps(doc, indent=1), f"{len(doc['results'])} results")
-            return
         from gpuparity.workloads.serving_summary import exported_requests
 
         rows = exported_requests(doc)

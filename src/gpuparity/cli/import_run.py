@@ -7,6 +7,7 @@ from typing import List, Optional
 import typer
 
 from gpuparity.cli.common import db_option
+from gpuparity.errors import UserError
 
 
 def register(app: typer.Typer) -> None:
@@ -15,13 +16,40 @@ def register(app: typer.Typer) -> None:
         files: List[str] = typer.Argument(..., help="Run documents (JSON, as `export` or a spool writes them)."),
         db: Optional[str] = db_option(),
     ) -> None:
-        """Store exported or spooled runs: every file is validated first, each run is one transaction,
-        and a run id already stored is left as it is."""
-        from gpuparity.results.schema import load_run_file
-        from gpuparity.results.store import Store
+        """Store exported or spooled runs, one file at a time: each document is validated, then written,
+        and writes are committed in batches. A bad file stops the import there: the runs before it are
+        stored, nothing from it on. A run id already stored is left as it is (run it again once fixed)."""
+        from contextlib import ExitStack
 
-        docs = [load_run_file(f) for f in files]  # all valid, or nothing is written
-        with Store(db) as store:
-            for f, doc in zip(files, docs, strict=True):
-                added = store.save_run(doc)
-                typer.echo(f"{'imported' if added else 'already stored'}: {doc['run_id']} from {f}", err=True)
+        from gpuparity.results.schema import validate_run
+        from gpuparity.results.store import Store
+        from gpuparity.validate import load_json
+
+        done: list[str] = []            # lines of runs written since the last commit
+
+        def committed() -> None:
+            for line in done:
+                typer.echo(line, err=True)
+            done.clear()
+
+        with ExitStack() as stack:
+            writer = None               # the store is opened at the first good document
+            for i, f in enumerate(files):
+                try:
+                    doc = validate_run(load_json(f, None, "run file"), f)
+                except UserError as exc:
+                    if writer is not None:
+                        writer.commit()
+                        committed()
+                    if len(files) == 1:
+                        raise
+                    raise UserError(f"{exc} (import stopped there: {len(files) - i} of {len(files)} files not "
+                                    "imported)") from None
+                if writer is None:
+                    writer = stack.enter_context(stack.enter_context(Store(db)).writer())
+                added = writer.save_run(doc)
+                done.append(f"{'imported' if added else 'already stored'}: {doc['run_id']} from {f}")
+                if not writer.pending:
+                    committed()
+                del doc                 # memory: one document at a time
+        committed()

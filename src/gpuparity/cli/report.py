@@ -13,15 +13,23 @@ from gpuparity.errors import UserError
 FORMATS = ["html", "markdown"]
 
 
-def _docs(token, db, **filters) -> list[dict]:
-    from gpuparity.analysis.sides import resolve_runs
-    from gpuparity.results.store import Store
+def _side(token, label: str, db, stores, documents: bool, **filters):
+    """A side's run documents, or its (Side, newest results) read from the store's columns as
+    `compare` reads them (no stored document parsed but serving ones). documents: a one-platform
+    report of at most MAX_DOCUMENT_RUNS stored runs reads their documents, for the per-workload
+    details (latencies, MFU, best shapes) and the machine's state that only documents hold."""
+    from gpuparity.analysis.sides import resolve_runs, side_from_store, stored_results
 
-    origin, docs, ids = resolve_runs(token, db, **filters)
+    origin, docs, ids = resolve_runs(token, db, stores, **filters)
     if docs is not None:
         return docs
-    with Store(origin) as store:
+    store = stores.get(origin)
+    if documents and len(ids) <= MAX_DOCUMENT_RUNS:
         return [store.get_run(i) for i in ids]
+    return side_from_store(store, ids, label), stored_results(store, ids)
+
+
+MAX_DOCUMENT_RUNS = 20
 
 
 SIDE_HELP = "Side {x}: an exported run file (JSON), a store file, a run id (prefix, 'latest') or a filter" \
@@ -61,19 +69,20 @@ def register(app: typer.Typer) -> None:
         machine state and fingerprints. Claims only with --claims."""
         from gpuparity.cli.compare import parse_fraction, price_options
         from gpuparity.report.html import build, evaluate_claims, render_html, render_markdown
-        from gpuparity.results.store import Store
+        from gpuparity.results.store import StorePool
 
         tol = parse_fraction(tolerance, "--tolerance")
         prices = price_options(price_basis, price)
         if not (a or gpu_a or stack_a):
             raise UserError("name at least one side: gpuparity report A [B] -o report.html")
-        docs_a = _docs(a, db, gpu=gpu_a, stack=stack_a, since=since, host=host)
-        docs_b = _docs(b, db, gpu=gpu_b, stack=stack_b, since=since, host=host) if (b or gpu_b or stack_b) else None
-        claims = None
-        if (with_claims or claims_file) and not no_claims:
-            with Store(db) as store:
-                claims = evaluate_claims(store, claims_file)
-        ctx = build(docs_a, docs_b, tol, prices, claims, title)
+        with StorePool() as stores:         # each store opened once for the sides and the claims
+            two = bool(b or gpu_b or stack_b)
+            side_a = _side(a, "A", db, stores, not two, gpu=gpu_a, stack=stack_a, since=since, host=host)
+            side_b = _side(b, "B", db, stores, False, gpu=gpu_b, stack=stack_b, since=since, host=host) if two else None
+            claims = None
+            if (with_claims or claims_file) and not no_claims:
+                claims = evaluate_claims(stores.get(db), claims_file)
+        ctx = build(side_a, side_b, tol, prices, claims, title)
         text = render_html(ctx) if output_format == "html" else render_markdown(ctx)
         if output is None:
             output = "report.html" if output_format == "html" else "-"

@@ -1,6 +1,7 @@
 """The self-contained HTML report (and its markdown twin).
 
-Everything is inside one file: plotly.js inline once, figures as JSON in one script. Strings
+Everything is inside one file: plotly.js inline once (the smallest bundle that draws the
+charts, compressed: report/plotlyjs.py), figures as JSON in one script. Strings
 from runs and users are escaped by Jinja2's autoescape in HTML, by `plots.t` inside figures,
 and the figures' JSON has <, > and & as \\u escapes so nothing can close the script element.
 
@@ -330,14 +331,24 @@ def serving_tables(points: list[dict]) -> tuple[dict, dict]:
 
 
 # -- the report -------------------------------------------------------------------------------
-def build(docs_a: list[dict], docs_b: list[dict] | None = None, tolerance: float = 0.05, prices=None,
+def side_input(source, label: str) -> tuple:
+    """(Side, its newest result per key) of a report side: given as that pair when read from a
+    store (the columns `compare` reads: cli/report.py), or made here from run documents."""
+    if isinstance(source, tuple):
+        return source
+    return side_from_runs(source, label), _newest_results(source)
+
+
+def build(docs_a, docs_b=None, tolerance: float = 0.05, prices=None,
           claims: dict | None = None, title: str | None = None) -> dict:
-    """Everything the HTML and markdown renderers need. claims None: no claims section."""
+    """Everything the HTML and markdown renderers need. docs_a, docs_b: a side's run documents or
+    its (Side, newest results) pair (side_input). claims None: no claims section."""
     if prices is None:
         from gpuparity.analysis.prices import PriceBook
 
         prices = PriceBook(use_config=False)
-    side_objs = [side_from_runs(docs_a, "A")] + ([side_from_runs(docs_b, "B")] if docs_b else [])
+    inputs = [side_input(docs_a, "A")] + ([side_input(docs_b, "B")] if docs_b else [])
+    side_objs = [side for side, _ in inputs]
     result = compare_mod.compare_sides(side_objs[0], side_objs[1], tolerance, prices) if docs_b else None
     if result:
         summaries = [result["sides"]["a"], result["sides"]["b"]]
@@ -345,10 +356,10 @@ def build(docs_a: list[dict], docs_b: list[dict] | None = None, tolerance: float
         summaries = [compare_mod.side_summary(side_objs[0], prices)]
     names = {s["label"].lower(): _name(s) for s in summaries}
     plot_sides = []
-    for s, docs in zip(summaries, [docs_a] + ([docs_b] if docs_b else []), strict=True):
+    for s, (_, results) in zip(summaries, inputs, strict=True):
         spec = (s.get("fingerprint") or {}).get("spec") or {}
         plot_sides.append({"label": s["label"], "name": _name(s), "short": _short(s),
-                           "results": _newest_results(docs), "spec": spec})
+                           "results": results, "spec": spec})
     serving_sides = [(s["label"], s["short"], serving.curves(s["results"])) for s in plot_sides]
     charts = []
     if result and any(r.get("ratio") for r in result["rows"]):
@@ -363,7 +374,9 @@ def build(docs_a: list[dict], docs_b: list[dict] | None = None, tolerance: float
             charts.append({"anchor": "normalised", "title": "Raw, per spec peak, per dollar, per watt",
                            "caption": "Category geometric means B / A; a view appears where both sides have "
                                       "the figure (spec peak, price, power).", "fig": plots.normalised_chart(result)})
-    one = _one_run(docs_a, plot_sides[0]["results"], charts) if not docs_b else None
+    # the machine's state is in run documents only (a one-platform report of many stored runs has none)
+    run_docs = docs_a if isinstance(docs_a, list) else []
+    one = _one_run(run_docs, plot_sides[0]["results"], charts) if not docs_b else None
     if plots.has_roofline(plot_sides):
         charts.append({"anchor": "roofline", "title": "Roofline", "fig": plots.roofline_chart(plot_sides),
                        "caption": "Achieved TFLOP/s against arithmetic intensity; dashed: each platform's spec "
@@ -379,7 +392,7 @@ def build(docs_a: list[dict], docs_b: list[dict] | None = None, tolerance: float
     if title is None:
         title = "gpuparity: " + (f"{names['b']} vs {names['a']}" if docs_b else names["a"])
     return {"title": title, "summaries": summaries, "result": result, "names": names, "charts": charts,
-            "one": one, "docs": docs_a if not docs_b else None,
+            "one": one, "docs": run_docs if not docs_b else None,
             "serving_sides": serving_sides, "plot_sides": plot_sides,
             "claims": claims, "tolerance": tolerance,
             "headline": headline(result) if result else None,
@@ -417,6 +430,7 @@ def render_html(ctx: dict) -> str:
     from jinja2 import Environment
 
     from gpuparity import __version__
+    from gpuparity.report import plotlyjs
 
     env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
     env.filters["soft"] = soft
@@ -461,7 +475,8 @@ def render_html(ctx: dict) -> str:
         section_charts={c["anchor"]: c for c in charts if c.get("section")},
         serving_chart=next((c for c in charts if c["anchor"] == "serving-curves"), None),
         claims=_claims_view(ctx["claims"]), fp_diff=fp_diff, method=METHOD,
-        plotlyjs=plots.plotly_script(), figures_json=_script_json(figures), params=plots._params,
+        plotlyjs=plotlyjs.script([f["figure"] for f in figures]), figures_json=_script_json(figures),
+        params=plots._params,
     )
 
 
@@ -475,7 +490,7 @@ def render_markdown(ctx: dict) -> str:
 
     out = []
     if ctx["result"]:
-        out.append(compare_markdown(ctx["result"], ctx["title"]))
+        out.append(compare_markdown(ctx["result"], ctx["title"], max_rows=MAX_TABLE_ROWS))     # as the HTML
     else:
         out.append(one_run_markdown(ctx["one"], ctx["title"], ctx["summaries"][0]))
     if any(per for _, _, per in ctx["serving_sides"]):

@@ -90,7 +90,8 @@ def compare_markdown(result: dict, title: str = "gpuparity comparison", max_rows
           pair(r.get("a_trials"), r.get("b_trials")), r.get("a_pct_peak"), r.get("b_pct_peak"),
           r.get("ratio_per_dollar"), r.get("ratio_per_watt")] for r in rows], drop_empty=True), ""]
     if len(rows) < len(result["rows"]):
-        out += [f"... {len(result['rows']) - len(rows):,} more results (`--format csv` or `json` lists all).", ""]
+        out += [f"... {len(result['rows']) - len(rows):,} more results (`gpuparity compare --format csv` or `json`"
+                " lists all).", ""]
     if result["serving"]:
         out += ["### Serving at equal interactivity", "", table(
             ["curve", "tok/s per user", "A tok/s/GPU", "B tok/s/GPU", "B/A [95% CI]", "verdict"],
@@ -99,13 +100,18 @@ def compare_markdown(result: dict, title: str = "gpuparity comparison", max_rows
               p.get("verdict") or p.get("note")] for p in result["serving"]], drop_empty=True), ""]
     for name, label in (("only_a", "Only in A"), ("only_b", "Only in B")):
         if result[name]:
+            named = result[name][:max_rows] if max_rows else result[name]
+            more = f" ... and {len(result[name]) - len(named):,} more" if len(named) < len(result[name]) else ""
             out += [f"**{label}** ({len(result[name])}): " + cell(", ".join(
-                f"{r['workload']} {_params(r['params'])} {r['dtype'] or ''}".strip() for r in result[name])), ""]
+                f"{r['workload']} {_params(r['params'])} {r['dtype'] or ''}".strip() for r in named)) + more, ""]
     if result["not_compared"]:
+        failed = result["not_compared"][:max_rows] if max_rows else result["not_compared"]
         out += ["### Not compared (failed or skipped)", "", table(
             ["side", "workload", "params", "dtype", "status", "reason", "other side"],
             [[r["side"], r["workload"], _params(r["params"]), r["dtype"], r["status"], r["reason"], r["other_side"]]
-             for r in result["not_compared"]]), ""]
+             for r in failed]), ""]
+        if len(failed) < len(result["not_compared"]):
+            out += [f"... {len(result['not_compared']) - len(failed):,} more not compared.", ""]
     return "\n".join(out)
 
 

@@ -402,10 +402,3 @@ def latency_chart(rows: list[dict], series: list[tuple[str, str, float]]):
                       margin={"l": 10, "r": 20, "t": 10, "b": 40}, xaxis={"title": "ms"},
                       yaxis={"autorange": "reversed", "automargin": True})
     return fig
-
-
-def plotly_script() -> str:
-    """The plotly.js bundle the report inlines once (one place, so a lighter bundle can replace it)."""
-    import plotly.offline
-
-    return plotly.offline.get_plotlyjs()

@@ -60,7 +60,8 @@ DDL = [
         flags TEXT,              -- comma-joined: unstable, timed_out, max_samples
         peak_kind TEXT,          -- the peak a result is measured against (platform/specs.peak_for)
         power_w DOUBLE PRECISION,  -- mean measured power where the telemetry is valid
-        PRIMARY KEY (run_id, key)
+        work TEXT,               -- JSON: the work of one invocation (flop, bytes, tokens): rates follow
+        PRIMARY KEY (run_id, key)  -- also the index every lookup of a run's results uses
     )""",
     "CREATE INDEX IF NOT EXISTS results_key ON results(key)",
     """CREATE TABLE IF NOT EXISTS reference_results (
@@ -72,7 +73,21 @@ DDL = [
         scenario TEXT,
         doc TEXT NOT NULL
     )""",
+    "CREATE TABLE IF NOT EXISTS gpuparity_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
 ]
+# Created by the upgrade to STORE_VERSION 3 (after the columns they name exist): `list` and `show
+# latest` read the newest runs off runs_started; --gpu and --host filters are index lookups.
+INDEXES = [
+    "CREATE INDEX IF NOT EXISTS runs_started ON runs(started_at, run_id)",
+    "CREATE INDEX IF NOT EXISTS runs_spec ON runs(LOWER(spec_id))",
+    "CREATE INDEX IF NOT EXISTS runs_product ON runs(LOWER(product))",
+    "CREATE INDEX IF NOT EXISTS runs_host ON runs(host)",
+]
+# The store's layout, kept in gpuparity_meta (name 'schema') so that opening a store reads one row
+# instead of inspecting its tables: 1 the first stores (samples as JSON text), 2 runs.fingerprint,
+# runs.label and the trial columns of results (stores of 1 and 2 have no metadata row), 3 the
+# metadata row, the indexes above and results.work.
+STORE_VERSION = 3
 
 
 def default_db() -> str:
@@ -95,6 +110,7 @@ class Store:
         self.url = url or default_db()
         self.postgres = is_postgres(self.url)
         self.read_only = False
+        self.version = 0            # the layout version (STORE_VERSION once created or upgraded)
         if self.postgres:
             self._conn = self._connect_postgres(connect_timeout)
             self._mark = "%s"
@@ -183,8 +199,23 @@ class Store:
             if not {"run_id", "started_at", "doc"} <= cols:
                 raise UserError(f"{self.path}: not a gpuparity store (its runs table has other columns)")
 
+    def _version(self) -> int:
+        """The layout version in the metadata row (0: no row: an empty store or one of version 1
+        or 2). One primary-key lookup: opening a store never looks through its tables."""
+        if self.postgres:
+            if self.query("SELECT to_regclass('gpuparity_meta')")[0][0] is None:
+                return 0
+        elif not self.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'gpuparity_meta'"):
+            return 0
+        rows = self.query("SELECT value FROM gpuparity_meta WHERE name = 'schema'")
+        return int(rows[0][0]) if rows and str(rows[0][0]).isdigit() else 0
+
     def _check_current(self) -> None:
-        """A read-only store cannot be upgraded: it must already have this version's columns."""
+        """A read-only store cannot be upgraded: it must already have this version's columns
+        (a version 2 store reads without the newer indexes and results.work)."""
+        self.version = self._version()
+        if self.version >= STORE_VERSION:
+            return
         if "runs" not in {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}:
             raise UserError(f"{self.path}: read-only and empty: not a gpuparity store")
         if "trial_values" not in {r[1] for r in self._conn.execute("PRAGMA table_info(results)")}:
@@ -192,13 +223,27 @@ class Store:
                             "so that it can be upgraded")
 
     def _create(self) -> None:
+        """Create or upgrade the tables, once: a store at this version is left as it is (no write)."""
+        self.version = self._version()
+        if self.version >= STORE_VERSION:
+            return
         with self.transaction() as cur:
             if self.postgres:
                 # Serialise concurrent CREATE TABLE IF NOT EXISTS from many ranks.
                 cur.execute("SELECT pg_advisory_xact_lock(727272)")
             for ddl in DDL:
                 cur.execute(ddl.replace(" BLOB", " BYTEA") if self.postgres else ddl)
+            cur.execute("SELECT value FROM gpuparity_meta WHERE name = 'schema'")
+            row = cur.fetchone()            # another process may have upgraded it while this one waited
+            if row and str(row[0]).isdigit() and int(row[0]) >= STORE_VERSION:
+                self.version = int(row[0])
+                return
             self._upgrade(cur)
+            for ddl in INDEXES:
+                cur.execute(ddl)
+            cur.execute("INSERT INTO gpuparity_meta (name, value) VALUES ('schema', ?)"
+                        " ON CONFLICT (name) DO UPDATE SET value = excluded.value", (str(STORE_VERSION),))
+        self.version = STORE_VERSION
 
     def columns(self, table: str) -> set[str]:
         """The column names of a table (a store of an earlier version lacks the newer ones)."""
@@ -211,7 +256,9 @@ class Store:
     def _upgrade(self, cur) -> None:
         """Bring a store written by an earlier version up to this schema, in the same transaction:
         runs.fingerprint (copied out of each document), runs.label, the trial columns of results
-        (rows without them read as one trial: analysis.sides) and sample blobs (were JSON text)."""
+        (rows without them read as one trial: analysis.sides), results.work (NULL in rows written
+        before it: readers take the work from those runs' documents) and sample blobs (were JSON
+        text). Runs once per store: the metadata row records it."""
         blob = "BYTEA" if self.postgres else "BLOB"
         runs = self.columns("runs")
         if "fingerprint" not in runs:
@@ -223,7 +270,7 @@ class Store:
         have = self.columns("results")
         for name, kind in (("ci_low", "DOUBLE PRECISION"), ("ci_high", "DOUBLE PRECISION"), ("trials", "INTEGER"),
                            ("trial_values", blob), ("trial_se", blob), ("flags", "TEXT"), ("peak_kind", "TEXT"),
-                           ("power_w", "DOUBLE PRECISION")):
+                           ("power_w", "DOUBLE PRECISION"), ("work", "TEXT")):
             if name not in have:
                 cur.execute(f"ALTER TABLE results ADD COLUMN {name} {kind}")
         if self.postgres:
@@ -298,31 +345,22 @@ class Store:
 
     def save_run(self, doc: dict) -> bool:
         """Store a whole run in one transaction. False if that run id is already stored."""
-        fp = doc.get("fingerprint") or {}
         with self.transaction() as cur:
-            # ON CONFLICT, not SELECT-then-INSERT: two writers of one run id must not collide.
-            cur.execute(
-                "INSERT INTO runs (run_id, started_at, finished_at, status, host, vendor, product, spec_id,"
-                " stack, torch, schema_version, benchmark_version, n_results, fingerprint, doc, label)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING",
-                (
-                    doc["run_id"], doc["started_at"], doc.get("finished_at"), doc.get("status", "complete"),
-                    doc.get("host"), fp.get("vendor"), fp.get("product"), doc.get("spec_id"),
-                    run_stack(fp), fp.get("torch_version"), doc["schema_version"],
-                    doc.get("benchmark_version") or 0, len(doc["results"]), json.dumps(fp), json.dumps(doc),
-                    doc.get("label"),
-                ),
-            )
-            if cur.rowcount == 0:
-                return False
-            rows = [result_row(doc["run_id"], r) for r in doc["results"]]
-            cur.executemany(
-                "INSERT INTO results (run_id, key, workload, category, dtype, params, status, reason, unit,"
-                " value, samples, ci_low, ci_high, trials, trial_values, trial_se, flags, peak_kind, power_w)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                rows,
-            )
-        return True
+            return _insert_run(cur, doc)
+
+    @contextmanager
+    def writer(self, max_rows: int = 50_000, max_seconds: float = 1.0) -> Iterator["RunWriter"]:
+        """Save many runs (an import), committing every max_rows result rows or max_seconds: one
+        fsync per batch instead of per run, while a signal waits at most one batch and other
+        writers get the lock between batches. What is open is committed when the block ends,
+        rolled back when it raises."""
+        w = RunWriter(self, max_rows, max_seconds)
+        try:
+            yield w
+        except BaseException as exc:
+            w.end(exc)
+            raise
+        w.end()
 
     def list_runs(self, limit: int = 50, **filters) -> list[dict]:
         where, args = run_filter_sql(**filters)
@@ -357,12 +395,24 @@ class Store:
         except (TypeError, ValueError):
             raise UserError(f"{self.path}: run {run_id} is damaged in the store (its document is not JSON)") from None
 
+    def run_text(self, ref: str) -> tuple[str, str, int]:
+        """(run id, its document as the stored JSON text, its number of results): what `export`
+        writes as it is, so a run of many megabytes is never parsed into objects on the way out."""
+        run_id = self.resolve_run_id(ref)
+        (doc, n_results), = self.query("SELECT doc, n_results FROM runs WHERE run_id = ?", (run_id,))
+        if not isinstance(doc, str) or not doc.startswith("{") or not doc.rstrip().endswith("}"):
+            raise UserError(f"{self.path}: run {run_id} is damaged in the store (its document is not JSON)")
+        return run_id, doc, n_results
+
     def run_ids(self, **filters) -> list[str]:
         where, args = run_filter_sql(**filters)
         return [r[0] for r in self.query(f"SELECT run_id FROM runs {where} ORDER BY started_at", args)]
 
-    def count(self, table: str) -> int:
+    def count(self, table: str, at_most: int | None = None) -> int:
+        """Rows in a table; with at_most, counting stops there (the cost of at_most rows, not the table)."""
         assert table in ("runs", "results", "reference_results")
+        if at_most is not None:
+            return self.query(f"SELECT COUNT(*) FROM (SELECT 1 FROM {table} LIMIT {int(at_most)}) AS t")[0][0]
         return self.query(f"SELECT COUNT(*) FROM {table}")[0][0]
 
     # -- reference data (third-party results, e.g. MLPerf) ---------------------
@@ -398,6 +448,97 @@ class Store:
                 out[run_id] = json.loads(fp) if fp else {}
         return out
     # -- end of addition --
+
+
+class StorePool:
+    """The stores one command reads, each opened once: a compare or report of two runs of one
+    store (resolve both sides, read both, check claims) holds one connection, not one per step."""
+
+    def __init__(self):
+        self._open: dict[str, Store] = {}
+
+    def get(self, url: str | None = None) -> Store:
+        url = url or default_db()
+        if url not in self._open:
+            self._open[url] = Store(url)
+        return self._open[url]
+
+    def close(self) -> None:
+        for store in self._open.values():
+            store.close()
+        self._open.clear()
+
+    def __enter__(self) -> "StorePool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _insert_run(cur, doc: dict) -> bool:
+    """The run's row and its result rows (inside the caller's transaction); False if that run id
+    is already stored. ON CONFLICT, not SELECT-then-INSERT: two writers of one run id must not collide."""
+    fp = doc.get("fingerprint") or {}
+    cur.execute(
+        "INSERT INTO runs (run_id, started_at, finished_at, status, host, vendor, product, spec_id,"
+        " stack, torch, schema_version, benchmark_version, n_results, fingerprint, doc, label)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING",
+        (
+            doc["run_id"], doc["started_at"], doc.get("finished_at"), doc.get("status", "complete"),
+            doc.get("host"), fp.get("vendor"), fp.get("product"), doc.get("spec_id"),
+            run_stack(fp), fp.get("torch_version"), doc["schema_version"],
+            doc.get("benchmark_version") or 0, len(doc["results"]), json.dumps(fp), json.dumps(doc),
+            doc.get("label"),
+        ),
+    )
+    if cur.rowcount == 0:
+        return False
+    cur.executemany(
+        "INSERT INTO results (run_id, key, workload, category, dtype, params, status, reason, unit,"
+        " value, samples, ci_low, ci_high, trials, trial_values, trial_se, flags, peak_kind, power_w, work)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [result_row(doc["run_id"], r) for r in doc["results"]],
+    )
+    return True
+
+
+class RunWriter:
+    """Store.writer(): runs written into a transaction that is committed in batches."""
+
+    def __init__(self, store: Store, max_rows: int, max_seconds: float):
+        self.store, self.max_rows, self.max_seconds = store, max_rows, max_seconds
+        self._tx = self._cur = None
+        self._rows, self._since = 0, 0.0
+        self.pending: list[str] = []        # run ids written since the last commit
+
+    def save_run(self, doc: dict) -> bool:
+        """Write the run (False: that run id is already stored); committed with its batch."""
+        if self._tx is None:
+            self._tx = self.store.transaction()
+            self._cur = self._tx.__enter__()
+            self._rows, self._since = 0, time.monotonic()
+        added = _insert_run(self._cur, doc)
+        self.pending.append(doc["run_id"])
+        self._rows += 1 + len(doc["results"])
+        if self._rows >= self.max_rows or time.monotonic() - self._since >= self.max_seconds:
+            self.commit()
+        return added
+
+    def commit(self) -> None:
+        if self._tx is not None:
+            tx, self._tx = self._tx, None
+            tx.__exit__(None, None, None)
+        self.pending = []
+
+    def end(self, exc: BaseException | None = None) -> None:
+        """Commit what is open, or roll it back when exc is given (a write the store refused is
+        then raised as the transaction's one-line UserError)."""
+        if exc is None:
+            self.commit()
+        elif self._tx is not None:
+            tx, self._tx = self._tx, None
+            self.pending = []
+            tx.__exit__(type(exc), exc, exc.__traceback__)
 
 
 class _Cursor:
@@ -458,7 +599,7 @@ def result_row(run_id: str, r: dict) -> tuple:
         metric.get("ci_low"), metric.get("ci_high"), len(values) or None,
         encode_samples(values) if values else None, encode_samples(ses) if values else None,
         ",".join(r.get("flags") or []) or None, (r.get("info") or {}).get("peak_kind"),
-        float(power) if isinstance(power, (int, float)) else None,
+        float(power) if isinstance(power, (int, float)) else None, json.dumps(r.get("work") or {}),
     )
 
 
