@@ -15,6 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_compare import main_inprocess, make_result, make_run, noisy, noisy_trials
 
+from gpuparity.results.figure import derive_rates
+
 SETTINGS = settings(max_examples=80, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
@@ -29,8 +31,11 @@ def base_doc() -> dict:
                     category="serving", info=serving_info),
         make_result("attention", {"seq": 256}, [], status="failed", reason="kernel crashed"),
     ]
-    results[0]["derived"] = {"tflops": 100.0, "pct_peak": 10.0}
-    return make_run(results, run_id="fuzz-run")
+    results[0]["work"] = {"flop": 2.0 * 512**3}
+    results[0]["info"] = {"peak_kind": "flop:bf16"}
+    doc = make_run(results, run_id="fuzz-run")
+    derive_rates(results[0], doc["fingerprint"]["spec"])     # tflops and % of peak, as `run` derives them
+    return doc
 
 
 JSONISH = st.recursive(
@@ -136,10 +141,15 @@ def test_garbage_files_are_one_line_errors(tmp_path, capsys, content):
     assert code == 2
 
 
-def test_an_endless_file_is_bounded_by_bytes_read(tmp_path, capsys, monkeypatch):
+def test_an_endless_file_is_refused_and_a_big_one_bounded_by_bytes_read(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("GPUPARITY_MAX_IMPORT_BYTES", str(8 * 2**20))
     t0 = time.monotonic()
     code, _, err = main_inprocess(["import", "/dev/zero", "--db", str(tmp_path / "s.db")], capsys)
+    assert code == 2 and "not a regular file" in err and time.monotonic() - t0 < 10
+    big = tmp_path / "big.json"
+    with open(big, "wb") as fh:
+        fh.truncate(9 * 2**20)                  # sparse: 9 MiB of zeros, past the 8 MiB limit
+    code, _, err = main_inprocess(["import", str(big), "--db", str(tmp_path / "s.db")], capsys)
     assert code == 2 and "limit" in err and time.monotonic() - t0 < 10
 
 

@@ -59,10 +59,13 @@ def open_store(db: str | None):
 
 
 def escape(text: Any) -> str:
-    """Rich markup escape for any user- or file-supplied string."""
+    """Any user- or file-supplied string for a rich line: markup escaped, control and bidi
+    characters shown as escapes (validate.terminal_safe)."""
     from rich.markup import escape as _escape
 
-    return _escape(str(text))
+    from gpuparity.validate import terminal_safe
+
+    return _escape(terminal_safe(text))
 
 
 def write_output(output: str, text: str, what: str) -> None:

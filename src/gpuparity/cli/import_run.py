@@ -14,13 +14,16 @@ def register(app: typer.Typer) -> None:
     def import_runs(
         files: List[str] = typer.Argument(..., help="Run documents (JSON, as `export` or a spool writes them)."),
         db: Optional[str] = db_option(),
+        recompute: bool = typer.Option(False, "--recompute", help="Store a document whose stated figures disagree "
+                                       "with its raw samples with the figures the samples give (flagged "
+                                       "'recomputed'), instead of refusing it."),
     ) -> None:
-        """Store exported or spooled runs: every file is validated first, each run is one transaction,
-        and a run id already stored is left as it is."""
+        """Store exported or spooled runs: every file is validated first (its figures recomputed from
+        its raw samples), each run is one transaction, and a run id already stored is left as it is."""
         from gpuparity.results.schema import load_run_file
         from gpuparity.results.store import Store
 
-        docs = [load_run_file(f) for f in files]  # all valid, or nothing is written
+        docs = [load_run_file(f, recompute) for f in files]  # all valid, or nothing is written
         with Store(db) as store:
             for f, doc in zip(files, docs, strict=True):
                 added = store.save_run(doc)

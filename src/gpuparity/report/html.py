@@ -392,14 +392,14 @@ def render_html(ctx: dict) -> str:
 
 
 def render_markdown(ctx: dict) -> str:
-    from gpuparity.report.markdown import claims_markdown, compare_markdown, serving_markdown, table
+    from gpuparity.report.markdown import cell, claims_markdown, compare_markdown, serving_markdown, table
 
     out = []
     if ctx["result"]:
         out.append(compare_markdown(ctx["result"], ctx["title"]))
     else:
         s = ctx["summaries"][0]
-        out.append(f"## {ctx['title']}\n\n" + table(["product", "stack", "torch", "runs"], [[
+        out.append(f"## {cell(ctx['title'])}\n\n" + table(["product", "stack", "torch", "runs"], [[
             ", ".join(s["products"]), ", ".join(s["stacks"]), ", ".join(s["torch"]), len(s["run_ids"])]]) + "\n")
     if any(per for _, _, per in ctx["serving_sides"]):
         out.append(serving_markdown(ctx["serving_sides"]))

@@ -18,7 +18,9 @@ The estimator, written down (the README's "Statistics" repeats it):
   cannot know the run-to-run spread; comparisons add an assumed floor, see analysis.estimate).
 - Flags: "unstable" when a trial's within-trial relative CI half-width (z * se_t) or the trials'
   spread (s) is above GPUPARITY_UNSTABLE (default 10%, as pyperf's warning); "timed_out" /
-  "max_samples" when a trial stopped before reaching its noise target.
+  "max_samples" when a trial stopped before reaching its noise target; "above_peak" when the
+  figure is over 100% of the spec's peak.
+A document from elsewhere is checked against these same functions (results/recompute.py).
 """
 
 from __future__ import annotations
@@ -55,6 +57,19 @@ def timing_value(samples_s: list[float], amount: float, scale: float) -> tuple[f
     if not x or not amount:
         return float("nan"), float("nan")
     return amount / float(np.median(x)) / scale, log_median_se(x)
+
+
+def rate_value(rates: list[float]) -> tuple[float, float]:
+    """(trial figure, its log standard error) from throughput per sample, for documents that
+    record rates directly (metric.samples: other tools, older versions): their median."""
+    import numpy as np
+
+    from gpuparity.measure.stats import log_median_se
+
+    x = [r for r in rates if r and r > 0 and math.isfinite(r)]
+    if not x:
+        return float("nan"), float("nan")
+    return float(np.median(x)), log_median_se(x)
 
 
 def set_metric(result: dict, kind: str, value: float, log_se: float | None) -> None:
@@ -104,6 +119,9 @@ def derive_rates(result: dict, spec: dict | None) -> None:
             d[field] = result["work"][name] / seconds / div
     d.pop("pct_peak", None)
     d.pop("peak", None)
+    flags = result.setdefault("flags", [])
+    if "above_peak" in flags:
+        flags.remove("above_peak")
     peak_kind = (result.get("info") or {}).get("peak_kind")
     found = peak_for(spec, peak_kind) if peak_kind and spec else None
     if found:
@@ -112,6 +130,8 @@ def derive_rates(result: dict, spec: dict | None) -> None:
         if d.get(field):
             d["pct_peak"] = 100.0 * d[field] / p
             d["peak"] = {"value": p, "unit": unit, "kind": peak_kind, "estimated": bool(spec.get("estimated"))}
+            if d["pct_peak"] > 100.0:        # past the datasheet: a wrong spec row, or a wrong answer
+                flags.append("above_peak")
 
 
 def combine(values: list[float], log_ses: list[float | None], level: float = LEVEL) -> dict:
