@@ -273,6 +273,34 @@ def _env_number(name: str, default, kind, what: str, lo, hi):
     return check_range(value, name, lo, hi)
 
 
+def iso_date(text: str | None, option: str = "--since") -> str | None:
+    """An ISO date (or date and time) as given, or a one-line error naming the option."""
+    if text is None:
+        return None
+    from datetime import datetime
+
+    try:
+        datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise UserError(f"{option} '{terminal_safe(text)[:40]}' is not an ISO date (e.g. 2025-06-01)") from None
+    return text.strip()
+
+
+def check_output_file(path: str | None, option: str) -> None:
+    """Fail before the work, not after: a file to write must be in an existing, writable folder
+    and not be a folder itself ('-' is stdout). Nothing is created here."""
+    if not path or str(path) == "-":
+        return
+    path = str(path)
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    if os.path.isdir(path):
+        raise UserError(f"{option} {path}: is a folder")
+    if not os.path.isdir(folder):
+        raise UserError(f"{option} {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise UserError(f"{option} {path}: not writable")
+
+
 def check_range(value, name: str, lo=None, hi=None):
     if (lo is not None and value < lo) or (hi is not None and value > hi):
         span = f"{lo if lo is not None else '-inf'}..{hi if hi is not None else 'inf'}"

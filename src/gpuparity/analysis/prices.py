@@ -47,6 +47,12 @@ def _canonical(name: str) -> str:
     return spec["id"] if spec else name
 
 
+def _known(spec_id: str) -> bool:
+    from gpuparity.platform.specs import all_specs
+
+    return spec_id in all_specs() or any(k[0] == spec_id for k in price_book())
+
+
 def _price(value, origin: str) -> float:
     try:
         price = float(value)
@@ -84,7 +90,11 @@ def parse_price_args(items: list[str] | None) -> dict[str, float]:
         if "=" not in item:
             raise UserError(f"--price takes gpu=dollars_per_hour, got '{item}'")
         name, value = item.split("=", 1)
-        out[_canonical(name)] = _price(value, f"--price {name.strip()}")
+        key = _canonical(name)
+        if key != "cpu" and not _known(key):
+            raise UserError(f"--price {name.strip()[:40]}: no GPU of that name (a spec id such as mi300x or "
+                            "h100-sxm: `gpuparity specs` lists them)")
+        out[key] = _price(value, f"--price {name.strip()}")
     return out
 
 

@@ -60,15 +60,17 @@ class _Checker:
     def refuse(self, where: str, what: str) -> None:
         raise UserError(f"{self.origin}: {where}: {what}")
 
+    def differ(self, where: str, what: str) -> None:
+        """A disagreement: refused with one line (the first one), or noted when fixing."""
+        if not self.fix:
+            raise UserError(f"{self.origin}: {where}: {what} (import --recompute stores what the samples give)")
+        self.notes.append(f"{where}: {what}")
+
     def same(self, where: str, field: str, stated: Any, derived: Any) -> bool:
-        """True when `stated` is what the samples give (or states nothing); else note it (fix) or
-        refuse (the first disagreement, one line)."""
+        """True when `stated` is what the samples give (or states nothing); else a disagreement."""
         if stated is None or _close(stated, derived):
             return True
-        line = f"{where}: {field} states {_show(stated)}, its samples give {_show(derived)}"
-        if not self.fix:
-            raise UserError(f"{self.origin}: {line} (import --recompute stores the figures the samples give)")
-        self.notes.append(line)
+        self.differ(where, f"{field} states {_show(stated)}, its samples give {_show(derived)}")
         return False
 
 
@@ -120,6 +122,24 @@ def recompute_run(doc: dict, origin: str = "document", fix: bool = False) -> dic
     return doc
 
 
+def read_back(doc: dict, origin: str) -> dict:
+    """A stored document as the views read it (an earlier version imported without recomputing):
+    unchanged when its figures hold; else with the recomputed figures (flagged, doc["recomputed"]);
+    a bound it breaks is noted in doc["evidence_warning"], never raised (it is stored already)."""
+    import copy
+
+    try:
+        return recompute_run(doc, origin)
+    except UserError:
+        pass
+    fixed = copy.deepcopy(doc)
+    try:
+        return recompute_run(fixed, origin, fix=True)
+    except UserError as exc:
+        doc["evidence_warning"] = str(exc)
+        return doc
+
+
 def check_dates(doc: dict, origin: str) -> None:
     """No date later than now plus the clock skew a machine may have (it would be 'latest' forever)."""
     limit = datetime.now(timezone.utc) + CLOCK_SKEW
@@ -165,10 +185,7 @@ def _key(r: dict, chk: _Checker, where: str) -> None:
 
     key = result_key(r["workload"], r["params"], r["dtype"])
     if key != r["key"]:
-        line = f"key states {r['key']}, workload + params + dtype give {key}"
-        if not chk.fix:
-            raise UserError(f"{chk.origin}: {where}: {line} (a key must match its params)")
-        chk.notes.append(f"{where}: {line}")
+        chk.differ(where, f"key states {r['key']}, its workload + params + dtype give {key}")
         r["key"] = key
 
 
@@ -221,13 +238,15 @@ def _trial_units(r: dict, chk: _Checker, where: str) -> list[tuple[float, float 
         return None
     kind, samples = found
     slices = _slices(r, samples, chk, where)
+    counted = [t for t in r.get("trials") or [] if _counted(t)] or [{}]
     out = []
-    for s in slices:
+    for t, s in zip(counted, slices, strict=True):
         if kind == "rate":
             value, se = rate_value(s)
         else:
-            work_kind, _, scale = primary_metric(r["work"])
-            value, se = timing_value(s, r["work"][work_kind], scale)
+            work = t.get("work") if isinstance(t.get("work"), dict) and primary_metric(t["work"]) else r["work"]
+            work_kind, _, scale = primary_metric(work)
+            value, se = timing_value(s, work[work_kind], scale)
         if _num(value) is None:
             chk.refuse(where, "a trial's samples give no figure (no positive sample)")
         out.append((value, _num(se)))
@@ -341,10 +360,7 @@ def _flags(r: dict, derived: list[str], chk: _Checker, where: str) -> None:
     flags = r.setdefault("flags", [])
     for f in CHECKED_FLAGS:
         if f in derived and f not in flags:
-            line = f"flags leave out {f!r}, which its samples give"
-            if not chk.fix:
-                chk.refuse(where, line + " (import --recompute adds it)")
-            chk.notes.append(f"{where}: {line}")
+            chk.differ(where, f"flags leave out {f!r}, which its samples give")
             flags.append(f)
 
 
@@ -374,9 +390,11 @@ def _serving(r: dict, spec: dict | None, chk: _Checker, where: str) -> None:
         chk.refuse(where, f"its request rows cannot be summarised ({type(exc).__name__}: {str(exc)[:80]})")
     _distinct([[repr(sorted((k, str(v)) for k, v in row.items() if k != "trial")) for row in by_trial[t]]
                for t in numbers], chk, where)
+    for row in rows:
+        _request(row, tokenizer, chk, where)
     if info.get("curve_key") != curve:
-        if not chk.same(where, "info.curve_key", info.get("curve_key"), curve):
-            info["curve_key"] = curve
+        chk.differ(where, f"info.curve_key states {_show(info.get('curve_key'))}, its params give {curve}")
+        info["curve_key"] = curve
     stated_trials = [t for t in stated.get("trials") or [] if isinstance(t, dict)]
     if stated_trials and len(stated_trials) != len(summaries):
         chk.refuse(where, f"states {len(stated_trials)} trial summaries for {len(summaries)} trials of requests")
@@ -403,9 +421,8 @@ def _serving(r: dict, spec: dict | None, chk: _Checker, where: str) -> None:
     e2el = [(row["end_us"] - row["start_us"]) / 1e6 for t in numbers for row in by_trial[t] if row.get("ok")]
     samples = r.get("samples") or []
     if len(samples) != len(e2el) or not all(_close(a, b) for a, b in zip(samples, e2el, strict=True)):
-        if not chk.same(where, "samples (E2E latencies)", f"{len(samples)} values",
-                        f"{len(e2el)} other values" if len(samples) == len(e2el) else f"{len(e2el)} values"):
-            r["samples"] = e2el
+        chk.differ(where, f"samples: its {len(samples)} E2E latencies are not the {len(e2el)} its request rows give")
+        r["samples"] = e2el
     _summary(r, chk, where)
     probe = {"info": {"curve_key": info["curve_key"]}, "params": r["params"], "metric": r["metric"]}
     sv.fill_derived(probe, merged)
@@ -415,13 +432,33 @@ def _serving(r: dict, spec: dict | None, chk: _Checker, where: str) -> None:
         if not chk.same(where, f"derived.{field}", stated_d.get(field), probe["derived"].get(field)):
             stated_d[field] = probe["derived"].get(field)
     if info.get("table") != probe["info"]["table"]:
-        if not chk.fix:
-            chk.refuse(where, "info.table is not the summary its request rows give (import --recompute redoes it)")
-        chk.notes.append(f"{where}: info.table redone from the request rows")
+        chk.differ(where, "info.table is not the summary its request rows give")
         info["table"] = probe["info"]["table"]
     if chk.fix:
         info["serving"] = merged
     _flags(r, ["unverified_tokens"] if (merged.get("usage") or {}).get("verified") is False else [], chk, where)
+
+
+def _request(row: dict, tokenizer: str | None, chk: _Checker, where: str) -> None:
+    """A completed request's token figures are the counts beside them, as the client chose them
+    (workloads.serving.token_counts): the server's output count, else the client's; with a
+    tokenizer the two agree within the client's tolerance; never past max_tokens."""
+    from gpuparity.workloads.serving_client import OUTPUT_TOLERANCE, beyond
+
+    if not row.get("ok"):
+        return
+    s_out, c_out, out = row.get("server_output_tokens"), row.get("client_output_tokens"), row.get("output_tokens")
+    what = f"{where} request {row.get('trial')}/{row.get('i')}"
+    if out != (s_out if s_out is not None else c_out):
+        chk.refuse(what, f"output_tokens {_show(out)} is not the count beside it (server {s_out}, client {c_out})")
+    if isinstance(row.get("max_tokens"), int) and isinstance(out, int) and out > row["max_tokens"]:
+        chk.refuse(what, f"output_tokens {out} is past its max_tokens {row['max_tokens']}")
+    if tokenizer and isinstance(s_out, int) and isinstance(c_out, int) and beyond(s_out, c_out, OUTPUT_TOLERANCE):
+        chk.refuse(what, f"marked ok, but the server's {s_out} output tokens are not the {c_out} the client counted")
+    s_in, c_in = row.get("server_input_tokens"), row.get("client_input_tokens")
+    if (c_in is not None or s_in is not None) and row.get("input_tokens") != (c_in if c_in is not None else s_in):
+        chk.refuse(what, f"input_tokens {_show(row.get('input_tokens'))} is not the count beside it "
+                         f"(client {c_in}, server {s_in})")
 
 
 def _serving_fields(stated: dict, derived: dict, chk: _Checker, where: str) -> None:
