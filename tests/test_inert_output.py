@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 from test_compare import main_inprocess, make_result, make_run, noisy
@@ -30,7 +31,7 @@ def test_terminal_safe_shows_controls_and_bidi_as_escapes():
 def test_markdown_safe_leaves_no_markup():
     out = markdown_safe(HOSTILE)
     assert "\n" not in out and "<img" not in out.replace("\\<img", "")
-    assert "](" not in out.replace("\\]\\(", "") and "| cell" not in out.replace("\\| cell", "")
+    assert not re.search(r"(?<!\\)[\[\]|<>]", out)         # every bracket, pipe and angle escaped
 
 
 def hostile_runs(tmp_path) -> tuple[str, str]:

@@ -322,13 +322,13 @@ def terminal_safe(text: Any) -> str:
     return _CONTROL.sub(lambda m: ascii(m.group())[1:-1], s) if _CONTROL.search(s) else s
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~&])")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~&])")   # with [ ] escaped, ( ) and ! cannot form a link
 
 
 def markdown_safe(text: Any, max_len: int = 2000) -> str:
-    """Data as literal Markdown inline text, for headings, table cells and paragraphs alike: every
-    punctuation that Markdown or HTML could act on is backslash-escaped, so no heading, list,
-    emphasis, table break, raw HTML (<img onerror>), entity, or link ([x](javascript:..)) can form;
+    """Data as literal Markdown inline text, for headings, table cells and paragraphs alike: the
+    punctuation Markdown or HTML could act on is backslash-escaped, so no heading, emphasis, code,
+    table break, raw HTML (<img onerror>), entity, link or image ([x](javascript:..)) can form;
     line breaks become spaces and controls (bidi included) are dropped. Only what a renderer
     autolinks by itself (a bare http(s):// or www. address, GitHub's extension) stays a link."""
     s = re.sub(r"[\r\n\t]+", " ", str(text)[:max_len])

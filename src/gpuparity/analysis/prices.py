@@ -72,8 +72,10 @@ def config_prices(path: str | None = None) -> dict[str, float]:
         import tomllib
     except ImportError:  # Python 3.10
         import tomli as tomllib
+    from gpuparity.validate import open_regular
+
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path, "TOML config") as fh:           # a FIFO or device: refused, never read
             data = tomllib.load(fh)
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise UserError(f"{path}: not a readable TOML config ({exc})") from None

@@ -32,7 +32,14 @@ def print_json(obj: Any) -> None:
     import orjson
 
     opts = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_APPEND_NEWLINE
-    data = orjson.dumps(obj, default=str, option=opts)
+    try:
+        data = orjson.dumps(obj, default=str, option=opts)
+    except orjson.JSONEncodeError:          # an integer past 64 bits (a row stored by an earlier version)
+        import json
+
+        from gpuparity.results.schema import finite_json
+
+        data = (json.dumps(finite_json(obj), indent=2, default=str, ensure_ascii=False) + "\n").encode()
     if _UNSAFE_UTF8.search(data):       # C1 and bidi controls as \u escapes: the same JSON, inert on a terminal
         data = _UNSAFE_UTF8.sub(lambda m: ("\\u%04x" % ord(m.group().decode())).encode(), data)
     sys.stdout.flush()
