@@ -194,7 +194,7 @@ def _result(r: dict, spec: dict | None, chk: _Checker, where: str, legacy: bool)
     metric = r.get("metric") or {}
     info = r.get("info") or {}
     if r.get("category") == "serving" and isinstance(info.get("requests"), list) and info.get("serving"):
-        _serving(r, spec, chk, where)
+        _serving(r, chk, where)
         return
     if _num(metric.get("value")) is None:
         _derived(r, {}, chk, where, spec)          # no figure: nothing derived from one either
@@ -365,7 +365,7 @@ def _flags(r: dict, derived: list[str], chk: _Checker, where: str) -> None:
 
 
 # -- a serving point ----------------------------------------------------------------------------
-def _serving(r: dict, spec: dict | None, chk: _Checker, where: str) -> None:
+def _serving(r: dict, chk: _Checker, where: str) -> None:
     """Each trial's summary from its request rows, the point's summary, figure, samples, derived
     figures and table from those, as the serving workload's execute and merge_trials make them."""
     from gpuparity.results.figure import combine
