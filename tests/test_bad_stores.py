@@ -42,7 +42,8 @@ def test_a_read_only_store_lists_and_shows_and_a_run_is_spooled(tmp_path, capsys
 
 def test_a_read_only_store_is_read_without_writing(tmp_path, capsys, monkeypatch):
     """As root, file modes do not stop writes, so read-only is simulated with the folder: a store
-    whose folder is not writable is opened read-only (no WAL switch, no upgrade) and still lists."""
+    whose folder is not writable is opened read-only (no WAL switch, no upgrade) and still lists;
+    `run` refuses it before measuring."""
     from gpuparity.results import store as store_mod
 
     db = str(tmp_path / "ro.db")
@@ -57,7 +58,9 @@ def test_a_read_only_store_is_read_without_writing(tmp_path, capsys, monkeypatch
     monkeypatch.setenv("GPUPARITY_SPOOL", str(spool))
     code, out, err = main_inprocess(["run", "memory", "--set", "op=copy", "--set", "elements=4096", "--db", db],
                                     capsys)
-    assert code == 0 and "read-only" in err and len(list(spool.glob("*.json"))) == 1
+    # refused before any work: the run could not be saved where the user asked
+    assert code == 2 and "read-only" in err and err.count("\n") == 1 and "cases" not in err, err
+    assert not spool.exists() or not list(spool.glob("*.json"))
 
 
 def test_a_scribbled_store_is_a_one_line_error(tmp_path, capsys):

@@ -35,7 +35,7 @@ def test_set_values_replace_the_suites_axes(tmp_db, capsys):
 
 @pytest.mark.parametrize("args, message", [
     (["gemm", "--dtype", "fp33"], "unknown dtype fp33"),
-    (["gemm", "--set", "m=abc"], "--set m=abc: m takes a whole number >= 0"),
+    (["gemm", "--set", "m=abc"], "--set m=abc: m takes a whole number >= 1"),
     (["gemm_search", "--set", "budget_s=-1"], "budget_s takes a number >= 0"),
     (["gemm", "--json", "/nonexistent/folder/x.json"], "does not exist"),
     (["gemm", "--set", "m"], "--set takes key=value"),

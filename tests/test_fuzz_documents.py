@@ -11,9 +11,11 @@ import sqlite3
 import time
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from test_compare import main_inprocess, make_result, make_run, noisy, noisy_trials
+
+from gpuparity.results.figure import derive_rates
 
 SETTINGS = settings(max_examples=80, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -29,8 +31,11 @@ def base_doc() -> dict:
                     category="serving", info=serving_info),
         make_result("attention", {"seq": 256}, [], status="failed", reason="kernel crashed"),
     ]
-    results[0]["derived"] = {"tflops": 100.0, "pct_peak": 10.0}
-    return make_run(results, run_id="fuzz-run")
+    results[0]["work"] = {"flop": 2.0 * 512**3}
+    results[0]["info"] = {"peak_kind": "flop:bf16"}
+    doc = make_run(results, run_id="fuzz-run")
+    derive_rates(results[0], doc["fingerprint"]["spec"])     # tflops and % of peak, as `run` derives them
+    return doc
 
 
 JSONISH = st.recursive(
@@ -136,10 +141,15 @@ def test_garbage_files_are_one_line_errors(tmp_path, capsys, content):
     assert code == 2
 
 
-def test_an_endless_file_is_bounded_by_bytes_read(tmp_path, capsys, monkeypatch):
+def test_an_endless_file_is_refused_and_a_big_one_bounded_by_bytes_read(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("GPUPARITY_MAX_IMPORT_BYTES", str(8 * 2**20))
     t0 = time.monotonic()
     code, _, err = main_inprocess(["import", "/dev/zero", "--db", str(tmp_path / "s.db")], capsys)
+    assert code == 2 and "not a regular file" in err and time.monotonic() - t0 < 10
+    big = tmp_path / "big.json"
+    with open(big, "wb") as fh:
+        fh.truncate(9 * 2**20)                  # sparse: 9 MiB of zeros, past the 8 MiB limit
+    code, _, err = main_inprocess(["import", str(big), "--db", str(tmp_path / "s.db")], capsys)
     assert code == 2 and "limit" in err and time.monotonic() - t0 < 10
 
 
@@ -159,3 +169,163 @@ def test_run_ids_with_wildcards_name_one_run(tmp_path, capsys):
     assert code == 0 and json.loads(out)["run_id"] == "run_1"  # '_' is itself, not a LIKE wildcard
     code, out, err = main_inprocess(["show", "run", "--db", db], capsys)
     assert code == 2 and "several runs" in err
+
+
+# -- evidence: real run documents, mutated as a forger would -----------------------------------
+EVIDENCE = settings(max_examples=24, deadline=None, derandomize=True, database=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+FACTORS = (0.1, 0.5, 2.0, 10.0, 1000.0)
+STRUCTURAL = ("duplicate", "copies", "bigint", "future", "power")     # refused even with --recompute
+FIGURE_FIELDS = [("metric", f) for f in ("value", "ci_low", "ci_high", "log_se", "spread")] + \
+    [("derived", f) for f in ("tflops", "gbs", "tokens_per_s", "pct_peak", "interactivity")] + \
+    [("summary", "median")] + [("info", "serving", f) for f in ("throughput_per_gpu", "output_throughput",
+                                                               "interactivity", "completed")]
+
+
+@pytest.fixture(scope="module")
+def real_docs(tmp_path_factory):
+    """Run documents `gpuparity run` wrote on this machine: memory kernels and a serving point
+    (the project's fault server's well-behaved route), two trials each."""
+    from serving_fixtures import start_own, stop
+
+    folder = tmp_path_factory.mktemp("real")
+    docs = {}
+    proc, url = start_own(folder, "honest", "--model", "none", "--faults")
+    try:
+        runs = {"memory": ["memory", "--set", "op=copy,triad", "--set", "elements=65536"],
+                "serving": ["serving", "--set", f"url={url.rsplit('/v1', 1)[0]}/fault/refuse_ignore_eos/v1",
+                            "--set", "model=fault", "--set", "concurrency=2", "--set", "num_prompts=6",
+                            "--set", "warmup=0", "--set", "tokenizer=none", "--set", "input_len=4",
+                            "--set", "output_len=4"]}
+        for name, args in runs.items():
+            path = folder / f"{name}.json"
+            out = main_inprocess(["run", *args, "--trials", "2", "--in-process", "--no-store", "--json", str(path)],
+                                 _NoCapture())
+            assert out[0] == 0, out
+            docs[name] = json.loads(path.read_text())
+    finally:
+        stop(proc)
+    return docs
+
+
+class _NoCapture:
+    """main_inprocess's capsys for a module fixture (output goes where it goes)."""
+
+    def readouterr(self):
+        class Out:
+            out = err = ""
+        return Out()
+
+
+def figure_paths(r: dict) -> list[tuple]:
+    out = []
+    for path in FIGURE_FIELDS:
+        node = r
+        for k in path:
+            node = node.get(k) if isinstance(node, dict) else None
+        if isinstance(node, (int, float)) and not isinstance(node, bool) and node:
+            out.append(path)
+    out += [("trials", j, "value") for j, t in enumerate(r.get("trials") or []) if t.get("value")]
+    return out
+
+
+def set_path(r: dict, path: tuple, value) -> None:
+    node = r
+    for k in path[:-1]:
+        node = node[k]
+    node[path[-1]] = value
+
+
+def get_path(r: dict, path: tuple):
+    for k in path:
+        r = r[k]
+    return r
+
+
+@st.composite
+def forged(draw, docs):
+    name = draw(st.sampled_from(sorted(docs)))
+    doc = copy.deepcopy(docs[name])
+    i = draw(st.sampled_from([j for j, r in enumerate(doc["results"]) if r["status"] == "ok"]))
+    r = doc["results"][i]
+    kind = draw(st.sampled_from(["figure", "figure", "samples", "key", *STRUCTURAL]))
+    factor = draw(st.sampled_from(FACTORS))
+    serving = r["category"] == "serving"
+    if kind == "figure":
+        path = draw(st.sampled_from(figure_paths(r)))
+        old = get_path(r, path)
+        set_path(r, path, type(old)(old * factor) if isinstance(old, float) else int(old * factor) + 1)
+    elif kind == "samples":        # the raw measurements themselves: the stated figures now disagree
+        if serving:                # every time of every request stretched: throughput / factor
+            for row in r["info"]["requests"]:
+                for f in ("start_us", "end_us", "ttft_us"):
+                    row[f] = int(round(row[f] * factor))
+                row["itl_us"] = [int(round(g * factor)) for g in row["itl_us"]]
+        else:
+            r["samples"] = [s * factor for s in r["samples"]]
+    elif kind == "key":
+        r["key"] = f"{(int(r['key'], 16) + draw(st.integers(1, 2**40))) % 2**64:016x}"
+    elif kind in ("duplicate", "copies"):      # one trial again as trial 3 (or as 100 trials)
+        first = r["trials"][0]
+        copies = 1 if kind == "duplicate" else 99
+        if serving:
+            rows = [row for row in r["info"]["requests"] if row["trial"] == first["trial"]]
+            r["info"]["requests"] += [dict(row, trial=3 + c) for c in range(copies) for row in rows]
+        else:
+            r["samples"] += r["samples"][:first["n"]] * copies
+        r["trials"] += [dict(first, trial=3 + c) for c in range(copies)]
+    elif kind == "bigint":
+        where = draw(st.sampled_from(["n", "benchmark_version", "param"]))
+        if where == "n":
+            r["trials"][0]["n"] = 2**64 + 7
+        elif where == "benchmark_version":
+            doc["benchmark_version"] = 2**70
+        else:
+            r["params"]["num_prompts" if serving else "elements"] = -(2**65)
+    elif kind == "future":
+        doc["started_at"] = draw(st.sampled_from(["9999-01-01T00:00:00+00:00", "2199-06-01T00:00:00"]))
+    elif kind == "power":
+        r["telemetry"] = {"method": "nvml", "valid": True, "mean_power_w": draw(st.sampled_from([1e5, 1e9]))}
+    return name, doc, kind, r["key"] if kind != "key" else docs[name]["results"][i]["key"], factor
+
+
+def ratios(capsys, original: str, run_id: str, db: str) -> dict:
+    code, out, err = main_inprocess(["compare", original, run_id, "--db", db, "-f", "json"], capsys)
+    assert code == 0, err
+    return {row["key"]: row["ratio"] for row in json.loads(out)["rows"]}
+
+
+@pytest.mark.slow
+@EVIDENCE
+@given(data=st.data())
+def test_forged_documents_are_refused_or_stored_as_their_samples_say(real_docs, data, tmp_path_factory, capsys):
+    name, doc, kind, key, factor = data.draw(forged(real_docs))
+    event(f"{name} {kind}")
+    folder = tmp_path_factory.mktemp("forged")
+    original, path = str(folder / "original.json"), str(folder / "forged.json")
+    with open(original, "w") as fh:
+        json.dump(real_docs[name], fh)
+    with open(path, "w") as fh:
+        fh.write(json.dumps(doc))
+    plain, fixed = str(folder / "plain.db"), str(folder / "fixed.db")
+    main_inprocess(["list", "--db", plain], capsys)
+    before = counts(plain)
+    code, _, err = timed(capsys, ["import", path, "--db", plain])
+    assert code == 2, (kind, err)                          # a stated figure the samples do not give: refused
+    check(code, err, kind)
+    assert counts(plain) == before
+    code, _, err = timed(capsys, ["import", "--recompute", path, "--db", fixed])
+    check(code, err, kind)
+    if kind in STRUCTURAL:
+        assert code == 2, (kind, err)                      # nothing to recompute that would make it true
+        return
+    assert code == 0, (kind, err)
+    code, out, err = main_inprocess(["show", doc["run_id"], "--json", "--db", fixed], capsys)
+    assert code == 0, err
+    stored = json.loads(out)
+    (r,) = [x for x in stored["results"] if x["key"] == key]
+    assert "recomputed" in r["flags"] and stored["recomputed"]["count"] >= 1
+    want = 1.0 / factor if kind == "samples" else 1.0
+    got = ratios(capsys, original, doc["run_id"], fixed)
+    assert got[key] == pytest.approx(want, rel=0.02), (kind, factor)      # the ratio the samples give
+    assert all(v == pytest.approx(1.0, rel=1e-9) for k, v in got.items() if k != key)

@@ -9,7 +9,7 @@ import time
 import pytest
 from serving_fixtures import CONTROL, run_points, start_own, stop
 
-from gpuparity.serving_server import FAULTS, MALFORMED
+from gpuparity.serving_server import FAULTS, LIES, MALFORMED
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ REQUEST_DEADLINE, POINT_DEADLINE = 1.5, 4.0
 STALLS = {"trickle", "stall", "slow_headers"}           # only the deadline ends these
 
 
-@pytest.mark.parametrize("mode", [m for m in FAULTS if m not in ("slow_models", "refuse_ignore_eos")])
+@pytest.mark.parametrize("mode", [m for m in FAULTS if m not in ("slow_models", "refuse_ignore_eos", *LIES)])
 def test_every_fault_ends_within_the_deadline_with_errors_counted(fault_base, mode):
     t0 = time.monotonic()
     (r,), _ = run_points(url=f"{fault_base}/fault/{mode}/v1", model="fault", concurrency=2, num_prompts=3,
@@ -100,3 +100,45 @@ def test_a_nul_in_an_error_body_is_stored_shown_and_exported(cli, tmp_db, tmp_pa
     out = tmp_path / "reqs.csv"
     assert cli("export", "latest", "--requests", "-o", str(out)).returncode == 0
     assert "\x00" not in out.read_text()
+
+
+@pytest.fixture(scope="module")
+def tokenizer_dir():
+    from gpuparity.models import gguf
+
+    return str(gguf.prepare(gguf.smollm2_gguf()))    # SmolLM2's tokenizer, as the client would load it
+
+
+LIE_POINT = dict(model="fault", concurrency=2, num_prompts=4, input_len=8, output_len=8, warmup=0)
+
+
+@pytest.mark.parametrize("mode", list(LIES))
+def test_a_server_lying_about_usage_never_gives_an_ok_figure(fault_base, tokenizer_dir, mode):
+    """Completion inflated (one piece, max_tokens claimed), a huge prompt, zero counts: with the
+    client's tokenizer every lie makes its requests invalid; without one only the inflated count
+    cannot be seen, and that point is flagged unverified."""
+    for tok in (tokenizer_dir, "none"):
+        (r,), _ = run_points(url=f"{fault_base}/fault/{mode}/v1", tokenizer=tok, **LIE_POINT)
+        s = r["info"]["serving"]
+        assert s["usage"]["verified"] is (tok != "none")
+        if r["status"] == "ok":
+            assert tok == "none" and mode == "lie_completion", (tok, mode)
+            assert "unverified_tokens" in r["flags"] and s["completed"] == 4
+            assert any("unverified" in row[1] for row in r["info"]["table"]["rows"])
+        else:
+            assert s["completed"] == 0 and s["errors"] == 4 and "usage says" in r["reason"], r["reason"]
+            assert "unverified_tokens" not in (r.get("flags") or [])
+
+
+def test_an_unverified_point_makes_no_claim_in_a_comparison(fault_base):
+    from test_compare import make_run
+
+    from gpuparity.analysis.compare import compare_runs
+
+    (a,), _ = run_points(url=f"{fault_base}/fault/lie_completion/v1", tokenizer="none", **LIE_POINT)
+    (b,), _ = run_points(url=f"{fault_base}/fault/refuse_ignore_eos/v1", tokenizer="none", **LIE_POINT)
+    assert a["status"] == b["status"] == "ok" and a["key"] == b["key"]
+    out = compare_runs([make_run([a], run_id="liar")], [make_run([b], run_id="honest", spec_id="h100-sxm")])
+    (row,) = out["rows"]
+    assert row["verdict"] == "inconclusive"           # no verdict rests on counts nobody checked
+    assert out["serving"] == []                       # nor a serving comparison

@@ -30,8 +30,8 @@ def dead_pg_url() -> str:
 def small_doc() -> dict:
     doc = new_run({"host": "h", "backend": "cpu"}, ["run"])
     r = new_result("memory", "kernel", {"op": "copy", "elements": 1024}, "fp32")
-    r.update(samples=[1e-6, 1.1e-6], work={"bytes": 8192.0},
-             metric={"name": "bytes", "unit": "GB/s", "value": 8.19, "higher_is_better": True})
+    r.update(samples=[1e-6, 1e-6], work={"bytes": 8192.0},
+             metric={"name": "bytes", "unit": "GB/s", "value": 8.192, "higher_is_better": True})
     doc["results"].append(r)
     doc["status"] = "complete"
     return doc

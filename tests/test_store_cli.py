@@ -225,7 +225,7 @@ def test_store_from_an_earlier_schema_is_upgraded_in_place(tmp_path):
     fp = {"host": "h", "backend": "cpu", "product": "x", "spec": {"id": "cpu", "fp32_tflops": 1.0}}
     doc = new_run(fp)
     r = new_result("gemm", "kernel", {"m": 8}, "fp32")
-    r.update(samples=[1e-3, 2e-3], work={"flop": 1e9}, metric={"unit": "TFLOP/s", "value": 1.0})
+    r.update(samples=[1e-3, 1e-3], work={"flop": 1e9}, metric={"unit": "TFLOP/s", "value": 1.0})
     doc["results"].append(r)
     with sqlite3.connect(db) as c:
         c.execute("CREATE TABLE runs (run_id TEXT PRIMARY KEY, started_at TEXT NOT NULL, finished_at TEXT,"

@@ -185,20 +185,23 @@ def coerce(example, text: str, key: str):
             if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
                 raise ValueError
             return text.lower() in ("true", "1", "yes")
+        # an axis the suite sizes with positive numbers (m, seq, batch, ...) takes positive ones only
+        positive = not isinstance(example, bool) and isinstance(example, (int, float)) and example > 0
         if isinstance(example, int):
             value = int(text)
-            if value < 0 or value > 2**62:
+            if value < int(positive) or value > 2**62:
                 raise ValueError
             return value
         if isinstance(example, float):
             import math
 
             value = float(text)
-            if not math.isfinite(value) or value < 0:
+            if not math.isfinite(value) or value < 0 or (positive and value == 0):
                 raise ValueError
             return value
     except ValueError:
-        kind = {bool: "true or false", int: "a whole number >= 0", float: "a number >= 0"}[type(example)]
+        kind = {bool: "true or false", int: f"a whole number >= {int(positive)}",
+                float: "a number > 0" if positive else "a number >= 0"}[type(example)]
         raise UserError(f"--set {key}={text}: {key} takes {kind}") from None
     return text
 

@@ -10,7 +10,8 @@ GET /health. Greedy decoding, one generation at a time (a lock): a reference ser
 and for checking a client, not a fast one. Prints "serving MODEL at URL" once it is ready.
 
 With --faults, every route is also served under /fault/<mode>/ (so a client pointed at
-http://HOST:PORT/fault/<mode>/v1 meets that misbehaviour): see FAULTS. Fault responses need no
+http://HOST:PORT/fault/<mode>/v1 meets that misbehaviour): see FAULTS; LIES are well-formed
+streams whose usage figures lie. Fault responses need no
 model (--model none starts at once) and each ends by itself after FAULT_LIMIT_S.
 """
 
@@ -216,8 +217,14 @@ MALFORMED = {
     "usage_too_many": _chunk("", "length", usage={"prompt_tokens": 3, "completion_tokens": 9999}),
     "usage_bool": _chunk("", "length", usage={"prompt_tokens": True, "completion_tokens": 2}),
 }
+# Well-formed streams whose usage lies: (pieces streamed, usage sent) for a request of max_tokens n.
+LIES = {
+    "lie_completion": lambda n: (1, {"completion_tokens": n}),                    # one piece, n claimed
+    "lie_prompt": lambda n: (n, {"prompt_tokens": 10**8, "completion_tokens": n}),  # a huge prompt
+    "lie_zero": lambda n: (n, {"prompt_tokens": 0, "completion_tokens": 0}),        # nothing counted
+}
 FAULTS = ("trickle", "slow_headers", "slow_models", "stall", "endless", "long_line", "gzip_bomb",
-          "gzip_bomb_error", "nul_error", "refuse_ignore_eos", "no_finish", *MALFORMED)
+          "gzip_bomb_error", "nul_error", "refuse_ignore_eos", "no_finish", *MALFORMED, *LIES)
 
 
 class Fault:
@@ -279,6 +286,10 @@ class Fault:
                 self.write(block)
         elif mode == "no_finish":
             self.write(_chunk() * 2)
+        elif mode in LIES:
+            pieces, claimed = LIES[mode](int(self.req.get("max_tokens") or 4))
+            self.write(_chunk() * (pieces - 1) + _chunk("tok ", "length") + _chunk("", None, usage=claimed)
+                       + b"data: [DONE]\n\n")
         elif mode in MALFORMED:
             self.write(_chunk() * 2 + MALFORMED[mode] + _chunk("", "length") + b"data: [DONE]\n\n")
         else:  # refuse_ignore_eos without ignore_eos: a well-behaved short stream

@@ -38,11 +38,44 @@ def file_limit(default: int = DEFAULT_FILE_LIMIT) -> int:
     return env_int("GPUPARITY_MAX_IMPORT_BYTES", default, lo=1)
 
 
+def open_regular(path: str, what: str = "file"):
+    """The file opened for binary reading, refused (one line) unless it is a regular file: a FIFO,
+    a socket or a device (/dev/null, /dev/zero) is never read, and opening never blocks (O_NONBLOCK,
+    then fstat on what was opened, so nothing can be swapped in between)."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a folder, not a {what}") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise UserError(f"{path}: is a folder, not a {what}")
+        if not stat.S_ISREG(mode):
+            raise UserError(f"{path}: not a regular file (a pipe, socket or device): give a {what} on disk")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def check_regular(path: str, what: str = "file") -> str:
+    """Refuse (one line) a path that is missing, a folder or not a regular file; returns it."""
+    open_regular(path, what).close()
+    return path
+
+
 def read_bounded(path: str, limit: int | None = None, what: str = "file") -> bytes:
-    """The file's bytes, decompressed if it is gzip, refusing more than `limit` bytes read."""
+    """The file's bytes, decompressed if it is gzip, refusing more than `limit` bytes read; only a
+    regular file is read (open_regular)."""
     limit = file_limit() if limit is None else limit
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path, what) as fh:
             head = fh.read(2)
             fh.seek(0)
             if head == b"\x1f\x8b":
@@ -240,6 +273,34 @@ def _env_number(name: str, default, kind, what: str, lo, hi):
     return check_range(value, name, lo, hi)
 
 
+def iso_date(text: str | None, option: str = "--since") -> str | None:
+    """An ISO date (or date and time) as given, or a one-line error naming the option."""
+    if text is None:
+        return None
+    from datetime import datetime
+
+    try:
+        datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise UserError(f"{option} '{terminal_safe(text)[:40]}' is not an ISO date (e.g. 2025-06-01)") from None
+    return text.strip()
+
+
+def check_output_file(path: str | None, option: str) -> None:
+    """Fail before the work, not after: a file to write must be in an existing, writable folder
+    and not be a folder itself ('-' is stdout). Nothing is created here."""
+    if not path or str(path) == "-":
+        return
+    path = str(path)
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    if os.path.isdir(path):
+        raise UserError(f"{option} {path}: is a folder")
+    if not os.path.isdir(folder):
+        raise UserError(f"{option} {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise UserError(f"{option} {path}: not writable")
+
+
 def check_range(value, name: str, lo=None, hi=None):
     if (lo is not None and value < lo) or (hi is not None and value > hi):
         span = f"{lo if lo is not None else '-inf'}..{hi if hi is not None else 'inf'}"
@@ -248,20 +309,28 @@ def check_range(value, name: str, lo=None, hi=None):
 
 
 # -- text for terminals and Markdown ------------------------------------------------------------
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# C0 and C1 controls, DEL, and the Unicode format characters that reorder or break what a terminal
+# shows (bidi embeddings, overrides and isolates, marks, line and paragraph separators).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def terminal_safe(text: Any) -> str:
-    """A string fit for a terminal line: control characters (ESC, CR, newline) shown as escapes."""
+    """A string fit for a terminal line: control characters (ESC, CR, newline, C1) and bidi
+    controls shown as escapes (\\x1b, \\u202e), so data can neither move the cursor nor reorder
+    what is shown. Every writer of document or file text to a terminal uses it (cli.common.escape)."""
     s = str(text)
     return _CONTROL.sub(lambda m: ascii(m.group())[1:-1], s) if _CONTROL.search(s) else s
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~&])")   # with [ ] escaped, ( ) and ! cannot form a link
 
 
 def markdown_safe(text: Any, max_len: int = 2000) -> str:
-    """Data as literal Markdown inline text: no headings, links, images, HTML or table breaks."""
+    """Data as literal Markdown inline text, for headings, table cells and paragraphs alike: the
+    punctuation Markdown or HTML could act on is backslash-escaped, so no heading, emphasis, code,
+    table break, raw HTML (<img onerror>), entity, link or image ([x](javascript:..)) can form;
+    line breaks become spaces and controls (bidi included) are dropped. Only what a renderer
+    autolinks by itself (a bare http(s):// or www. address, GitHub's extension) stays a link."""
     s = re.sub(r"[\r\n\t]+", " ", str(text)[:max_len])
     s = _CONTROL.sub("", s)
     return _MD_SPECIAL.sub(r"\\\1", s)

@@ -7,7 +7,8 @@ run-to-run floor for single-trial sides, joint geomeans); normalisation in analy
 serving at equal interactivity in analysis/serving_compare.py.
 
 Rules beyond the statistics:
-- A result flagged unstable or host_bound on either side is at most "inconclusive".
+- A result flagged unstable or host_bound on either side is at most "inconclusive"; so is a serving
+  point whose token counts no tokenizer checked (unverified_tokens: the server's word alone makes no claim).
 - Per peak: each result against its own peak kind (HBM for memory kernels, the fabric for
   collectives, the host link for host<->device copies, the dtype's dense peak for FLOP/s).
 - Per watt: a verdict only where both sides have the same power source (measured telemetry on
@@ -38,6 +39,8 @@ from gpuparity.analysis.normalise import NORMALISED, _facts, _listed, _normalise
 from gpuparity.analysis.serving_compare import serving_at_equal_interactivity
 from gpuparity.analysis.sides import Side, gc_paused, side_from_runs
 from gpuparity.results.figure import PEAK_EXCEEDED
+
+NO_CLAIM = {"unstable", "host_bound", "unverified_tokens"}      # flags that hold a verdict at "inconclusive"
 
 VOLATILE_FINGERPRINT = ("telemetry", "unknown")     # describe the moment, not the platform
 
@@ -84,7 +87,7 @@ def compare_core(a: Side, b: Side, tolerance: float = 0.05, level: float = LEVEL
     log_var = vara + varb
     df = welch_df(vara, dfa, varb, dfb)
     lo, hi = log_interval(np.log(ratio), log_var, df, level)
-    unstable = np.array([bool({"unstable", "host_bound"} & {*a.flags[i], *b.flags[j]})
+    unstable = np.array([bool(NO_CLAIM & (set(a.flags[i]) | set(b.flags[j])))
                          for i, j in zip(ia.tolist(), ib.tolist(), strict=True)], dtype=bool)
     codes = verdicts(lo, hi, tolerance)
     codes = np.where(unstable, VERDICTS.index("inconclusive"), codes)
@@ -183,8 +186,8 @@ def _notes(a: Side, b: Side, core: Core, floor: float, aa: dict, watt_mixed: int
         notes.append("A/A: both sides have identical fingerprints (same host, hardware, driver and stack); "
                      "any faster/slower verdict here is noise or drift")
     if core.unstable.any():
-        notes.append(f"{int(core.unstable.sum())} result(s) unstable or host-bound on a side: their verdicts are at most "
-                     "inconclusive")
+        notes.append(f"{int(core.unstable.sum())} result(s) unstable, host-bound or with token counts no "
+                     "tokenizer checked on a side: their verdicts are at most inconclusive")
     for side in (a, b):
         if len(side_products := {r.get("product") for r in side.runs}) > 1:
             notes.append(f"side {side.label} pools {len(side_products)} products: "

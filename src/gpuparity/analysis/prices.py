@@ -47,6 +47,12 @@ def _canonical(name: str) -> str:
     return spec["id"] if spec else name
 
 
+def _known(spec_id: str) -> bool:
+    from gpuparity.platform.specs import all_specs
+
+    return spec_id in all_specs() or any(k[0] == spec_id for k in price_book())
+
+
 def _price(value, origin: str) -> float:
     try:
         price = float(value)
@@ -66,8 +72,10 @@ def config_prices(path: str | None = None) -> dict[str, float]:
         import tomllib
     except ImportError:  # Python 3.10
         import tomli as tomllib
+    from gpuparity.validate import open_regular
+
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path, "TOML config") as fh:           # a FIFO or device: refused, never read
             data = tomllib.load(fh)
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise UserError(f"{path}: not a readable TOML config ({exc})") from None
@@ -84,7 +92,11 @@ def parse_price_args(items: list[str] | None) -> dict[str, float]:
         if "=" not in item:
             raise UserError(f"--price takes gpu=dollars_per_hour, got '{item}'")
         name, value = item.split("=", 1)
-        out[_canonical(name)] = _price(value, f"--price {name.strip()}")
+        key = _canonical(name)
+        if key != "cpu" and not _known(key):
+            raise UserError(f"--price {name.strip()[:40]}: no GPU of that name (a spec id such as mi300x or "
+                            "h100-sxm: `gpuparity specs` lists them)")
+        out[key] = _price(value, f"--price {name.strip()}")
     return out
 
 

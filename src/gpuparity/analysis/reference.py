@@ -24,9 +24,10 @@ SOURCES = (mlperf.SOURCE, mlperf_training.SOURCE)
 
 
 # -- import -----------------------------------------------------------------------------------------
-def import_file(store, fmt: str, path: str | Path, *, strict: bool = False, round: str | None = None) -> dict:
-    """Parse the whole input, then store every readable row in one transaction (a failure stores
-    nothing; rows already stored are kept). Unreadable rows are listed; strict refuses them all."""
+def read_input(fmt: str, path: str | Path, *, strict: bool = False, round: str | None = None
+               ) -> tuple[str, list[dict], list[dict]]:
+    """(source, readable rows, unreadable rows) of an input, before any store is opened: a bad
+    format name or input leaves nothing behind."""
     source = FORMATS.get(fmt)
     if source is None:
         raise UserError(f"unknown reference format {mlperf._show(fmt)}; choose one of {', '.join(FORMATS)}")
@@ -40,6 +41,15 @@ def import_file(store, fmt: str, path: str | Path, *, strict: bool = False, roun
     if not rows:
         first = f" (first: {unreadable[0]['where']}: {unreadable[0]['reason']})" if unreadable else ""
         raise UserError(f"{path}: no readable reference rows{first}")
+    return source, rows, unreadable
+
+
+def import_file(store, fmt: str, path: str | Path, *, strict: bool = False, round: str | None = None,
+                parsed: tuple | None = None) -> dict:
+    """Parse the whole input (or take read_input's `parsed`), then store every readable row in one
+    transaction (a failure stores nothing; rows already stored are kept). Unreadable rows are
+    listed; strict refuses them all."""
+    source, rows, unreadable = parsed or read_input(fmt, path, strict=strict, round=round)
     added = store.save_references(rows)
     for r in rows:
         evidence_rules.annotate(r)

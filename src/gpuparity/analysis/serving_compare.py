@@ -10,7 +10,8 @@ spread (results.figure.run_spread_default, GPUPARITY_RUN_SPREAD). Levels of inte
 spread over the range both Pareto curves cover; at each, B / A is the ratio of the curves'
 interpolated throughputs. Its interval is a parametric bootstrap (fixed seed): every point of
 both sides is redrawn from its normal law, both envelopes rebuilt and interpolated again, and
-the 2.5 / 97.5 percentiles of the ratios taken. Points with failed requests are left out.
+the 2.5 / 97.5 percentiles of the ratios taken. Points with failed requests, or token counts no
+tokenizer checked (usage.verified false), are left out.
 """
 
 from __future__ import annotations
@@ -72,7 +73,10 @@ def _serving_points(side: Side, floor: float) -> dict[str, list[tuple]]:
         trials = []
         for info in infos:
             s = info.get("serving") or {}
-            if (s.get("errors") or 0) + (s.get("timeouts") or 0) == 0:
+            # invalid requests (errors, timeouts, usage that contradicts the stream) or counts no
+            # tokenizer checked: no claim rests on that point
+            if (s.get("errors") or 0) + (s.get("timeouts") or 0) == 0 \
+                    and (s.get("usage") or {}).get("verified") is not False:
                 trials += _trial_pairs(info)
         if ckey and trials:
             curves.setdefault(str(ckey), []).append(_point(trials, floor))

@@ -347,6 +347,10 @@ def resolve_runs(token: str | None, db: str | None = None, stores=None,
         token = None
     if token and not os.path.exists(token) and (token.endswith((".json", ".db", ".sqlite")) or os.sep in token):
         raise_user(f"{token}: no such file")
+    if token and os.path.exists(token) and not os.path.isfile(token):
+        from gpuparity.validate import check_regular
+
+        check_regular(token, "run file or store")       # a FIFO or device: refused, never read
     if token and os.path.isfile(token) and not _is_sqlite(token):
         return token, load_run_docs(token), []
     if token and os.path.isfile(token):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import Any
 
@@ -31,13 +32,27 @@ def print_json(obj: Any) -> None:
     import orjson
 
     opts = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_APPEND_NEWLINE
-    data = orjson.dumps(obj, default=str, option=opts)
+    try:
+        data = orjson.dumps(obj, default=str, option=opts)
+    except orjson.JSONEncodeError:          # an integer past 64 bits (a row stored by an earlier version)
+        import json
+
+        from gpuparity.results.schema import finite_json
+
+        data = (json.dumps(finite_json(obj), indent=2, default=str, ensure_ascii=False) + "\n").encode()
+    if _UNSAFE_UTF8.search(data):       # C1 and bidi controls as \u escapes: the same JSON, inert on a terminal
+        data = _UNSAFE_UTF8.sub(lambda m: ("\\u%04x" % ord(m.group().decode())).encode(), data)
     sys.stdout.flush()
     if hasattr(sys.stdout, "buffer"):
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
     else:                       # a text-only stream (an embedding caller's StringIO)
         sys.stdout.write(data.decode())
+
+
+# UTF-8 of U+0080..U+009F (C1), U+061C, U+200E/F, U+2028/9, U+202A..E, U+2066..9 (orjson writes them raw)
+_UNSAFE_UTF8 = re.compile(
+    rb"\xc2[\x80-\x9f]|\xd8\x9c|\xe2\x80[\x8e\x8f\xa8-\xae]|\xe2\x81[\xa6-\xa9]")
 
 
 def fmt(value: Any, digits: int = 4) -> str:
@@ -59,10 +74,13 @@ def open_store(db: str | None):
 
 
 def escape(text: Any) -> str:
-    """Rich markup escape for any user- or file-supplied string."""
+    """Any user- or file-supplied string for a rich line: markup escaped, control and bidi
+    characters shown as escapes (validate.terminal_safe)."""
     from rich.markup import escape as _escape
 
-    return _escape(str(text))
+    from gpuparity.validate import terminal_safe
+
+    return _escape(terminal_safe(text))
 
 
 def write_output(output: str, text: str, what: str) -> None:

@@ -104,7 +104,9 @@ def register(app: typer.Typer) -> None:
                 print(f"regression gate passed: no result or category geomean is below {limit:.3f}x A "
                       "with 95% confidence", file=sys.stderr)
             else:
-                bad = [f"{f['workload']} {params_text(f['params'])} {f['dtype'] or ''}".strip()
+                from gpuparity.validate import terminal_safe
+
+                bad = [terminal_safe(f"{f['workload']} {params_text(f['params'])} {f['dtype'] or ''}".strip())
                        + f" ({f['ratio']:.3f}x, CI up to {f['ci_high']:.3f})" for f in gate["failed"]]
                 print(f"regression gate failed: {len(bad)} below {limit:.3f}x A (more than {threshold:.0%} slower) "
                       "with 95% confidence: " + "; ".join(bad[:10])

@@ -15,15 +15,18 @@ def register(app: typer.Typer) -> None:
     def import_runs(
         files: List[str] = typer.Argument(..., help="Run documents (JSON, as `export` or a spool writes them)."),
         db: Optional[str] = db_option(),
+        recompute: bool = typer.Option(False, "--recompute", help="Store a document whose stated figures disagree "
+                                       "with its raw samples with the figures the samples give (flagged "
+                                       "'recomputed'), instead of refusing it."),
     ) -> None:
-        """Store exported or spooled runs, one file at a time: each document is validated, then written,
+        """Store exported or spooled runs, one file at a time: each document is validated (its figures
+        recomputed from its raw samples), then written,
         and writes are committed in batches. A bad file stops the import there: the runs before it are
         stored, nothing from it on. A run id already stored is left as it is (run it again once fixed)."""
         from contextlib import ExitStack
 
-        from gpuparity.results.schema import validate_run
+        from gpuparity.results.schema import load_run_file
         from gpuparity.results.store import Store
-        from gpuparity.validate import load_json
 
         done: list[str] = []            # lines of runs written since the last commit
 
@@ -36,7 +39,7 @@ def register(app: typer.Typer) -> None:
             writer = None               # the store is opened at the first good document
             for i, f in enumerate(files):
                 try:
-                    doc = validate_run(load_json(f, None, "run file"), f)
+                    doc = load_run_file(f, recompute)   # its figures recomputed from its samples
                 except UserError as exc:
                     if writer is not None:
                         writer.commit()

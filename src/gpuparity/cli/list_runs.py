@@ -25,7 +25,9 @@ def register(app: typer.Typer) -> None:
         """List stored runs, newest first."""
         from gpuparity.results.journal import recover
         from gpuparity.results.store import Store
+        from gpuparity.validate import iso_date
 
+        since = iso_date(since)
         recover(console(stderr=True))     # a run whose process died is stored from its journal first
         with Store(db) as store:
             runs = store.list_runs(limit=limit, gpu=gpu, stack=stack, since=since, host=host, label=label)

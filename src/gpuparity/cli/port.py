@@ -68,6 +68,10 @@ def register(app: typer.Typer) -> None:
         dry_run = out is None and not examine
         if dry_run and to_stdout:
             raise UserError("a dry run prints its diff on stdout: give --out DIR, or --examine, to send a report to '-'")
+        from gpuparity.validate import check_output_file
+
+        for option, path in (("--json", json_path), ("--html", html_path), ("--csv", csv_path)):
+            check_output_file(path, option)          # before the work, and no folder is made for a report
         result = port(src, out, hip_version=hip_version, launch=launch, check=check, roc=roc, examine=examine)
         if dry_run:
             _write_stdout("".join(f.diff for f in result.files if f.diff))

@@ -38,11 +38,12 @@ def import_cmd(
 ) -> None:
     """Import reference results: readable rows are stored in one transaction (rows already stored are
     kept), unreadable ones are listed with the reason."""
-    from gpuparity.analysis.reference import import_file
+    from gpuparity.analysis.reference import import_file, read_input
     from gpuparity.results.store import Store
 
+    parsed = read_input(fmt_name, path, strict=strict, round=round_)     # a bad input opens no store
     with Store(db) as store:
-        summary = import_file(store, fmt_name, path, strict=strict, round=round_)
+        summary = import_file(store, fmt_name, path, strict=strict, round=round_, parsed=parsed)
     if as_json:
         print_json(summary)
         return

@@ -75,6 +75,11 @@ def register(app: typer.Typer) -> None:
         prices = price_options(price_basis, price)
         if not (a or gpu_a or stack_a):
             raise UserError("name at least one side: gpuparity report A [B] -o report.html")
+        from gpuparity.validate import check_output_file, check_regular
+
+        if claims_file and not no_claims:
+            check_regular(claims_file, "claims file")     # up front, not as an error inside the report
+        check_output_file(output, "--output")
         with StorePool() as stores:         # each store opened once for the sides and the claims
             two = bool(b or gpu_b or stack_b)
             side_a = _side(a, "A", db, stores, not two, gpu=gpu_a, stack=stack_a, since=since, host=host)

@@ -34,6 +34,8 @@ def _parse_sets(values: list[str]) -> dict:
         k, v = k.strip(), v.strip()
         if not k or not v:
             raise UserError(f"--set takes key=value, got '{item}'")
+        if not any(part.strip() for part in v.split(",")):
+            raise UserError(f"--set {k}={v} names no value")
         out[k] = v
     return out
 
@@ -51,6 +53,26 @@ def check_sets(sets: dict, workloads: list) -> None:
         names = ", ".join(w.name for w in workloads)
         raise UserError(f"unknown --set key{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} for {names}; "
                         f"valid: {', '.join(sorted(valid))}")
+    for w in workloads:          # an axis with a fixed set of values takes only those
+        for key, allowed in getattr(w, "choices", {}).items():
+            bad = [v.strip() for v in str(sets.get(key, "")).split(",") if v.strip() and v.strip() not in allowed]
+            if bad:
+                raise UserError(f"--set {key}={bad[0]}: {w.name} takes {key} in {', '.join(allowed)}")
+
+
+def check_profile(path: str | None) -> None:
+    """--profile DIR: an existing writable folder, or a new one in an existing folder."""
+    if not path:
+        return
+    if os.path.exists(path):
+        if not os.path.isdir(path):
+            raise UserError(f"--profile {path}: not a folder (traces are written into a folder)")
+        if not os.access(path, os.W_OK):
+            raise UserError(f"--profile {path}: not writable")
+        return
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
+        raise UserError(f"--profile {path}: its folder {parent} does not exist or is not writable")
 
 
 def check_dtypes(dtypes: list[str]) -> None:
@@ -60,19 +82,6 @@ def check_dtypes(dtypes: list[str]) -> None:
     bad = [d for d in dtypes if d not in known]
     if bad:
         raise UserError(f"unknown dtype{'s' if len(bad) > 1 else ''} {', '.join(bad)}; known: {', '.join(GEMM_DTYPES)}")
-
-
-def check_output_path(path: str | None) -> None:
-    """Fail before measuring, not after: the folder of --json must exist and be writable."""
-    if not path or path == "-":
-        return
-    folder = os.path.dirname(os.path.abspath(path)) or "."
-    if not os.path.isdir(folder):
-        raise UserError(f"--json {path}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
-        raise UserError(f"--json {path}: not writable")
-    if os.path.isdir(path):
-        raise UserError(f"--json {path}: is a folder")
 
 
 def register(app: typer.Typer) -> None:
@@ -115,6 +124,9 @@ def register(app: typer.Typer) -> None:
             raise UserError(f"unknown suite '{suite}'; choose one of {', '.join(SUITES)}")
         from gpuparity.workloads import base
 
+        if in_process and isolate:
+            raise UserError("--in-process and --isolate exclude each other: trials in this process, or each "
+                            "case and trial in its own")
         files = [os.path.abspath(p) for p in workload_file or []]
         for path in files:
             base.load_workload_file(path)
@@ -134,6 +146,8 @@ def register(app: typer.Typer) -> None:
         if like_file is not None:
             _check_like_sets(options, like_file)
         dtypes = [d.strip() for item in dtype or [] for d in item.split(",") if d.strip()]
+        if dtype and not dtypes:
+            raise UserError("--dtype names no dtype (e.g. --dtype bf16,fp8)")
         check_dtypes(dtypes)
         if dtypes:
             options["dtypes"] = dtypes
@@ -148,7 +162,10 @@ def register(app: typer.Typer) -> None:
                 label = clean_text(label, "--label", 200)
             except ValueError as exc:
                 raise UserError(str(exc)) from None
-        check_output_path(json_out)
+        from gpuparity.validate import check_output_file
+
+        check_output_file(json_out, "--json")
+        check_profile(profile)
         options["power_required"] = power_required
         options["workload_files"] = files
         from gpuparity import dist
@@ -227,6 +244,10 @@ def _run(names, suite, options, db, json_out, profile, no_store, trials, mode, s
     cases = like_cases(like) if like is not None else cases_for(names, suite, ctx, options, judge=False)
     unknown = [c for c in cases if c.skip]          # --like: workloads this installation lacks
     pairs = [(c.workload, c.params) for c in cases if not c.skip]
+    if writer and not no_store:                    # the run must be savable where asked, before any work
+        from gpuparity.results.store import check_writable
+
+        check_writable(db)
     if writer:
         out.print(f"[bold]gpuparity[/] {escape(fp.get('product'))} ({escape(fp.get('backend'))}), suite {suite}, "
                   f"{len(cases)} cases x {trials} trial{'s' if trials > 1 else ''} ({mode})"
@@ -255,6 +276,8 @@ def _run(names, suite, options, db, json_out, profile, no_store, trials, mode, s
         execute_plan(pairs, ctx, doc, on_result=on_result, on_start=on_start, trials=trials, seed=seed,
                      mode=mode, journal=journal, shuffle=shuffle, hold=hold)
         doc["results"] += [c.workload.result(c.params) for c in unknown]
+    if journal is not None:
+        journal.end(doc["status"], doc.get("interrupted_by"))
     try:
         code = _finish(doc, db, json_out, no_store, out) if writer else "ok"
         if journal is not None:

@@ -25,6 +25,13 @@ def register(app: typer.Typer) -> None:
         recover(console(stderr=True))     # a run whose process died is stored from its journal first
         with Store(db) as store:
             doc = store.get_run(run)
+        warn = console(stderr=True)
+        if doc.get("evidence_warning"):
+            warn.print(f"[yellow]warning: {escape(doc['evidence_warning'])}[/]")
+        if (doc.get("recomputed") or {}).get("count"):
+            first = (doc["recomputed"].get("changes") or [""])[0]
+            warn.print(f"[yellow]note: {doc['recomputed']['count']} stated figure(s) differed from the samples; "
+                       f"shown as the samples give them (first: {escape(first)})[/]")
         if as_json:
             print_json(doc)
             return

@@ -225,6 +225,9 @@ def _translate_all(files: list[SourceFile], opts: Options, jobs: int | None, wan
 def unified_diff(rel: str, before: str, after: str, context: int = 3) -> str:
     """`diff -u` text. C/C++ translation never adds or removes lines, so changed lines pair
     up by index and hunks are cut directly; difflib (much slower) handles the rest (CMake)."""
+    from gpuparity.validate import terminal_safe
+
+    rel = terminal_safe(rel)        # a file name's control or bidi characters are shown, never obeyed
     old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
     if len(old) != len(new):
         return "".join(difflib.unified_diff(old, new, fromfile=f"a/{rel}", tofile=f"b/{rel}"))

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-import html
-
 from gpuparity.report.headline import counts_text, headline, pair
+from gpuparity.validate import markdown_safe
+
+
+class Markup(str):
+    """Markdown this module wrote itself (a verdict in bold): `cell` keeps it as it is."""
 
 
 def cell(value) -> str:
-    """A table cell: no line breaks, pipes escaped, HTML neutralised."""
+    """Text for a table cell, heading or line: numbers formatted, everything else literal
+    (validate.markdown_safe: no HTML, links, headings or table breaks from data)."""
     if value is None:
         return "-"
     if isinstance(value, float):
         return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
-    text = html.escape(str(value), quote=False).replace("|", "\\|")
-    return " ".join(text.split())
+    if isinstance(value, Markup):
+        return str(value)
+    return markdown_safe(value)
 
 
 def table(headers: list[str], rows: list[list], drop_empty: bool = False) -> str:
@@ -78,7 +83,7 @@ def compare_markdown(result: dict, title: str = "gpuparity comparison", max_rows
     if result["geomean"]:
         out += ["### Geometric means", "", table(
             ["category", "n", "B/A [95% CI]", "verdict", "trials A/B", "per peak", "per $", "per W"],
-            [[cat, g["n"], _ci(g["ratio"], g["ci_low"], g["ci_high"]), f"**{g['verdict']}**",
+            [[cat, g["n"], _ci(g["ratio"], g["ci_low"], g["ci_high"]), Markup(f"**{g['verdict']}**"),
               pair(g.get("a_trials"), g.get("b_trials")), g.get("ratio_per_peak"), g.get("ratio_per_dollar"),
               g.get("ratio_per_watt")] for cat, g in result["geomean"].items()], drop_empty=True), ""]
     rows = result["rows"][:max_rows] if max_rows else result["rows"]

@@ -20,7 +20,8 @@ RUN_ID = r"^[A-Za-z0-9][A-Za-z0-9._:+_-]{0,127}$"     # no '/', '%', spaces (a f
 KEY = r"^[0-9a-f]{16}$"
 MAX_STRING = 100_000
 MAX_ITEMS = 5_000_000            # strings, numbers and containers in one document
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")     # C0 (but tab, newlines), DEL, C1
+INT64 = 2**63 - 1
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
@@ -190,7 +191,7 @@ def check_bounds(doc: Any, origin: str) -> None:
             if len(node) > MAX_STRING:
                 raise UserError(f"{origin}: {path or 'a string'} is longer than {MAX_STRING} characters")
             if _CONTROL.search(node):
-                raise UserError(f"{origin}: {path or 'a string'} holds control characters (NUL, ESC, ...)")
+                raise UserError(f"{origin}: {path or 'a string'} holds control characters (NUL, ESC, C1, ...)")
         elif isinstance(node, float):
             if not math.isfinite(node):
                 raise UserError(f"{origin}: {path} is not a finite number")
@@ -202,6 +203,8 @@ def check_bounds(doc: Any, origin: str) -> None:
                 if isinstance(k, str) and (len(k) > 1000 or _CONTROL.search(k)):
                     raise UserError(f"{origin}: a field name at {path or 'top level'} is too long or holds "
                                     "control characters")
+                if type(v) is int and not -INT64 - 1 <= v <= INT64:    # SQLite, PostgreSQL, JSON readers: 64 bits
+                    raise UserError(f"{origin}: {f'{path}.{k}' if path else k} is an integer beyond 64 bits")
                 if isinstance(v, (dict, list, str, float)):
                     stack.append((v, depth + 1, f"{path}.{k}" if path else str(k)))
 

@@ -26,6 +26,7 @@ The estimator, written down (the README's "Statistics" repeats it):
 - % of peak (derive_rates, and every view through `unit_peak` / `pct_of_peak`): the figure over
   its spec peak in the figure's unit; a tokens/s figure uses the FLOP per token its peak kind
   carries (`peak_kind_for`).
+A document from elsewhere is checked against these same functions (results/recompute.py).
 """
 
 from __future__ import annotations
@@ -62,6 +63,19 @@ def timing_value(samples_s: list[float], amount: float, scale: float) -> tuple[f
     if not x or not amount:
         return float("nan"), float("nan")
     return amount / float(np.median(x)) / scale, log_median_se(x)
+
+
+def rate_value(rates: list[float]) -> tuple[float, float]:
+    """(trial figure, its log standard error) from throughput per sample, for documents that
+    record rates directly (metric.samples: other tools, older versions): their median."""
+    import numpy as np
+
+    from gpuparity.measure.stats import log_median_se
+
+    x = [r for r in rates if r and r > 0 and math.isfinite(r)]
+    if not x:
+        return float("nan"), float("nan")
+    return float(np.median(x)), log_median_se(x)
 
 
 def set_metric(result: dict, kind: str, value: float, log_se: float | None) -> None:

@@ -6,10 +6,14 @@ A journal is a JSON-lines file in <spool>/journal/<run_id>.jsonl, readable only 
   {"type": "header", "doc": <run document without results>, "db": <store url>, "pid": ..}
   {"type": "start", "case": i, "trial": t, "what": "gemm m=.. bf16"}
   {"type": "trial", "case": i, "trial": t, "result": {..}}
-The writer holds an exclusive lock on the file for its whole life. A journal whose lock can be
-taken belongs to a process that is gone: `recover` folds its trials into results (per case, as
-the run would have), marks the run "crashed" with what was in flight, stores it (or spools it)
-and removes the journal. A run that ends normally removes its own journal after the save.
+  {"type": "end", "status": "complete" | "interrupted", "by": "SIGINT" | "SIGTERM" | null}
+The file is created (with its header) only when the first case starts: a run stopped before that
+leaves nothing to recover. The writer holds an exclusive lock on the file for its whole life. A
+journal whose lock can be taken belongs to a process that is gone: `recover` folds its trials into
+results (per case, as the run would have) and stores it (or spools it) with its real state: the
+status its "end" record gives (the run ended but was not saved), else "crashed" with what was in
+flight; a journal without a single case started is removed. A run that ends normally removes its
+own journal after the save.
 """
 
 from __future__ import annotations
@@ -30,17 +34,21 @@ class Journal:
     """Append-only record of one run in progress (see the module notes)."""
 
     def __init__(self, doc: dict, db: str | None):
-        folder = journal_dir()
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        self.path = os.path.join(folder, f"{doc['run_id']}.jsonl")
+        self.doc, self.db = doc, db
+        self.path = os.path.join(journal_dir(), f"{doc['run_id']}.jsonl")
+        self._fh = None             # opened by the first start(): nothing measured, nothing to keep
+
+    def _open(self) -> list[dict]:
+        os.makedirs(journal_dir(), mode=0o700, exist_ok=True)
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self._fh = os.fdopen(fd, "a", encoding="utf-8")
         fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        header = {k: v for k, v in doc.items() if k != "results"}
-        self._write({"type": "header", "doc": header, "db": db, "pid": os.getpid()})
+        header = {k: v for k, v in self.doc.items() if k != "results"}
+        return [{"type": "header", "doc": header, "db": self.db, "pid": os.getpid()}]
 
     def _write(self, record: dict) -> None:
-        self._fh.write(json.dumps(record, default=str) + "\n")
+        records = self._open() if self._fh is None else []
+        self._fh.write("".join(json.dumps(r, default=str) + "\n" for r in [*records, record]))   # one write
         self._fh.flush()
         os.fsync(self._fh.fileno())
 
@@ -50,9 +58,14 @@ class Journal:
     def trial(self, case: int, trial: int, result: dict) -> None:
         self._write({"type": "trial", "case": case, "trial": trial, "result": result})
 
+    def end(self, status: str, by: str | None = None) -> None:
+        """The run has stopped measuring (complete or interrupted); what follows is its save."""
+        if self._fh is not None:
+            self._write({"type": "end", "status": status, "by": by})
+
     def close(self, remove: bool) -> None:
         """Release the journal; `remove` once the run is stored or spooled."""
-        if self._fh.closed:
+        if self._fh is None or self._fh.closed:
             return
         if remove:
             try:
@@ -75,7 +88,7 @@ def read(path: str) -> tuple[dict | None, list[dict]]:
                 continue
             if rec.get("type") == "header" and header is None:
                 header = rec
-            elif rec.get("type") in ("start", "trial"):
+            elif rec.get("type") in ("start", "trial", "end"):
                 records.append(rec)
     return header, records
 
@@ -87,10 +100,12 @@ def rebuild(header: dict, records: list[dict]) -> dict:
 
     doc: dict[str, Any] = dict(header["doc"])
     trials: dict[int, list[tuple[int, dict]]] = {}
-    started, finished = {}, set()
+    started, finished, end = {}, set(), None
     for rec in records:
         key = (rec.get("case"), rec.get("trial"))
-        if rec["type"] == "start":
+        if rec["type"] == "end":
+            end = rec
+        elif rec["type"] == "start":
             started[key] = rec.get("what")
         elif isinstance(rec.get("result"), dict):
             finished.add(key)
@@ -106,12 +121,18 @@ def rebuild(header: dict, records: list[dict]) -> dict:
     from gpuparity.results.schema import finite_json
 
     doc["results"] = finite_json(results)
-    doc["status"] = "crashed"
-    doc["crash"] = {
-        "cause": "the run's process died before it finished (killed, out of memory, or a crash in native "
-                 "code); recovered from its journal",
-        "in_flight": in_flight,
-    }
+    if end is not None and end.get("status") in ("complete", "interrupted"):
+        doc["status"] = end["status"]         # it stopped measuring as it should; only the save was lost
+        if end.get("by") in ("SIGINT", "SIGTERM"):
+            doc["interrupted_by"] = end["by"]
+        doc["recovered"] = "the run ended but was not saved; stored from its journal"
+    else:
+        doc["status"] = "crashed"
+        doc["crash"] = {
+            "cause": "the run's process died before it finished (killed, out of memory, or a crash in native "
+                     "code); recovered from its journal",
+            "in_flight": in_flight,
+        }
     doc["finished_at"] = doc.get("finished_at") or now_iso()
     return doc
 
@@ -144,7 +165,7 @@ def recover(out=None, only_dead: bool = True) -> list[str]:
                 if only_dead:
                     continue        # its writer is alive
             header, records = read(path)
-            if header is None:
+            if header is None or not records:      # no case had started: nothing was measured
                 os.remove(path)
                 continue
             doc = rebuild(header, records)

@@ -107,6 +107,8 @@ class Store:
     """A connection to one store. Use as a context manager or call close()."""
 
     def __init__(self, url: str | None = None, *, connect_timeout: float = 5.0):
+        # only the default store (no --db, no GPUPARITY_DB) may create its folder: the user data dir
+        self._own_folder = not url and not os.environ.get("GPUPARITY_DB")
         self.url = url or default_db()
         self.postgres = is_postgres(self.url)
         self.read_only = False
@@ -130,8 +132,7 @@ class Store:
     def _connect_sqlite(self) -> sqlite3.Connection:
         path = self.path
         folder = os.path.dirname(os.path.abspath(path))
-        if os.path.isdir(path):
-            raise UserError(f"{path}: is a folder, not a store file")
+        check_target(path, self._own_folder)
         if os.path.exists(path) and not (os.access(path, os.W_OK) and os.access(folder, os.W_OK)):
             # A read-only store still lists, shows and compares; a save is refused (and spooled).
             self.read_only = True
@@ -145,7 +146,8 @@ class Store:
         while True:
             conn = None
             try:
-                os.makedirs(folder, exist_ok=True)
+                if self._own_folder:
+                    os.makedirs(folder, exist_ok=True)
                 conn = sqlite3.connect(path, timeout=30, isolation_level=None)
                 self._check_foreign(conn)          # before anything writes to the file
                 conn.execute("PRAGMA journal_mode=WAL")
@@ -391,9 +393,12 @@ class Store:
         run_id = self.resolve_run_id(ref)
         (doc,) = self.query("SELECT doc FROM runs WHERE run_id = ?", (run_id,))[0]
         try:
-            return json.loads(doc)
+            doc = json.loads(doc)
         except (TypeError, ValueError):
             raise UserError(f"{self.path}: run {run_id} is damaged in the store (its document is not JSON)") from None
+        from gpuparity.results.recompute import read_back
+
+        return read_back(doc, f"run {run_id}")     # figures from the samples, whatever version stored it
 
     def run_text(self, ref: str) -> tuple[str, str, int]:
         """(run id, its document as the stored JSON text, its number of results): what `export`
@@ -539,6 +544,44 @@ class RunWriter:
             tx, self._tx = self._tx, None
             self.pending = []
             tx.__exit__(type(exc), exc, exc.__traceback__)
+
+
+def check_target(path: str, may_create_folder: bool = False) -> None:
+    """Refuse, before anything is opened or created, a SQLite store path that is a folder, not a
+    regular file (/dev/null, a FIFO), or in a folder that does not exist (a store file is created
+    only in an existing folder; only the default store makes its own)."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot open store ({exc.strerror or exc})") from None
+    if mode is not None and stat.S_ISDIR(mode):
+        raise UserError(f"{path}: is a folder, not a store file")
+    if mode is not None and not stat.S_ISREG(mode):
+        raise UserError(f"{path}: not a regular file (a device or pipe), not a store file")
+    folder = os.path.dirname(os.path.abspath(path))
+    if mode is None and not may_create_folder and not os.path.isdir(folder):
+        raise UserError(f"{path}: folder {folder} does not exist (give a store file in an existing folder)")
+
+
+def check_writable(url: str | None) -> None:
+    """Before work that ends in a save (`run`): the store opens (created if new, in an existing
+    folder) and takes writes, or exit 2 now. A PostgreSQL store is not probed: one that is down
+    when the run ends gets the run spooled (results/spool.py)."""
+    if url and is_postgres(url):
+        return
+    path = (url or default_db()).removeprefix("sqlite:///")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.exists(path) and os.path.isdir(folder) and not os.access(folder, os.W_OK):
+        raise UserError(f"{path}: its folder {folder} is read-only: a run could not be saved there; give a "
+                        "writable --db, or --no-store")
+    with Store(url) as store:
+        if store.read_only:
+            raise UserError(f"{store.path}: the store is read-only (or its folder is): a run could not be saved "
+                            "there; give a writable --db, or --no-store")
 
 
 class _Cursor:

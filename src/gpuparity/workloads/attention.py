@@ -47,6 +47,7 @@ class Attention(Workload):
     axes = {"seq": "1k..16k on GPU (256..1k on CPU)", "head_dim": "64, 128", "causal": "true, false",
             "pass": "fwd, bwd", "heads,kv_heads": "query and key/value heads (GQA when kv < q)",
             "dtype": "bf16 (fp32 on a CPU without bf16 units)"}
+    choices = {"pass": ("fwd", "bwd")}
 
     def cases(self, suite: str, ctx: Context) -> list[dict]:
         return [c for dt in ctx.options.get("dtypes") or [compute_dtype(ctx)] for c in self._cases(suite, ctx, dt)]

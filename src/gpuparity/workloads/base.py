@@ -78,6 +78,7 @@ class Workload:
     category: str = "kernel"
     description: str = ""
     axes: dict[str, str] = {}
+    choices: dict[str, tuple[str, ...]] = {}    # axes with a fixed set of values: --set is checked up front
     suites: tuple[str, ...] = ("quick", "standard", "full")
 
     def cases(self, suite: str, ctx: Context) -> list[dict]:
@@ -253,6 +254,9 @@ def trial_record(result: dict, trial: int) -> dict:
               "rel_noise": summary.get("rel_noise"), "median_s": summary.get("median"),
               "flags": list(result.get("flags") or [])}
     record.update({k: info[k] for k in TRIAL_FIELDS if k in info})
+    if result.get("work"):
+        record["work"] = result["work"]     # a trial's figure is redone from its samples and work (a
+        #                                     shape search may find another shape in another trial)
     if result["status"] != "ok":
         record["reason"] = result.get("reason")
     if result.get("telemetry"):
@@ -350,7 +354,9 @@ def _load_builtins() -> None:
 def load_workload_file(path: str) -> list[str]:
     """Register the workloads of a user's Python file (its WORKLOADS list)."""
     from gpuparity.errors import UserError
+    from gpuparity.validate import check_regular
 
+    check_regular(path, "workload file")       # a FIFO or device is never read (it could block)
     spec = importlib.util.spec_from_file_location(f"gpuparity_user_{abs(hash(path))}", path)
     if spec is None or spec.loader is None:
         raise UserError(f"{path}: not a Python file")
@@ -359,6 +365,10 @@ def load_workload_file(path: str) -> list[str]:
         spec.loader.exec_module(module)
     except FileNotFoundError:
         raise UserError(f"{path}: no such file") from None
+    except SyntaxError as exc:
+        raise UserError(f"{path}: not valid Python (line {exc.lineno}: {exc.msg})") from None
+    except Exception as exc:  # noqa: BLE001 - the user's module failed on import: one line, not a traceback
+        raise UserError(f"{path}: failed on import ({type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''})") from None
     names = []
     for w in getattr(module, "WORKLOADS", []):
         register(w() if isinstance(w, type) else w)

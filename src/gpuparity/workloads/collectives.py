@@ -142,6 +142,7 @@ class Collectives(Workload):
             "ranks": "world size", "nodes": "nodes in the job",
             "ops": "collectives to run (comma list)", "min_bytes": "smallest buffer (e.g. 1K)",
             "max_bytes": "largest buffer (e.g. 1G)"}
+    choices = {"op": OPS}
     suites = ("comm",)
 
     def cases(self, suite: str, ctx: Context) -> list[dict]:

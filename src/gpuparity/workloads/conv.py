@@ -45,6 +45,7 @@ class Conv(Workload):
     axes = {"net,layer": "resnet50: conv1, res2_3x3, res2_1x1, res4_3x3, res5_3x3; unet: down1, down2, mid",
             "batch,cin,cout,hw,kernel,stride": "layer shape", "channels_last": "true, false",
             "pass": "fwd, bwd", "dtype": "bf16 (fp32 on a CPU without bf16 units)"}
+    choices = {"pass": ("fwd", "bwd")}
 
     def cases(self, suite: str, ctx: Context) -> list[dict]:
         return [c for dt in ctx.options.get("dtypes") or [compute_dtype(ctx)] for c in self._cases(suite, ctx, dt)]

@@ -57,6 +57,7 @@ class Memory(Workload):
     description = ("copy, scale, add, triad and a read-only sum over memory far above the last-level "
                    "cache (GB/s read+written, % of spec); pinned host<->device copies on GPUs")
     axes = {"op": ", ".join([*KERNELS, *TRANSFERS]), "elements": "fp32 elements per array"}
+    choices = {"op": (*KERNELS, *TRANSFERS)}
 
     def cases(self, suite: str, ctx: Context) -> list[dict]:
         n = array_elems(ctx, suite)

@@ -48,6 +48,7 @@ class MoE(Workload):
     axes = {"preset": ", ".join(PRESETS), "tokens": "tokens per call",
             "experts,top_k,hidden,ffn,shared": "layer shape (on CPU: hidden, ffn / 32, at most 64 experts)",
             "dtype": "bf16 (fp32 on a CPU without bf16 units)"}
+    choices = {"preset": tuple(PRESETS)}
 
     def cases(self, suite: str, ctx: Context) -> list[dict]:
         return [c for dt in ctx.options.get("dtypes") or [compute_dtype(ctx)] for c in self._cases(suite, ctx, dt)]

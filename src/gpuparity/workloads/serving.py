@@ -436,13 +436,20 @@ def curve_key(params: dict) -> str:
 def token_counts(records, prompts, tokenizer) -> list[dict]:
     """Per record: the token figures of its export row. Output: the server's usage where it sent
     one, else the client's count (tokenizer, or streamed pieces without one); input: the
-    client's count (as vLLM), else the server's, else the prompt's words (estimated)."""
+    client's count (as vLLM), else the server's, else the prompt's words (estimated). With a
+    tokenizer the server's output count must agree with the streamed text's (else the request is
+    invalid: serving_client.verify_output); without one the counts are unverified (the point is
+    flagged, serving_summary)."""
+    from gpuparity.workloads.serving_client import verify_output
+
     out = []
     for rec, prompt in zip(records, prompts, strict=True):
         s_in = rec.usage.prompt_tokens if rec.usage else None
         s_out = rec.usage.completion_tokens if rec.usage else None
         c_in = prompt.tokens
         c_out = tokenizer.count_output(rec.text) if tokenizer is not None and rec.ok else rec.pieces
+        if tokenizer is not None:
+            verify_output(rec, c_out)
         tin = c_in if c_in is not None else s_in
         words = len((prompt.body if isinstance(prompt.body, str) else " ".join(m["content"] for m in prompt.body)).split())
         out.append({"input_tokens": tin if tin is not None else words,
@@ -502,6 +509,8 @@ def finish(result: dict, s: dict, params: dict) -> dict:
                     f"({s['errors']} errors, {s['timeouts']} timeouts); first: {first}")
     set_metric(result, "tokens", s["throughput_per_gpu"], s["log_se"])
     result["metric"]["unit"] = "tokens/s/GPU"
+    if s["usage"]["verified"] is False:       # no claim rests on counts nobody checked (compare leaves it out)
+        result["flags"].append("unverified_tokens")
     e2el = [(r["end_us"] - r["start_us"]) / 1e6 for r in rows if r["ok"]]
     result["samples"] = e2el
     summary = summarize(e2el)

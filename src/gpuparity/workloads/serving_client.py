@@ -213,8 +213,24 @@ def http_error(status: int, body: str, ignore_eos: bool) -> str:
     return f"HTTP {status}: {one_line(body, 200)}"
 
 
+# How far a server's usage may be from the client's own count before the request is invalid:
+# re-tokenizing streamed text can merge or split a few tokens, a chat template differs a little
+# from server to server, an EOS token may be counted or not.
+OUTPUT_TOLERANCE = (4, 0.10)       # tokens + share of the client's count
+PROMPT_TOLERANCE = (32, 0.10)
+PROMPT_BYTES_SLACK = 1024          # without a tokenizer: a prompt has at most its UTF-8 bytes + a template
+
+
+def prompt_bytes(prompt: Prompt) -> int:
+    body = prompt.body if isinstance(prompt.body, str) else " ".join(str(m.get("content", "")) for m in prompt.body)
+    return len(body.encode("utf-8", "replace"))
+
+
 def check_usage(rec: Record, prompt: Prompt) -> None:
-    """Accept a finished stream unless its usage figures contradict what was received."""
+    """Accept a finished stream unless its usage figures contradict what was received or sent:
+    output tokens between the pieces streamed and max_tokens; prompt tokens within the client's
+    count (PROMPT_TOLERANCE) or, without one, the prompt's bytes. A server's 0 prompt tokens is no
+    count: dropped."""
     rec.ok = True
     u = rec.usage
     if u is None:
@@ -226,8 +242,22 @@ def check_usage(rec: Record, prompt: Prompt) -> None:
     inp = u.prompt_tokens
     if inp == 0:                     # a non-empty prompt has tokens: a server that says 0 did not count them
         u.prompt_tokens = None
-    elif inp is not None and prompt.tokens is not None and inp > 4 * prompt.tokens + 8192:
+    elif inp is not None and prompt.tokens is not None and beyond(inp, prompt.tokens, PROMPT_TOLERANCE):
         rec.fail(f"usage says {inp} prompt tokens for a prompt of {prompt.tokens} tokens")
+    elif inp is not None and prompt.tokens is None and inp > prompt_bytes(prompt) + PROMPT_BYTES_SLACK:
+        rec.fail(f"usage says {inp} prompt tokens for a prompt of {prompt_bytes(prompt)} bytes")
+
+
+def beyond(server: int, client: int, tolerance: tuple[int, float]) -> bool:
+    return abs(server - client) > tolerance[0] + tolerance[1] * client
+
+
+def verify_output(rec: Record, client_tokens: int) -> None:
+    """With the served model's tokenizer: the server's output tokens must be the streamed text's
+    count within OUTPUT_TOLERANCE, else the request is invalid (its tokens are not counted)."""
+    out = rec.usage.completion_tokens if rec.ok and rec.usage is not None else None
+    if out is not None and beyond(out, client_tokens, OUTPUT_TOLERANCE):
+        rec.fail(f"usage says {out} output tokens, but the streamed text is {client_tokens} tokens")
 
 
 async def _bounded(coro, rec: Record, timeout_s: float) -> None:

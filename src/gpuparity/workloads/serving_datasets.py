@@ -175,9 +175,11 @@ class _ShareGPT(BaseModel):
 
 def file_digest(path: str) -> str:
     """sha256 of the file (12 hex digits): the data set's identity in the result key, not its path."""
+    from gpuparity.validate import open_regular
+
     h = hashlib.sha256()
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path, "ShareGPT file") as fh:        # a FIFO or device: refused, never read
             for block in iter(lambda: fh.read(1 << 20), b""):
                 h.update(block)
     except OSError as exc:

@@ -18,6 +18,9 @@ Definitions (vLLM's, in ms unless named):
 - interactivity: 1000 / median TPOT ms, output tokens/s seen by one user.
 - goodput: completed requests meeting every SLO given (ttft, tpot, e2el in ms; a request with
   one output token has TPOT 0 here, as vLLM), per second; fraction = good / all requests.
+- usage.verified: whether the output counts were checked against the served model's tokenizer
+  (without one they are the server's word: the point is flagged unverified_tokens and
+  comparisons leave it out).
 - log_se (the throughput's within-trial standard error of its log): the delta-method standard
   error of log(sum output tokens / sum E2EL) over completed requests, i.e. the request-to-request
   variation of the rate (closed-loop requests share batches, so it understates the run-to-run
@@ -123,6 +126,8 @@ def summarize_point(rows: list[dict], gpus: int, percentiles=DEFAULT_PERCENTILES
         "server_output_tokens": _sum_known(good, "server_output_tokens"),
         "client_output_tokens": _sum_known(good, "client_output_tokens"),
         "client_counts": "tokenizer" if tokenizer else "streamed pieces",
+        # the output counts were checked against the served model's tokenizer (serving_client.verify_output)
+        "verified": bool(tokenizer),
     }
     s["log_se"] = _log_rate_se([r["output_tokens"] for r in good], e2el)
     s["interactivity_log_se"] = log_median_se(tpots) if len(tpots) >= 2 else None
@@ -242,7 +247,8 @@ def summary_table(title: str, s: dict, ci: tuple | None = None) -> dict:
     rows.append(["Input tokens: server usage / client count",
                  f"{_opt(u['server_input_tokens'])} / {_opt(u['client_input_tokens'])}"])
     rows.append(["Output tokens: server usage / client count",
-                 f"{_opt(u['server_output_tokens'])} / {_opt(u['client_output_tokens'])} ({u['client_counts']})"])
+                 f"{_opt(u['server_output_tokens'])} / {_opt(u['client_output_tokens'])} ({u['client_counts']})"
+                 + ("" if u.get("verified", True) else "; unverified: no tokenizer, no throughput claim")])
     for e in s["error_kinds"][:3]:
         rows.append([f"Error x{e['count']}", e["error"][:120]])
     return {"title": title, "columns": ["metric", "value"], "rows": rows}
