@@ -418,7 +418,9 @@ def test_quickstart_output_is_ignored_and_setup_uses_the_cpu_index():
 
 # -- a team store at scale (issue 28): steps on named runs do not grow with the store ---------------
 def _run_doc(run_id: str, spec_id: str, stack: dict, minute: int, n: int = 20) -> dict:
+    from gpuparity.measure.stats import summarize
     from gpuparity.platform.specs import all_specs
+    from gpuparity.results.figure import derive
 
     spec = all_specs()[spec_id]
     fp = {"host": f"{spec_id}-box", "backend": "cuda", "product": spec["product"], "vendor": spec["vendor"],
@@ -431,9 +433,8 @@ def _run_doc(run_id: str, spec_id: str, stack: dict, minute: int, n: int = 20) -
         flop = 2.0 * 256 * (i + 1) * 1024 * 1024
         r["samples"] = [flop / 1e14 * (1 + 0.01 * (j % 3)) for j in range(9)]
         r["work"] = {"flop": flop}
-        r["metric"] = {"name": "flop", "unit": "TFLOP/s", "value": 100.0, "ci_low": 99.0, "ci_high": 101.0,
-                       "trials": 1}
-        r["info"] = {"peak_kind": "flop:bf16"}
+        r["summary"] = summarize(r["samples"])
+        derive(r, "flop:bf16", spec)         # the figure, rates and % of peak as `run` states them
         doc["results"].append(r)
     return doc
 
