@@ -52,7 +52,12 @@ def register(app: typer.Typer) -> None:
         output_format: str = typer.Option("table", "--format", "-f", click_type=click.Choice(FORMATS),
                                           help="table for a terminal, markdown for chats, csv or json for tools."),
         spread: Optional[str] = typer.Option(
-            None, "--run-spread", help="Run-to-run spread assumed for a single-trial side (default 3% or $GPUPARITY_RUN_SPREAD)."),
+            None, "--run-spread", help="Run-to-run spread assumed for a side with one run (default: from the store's "
+                                       "earlier runs of its product and stack, else 6% for kernels and models, "
+                                       "8% serving, 10% comm; or $GPUPARITY_RUN_SPREAD)."),
+        history: bool = typer.Option(True, "--history/--no-history",
+                                     help="Learn a one-run side's run-to-run spread from earlier runs in its store "
+                                          "(file sides: the default store, if it exists)."),
         max_rows: int = typer.Option(200, "--rows", min=0,
                                      help="table, markdown: show at most this many result rows (0: all); csv, json: all."),
         price_basis: str = typer.Option("neocloud", "--price-basis",
@@ -85,7 +90,7 @@ def register(app: typer.Typer) -> None:
         prices = price_options(price_basis, price)
         side_a = load_side(a, "A", db, gpu=gpu_a, stack=stack_a, since=since, host=host)
         side_b = load_side(b, "B", db, gpu=gpu_b, stack=stack_b, since=since, host=host)
-        result = compare_sides(side_a, side_b, tol, prices, floor=floor)
+        result = compare_sides(side_a, side_b, tol, prices, floor=floor, history="auto" if history else None)
         if threshold is not None:
             result["gate"] = regression_gate(result, threshold)
         emit(result, output_format, max_rows)
@@ -94,15 +99,18 @@ def register(app: typer.Typer) -> None:
             import sys
 
             limit = 1 - threshold
+            busy = (f" (side {' and '.join(gate['contended'])} contended: the machine was busy, rerun it on a "
+                    "quiet one)") if gate.get("contended") else ""
             if gate["passed"]:
                 print(f"regression gate passed: no result or category geomean is below {limit:.3f}x A "
-                      "with 95% confidence", file=sys.stderr)
+                      f"with confidence ({gate['method']}){busy}", file=sys.stderr)
             else:
                 bad = [f"{f['workload']} {params_text(f['params'])} {f['dtype'] or ''}".strip()
-                       + f" ({f['ratio']:.3f}x, CI up to {f['ci_high']:.3f})" for f in gate["failed"]]
+                       + (f" ({f['ratio']:.3f}x, CI up to {f['ci_high']:.3f})" if f["ci_high"] is not None
+                          else f" ({f['ratio']:.3f}x)") for f in gate["failed"]]
                 print(f"regression gate failed: {len(bad)} below {limit:.3f}x A (more than {threshold:.0%} slower) "
-                      "with 95% confidence: " + "; ".join(bad[:10])
-                      + (f"; and {len(bad) - 10} more" if len(bad) > 10 else ""), file=sys.stderr)
+                      f"with confidence ({gate['method']}): " + "; ".join(bad[:10])
+                      + (f"; and {len(bad) - 10} more" if len(bad) > 10 else "") + busy, file=sys.stderr)
                 raise typer.Exit(1)
 
 
@@ -163,6 +171,10 @@ def print_table(result: dict, max_rows: int = 0) -> None:
     from gpuparity.report.headline import headline
 
     con.print(f"[bold]{escape(headline(result)['text'])}[/]")
+    counts = result.get("counts")
+    if counts and result["rows"]:
+        con.print(escape(", ".join(f"{counts[v]:,} {v}" for v in VERDICT_STYLE if counts.get(v))
+                         + f" ({counts['method']})"))
     for note in result.get("notes") or []:
         con.print(f"[yellow]note: {escape(note)}[/]")
     t = Table(title=f"B / A per result (tolerance ±{result['tolerance']:.0%}, 95% CI)")
