@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -463,3 +464,80 @@ def test_ci_agrees_with_a_textbook_percentile_bootstrap():
         lo, hi = np.quantile(reps, [0.025, 0.975])
         width = hi - lo
         assert abs(rows[i]["ci_low"] - lo) < 0.3 * width and abs(rows[i]["ci_high"] - hi) < 0.3 * width, (i, lo, hi)
+
+
+def test_store_history_sets_a_one_run_sides_spread(tmp_path, capsys, monkeypatch):
+    """Earlier runs of the same product and stack in the store (keys measured in several runs, 1%
+    apart) replace the 6% default for a one-run side, and compare says where its spread came from;
+    --no-history, another product or a file side without a default store fall back to the default."""
+    db = str(tmp_path / "s.db")
+    rocm = {"rocm_version": "6.2.4", "hip_version": "6.2"}
+    rng = np.random.default_rng(4)
+
+    def run(run_id: str, day: int, spec_id: str = "mi300x", stack: dict = rocm, centre: float = 100.0) -> dict:
+        shift = math.exp(0.01 * rng.standard_normal())
+        return make_run([make_result("gemm", {"m": m}, noisy(centre * (1 + m / 8) * shift, 0.002, 12, day * 10 + m))
+                         for m in range(8)], run_id=run_id, spec_id=spec_id, stack=stack,
+                        started_at=f"2026-01-{day:02d}T00:00:00+00:00")
+
+    with Store(db) as s:
+        for day in range(1, 6):
+            s.save_run(run(f"old{day}", day))
+        s.save_run(run("new-a", 10))
+        s.save_run(run("new-b", 11, "h100-sxm", {"cuda_version": "12.4"}, 130.0))
+    code, out, err = main_inprocess(["compare", "new-a", "new-b", "--db", db, "-f", "json"], capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    spread_a = doc["run_spread"]["A"]["kernel"]
+    assert spread_a["source"] == "history" and spread_a["runs"] == 5 and spread_a["spread"] < 0.03
+    assert spread_a["text"].startswith("run-to-run ") and "from 5 earlier runs of mi300x/rocm 6.2.4" in spread_a["text"]
+    assert doc["run_spread"]["B"]["kernel"]["text"] == "assumed 6% (no earlier runs of h100-sxm/cuda 12.4 in s.db)"
+    assert any("from 5 earlier runs of mi300x/rocm 6.2.4" in n for n in doc["notes"])
+    code, out, err = main_inprocess(["compare", "new-a", "new-b", "--db", db, "--no-history", "-f", "json"], capsys)
+    off = json.loads(out)
+    assert off["run_spread"]["A"]["kernel"]["text"] == "assumed 6% (history off)"
+    # the history narrows A's part of every interval
+    width = {d: np.median([math.log(r["ci_high"] / r["ci_low"]) for r in x["rows"]]) for d, x in (("on", doc), ("off", off))}
+    assert width["on"] < width["off"]
+    # file sides: the default store's history, if it exists; never created for it
+    files = {}
+    for rid in ("new-a", "new-b"):
+        files[rid] = str(tmp_path / f"{rid}.json")
+        assert main_inprocess(["export", rid, "-o", files[rid], "--db", db], capsys)[0] == 0
+    monkeypatch.setenv("GPUPARITY_DB", db)
+    code, out, err = main_inprocess(["compare", files["new-a"], files["new-b"], "-f", "json"], capsys)
+    assert json.loads(out)["run_spread"]["A"]["kernel"]["source"] == "history", err
+    missing = str(tmp_path / "none.db")
+    monkeypatch.setenv("GPUPARITY_DB", missing)
+    code, out, err = main_inprocess(["compare", files["new-a"], files["new-b"], "-f", "json"], capsys)
+    assert json.loads(out)["run_spread"]["A"]["kernel"]["source"] == "default" and not os.path.exists(missing)
+
+
+def test_gate_and_counts_correct_for_many_results():
+    """Holm for the gate, Benjamini-Hochberg for the counts: 40 results 4% slower (inside a 5% gate)
+    with a noisy per-result interval do not fail the gate, 40 results 30% faster all count."""
+    from gpuparity.analysis.compare import regression_gate
+    from gpuparity.analysis.estimate import bh, holm
+
+    assert holm(np.array([0.01, 0.04, 0.03])).tolist() == pytest.approx([0.03, 0.06, 0.06])
+    assert bh(np.array([0.01, 0.04, 0.03])).tolist() == pytest.approx([0.03, 0.04, 0.04])
+    slow = [runs_of({f"k{i}": (100.0 * 0.96, 0.01, 9) for i in range(40)}, "mi300x", p, seed=s) for p, s in (("b", 2),)]
+    base = runs_of({f"k{i}": (100.0, 0.01, 9) for i in range(40)}, "mi300x", "a", seed=1)
+    out = compare_runs(base, slow[0])
+    gate = regression_gate(out, 0.05)
+    assert gate["passed"] and gate["method"].startswith("Holm over 40 result(s) and 1 category mean(s)")
+    fast = runs_of({f"k{i}": (130.0, 0.01, 9) for i in range(40)}, "mi300x", "c", seed=3)
+    counts = compare_runs(base, fast)["counts"]
+    assert counts["faster"] == 40 and counts["method"].startswith("Benjamini-Hochberg over 40 result(s)")
+    assert regression_gate(compare_runs(fast, base), 0.05)["passed"] is False
+
+
+def test_parity_band_is_symmetric_on_the_log_scale():
+    from gpuparity.analysis.estimate import band
+
+    lo, hi = band(0.05)
+    assert lo == pytest.approx(1 / 1.05) and hi == 1.05
+    # the same interval read either way: B/A in [0.953, 1.045] is parity, and so is A/B
+    assert verdict(0.953, 1.045, 0.05) == verdict(1 / 1.045, 1 / 0.953, 0.05) == "parity"
+    assert verdict(0.9, 0.951, 0.05) == "slower" and verdict(1 / 0.951, 1 / 0.9, 0.05) == "faster"
+    assert verdict(0.951, 0.96, 0.05) == "inconclusive"        # 0.951 < 1/1.05: not parity, not slower

@@ -159,8 +159,8 @@ def compare_core(a: Side, b: Side, tolerance: float = 0.05, level: float = LEVEL
 
 
 def _flagged(a: Side, b: Side, ia: np.ndarray, ib: np.ndarray, flag: str) -> np.ndarray:
-    on_a = np.array([flag in f for f in a.flags], dtype=bool)
-    on_b = np.array([flag in f for f in b.flags], dtype=bool)
+    on_a = np.fromiter((flag in f for f in a.flags), bool, len(a.flags))
+    on_b = np.fromiter((flag in f for f in b.flags), bool, len(b.flags))
     return (on_a[ia] | on_b[ib]) if len(ia) else np.zeros(0, dtype=bool)
 
 

@@ -103,13 +103,19 @@ def whole_df(df: np.ndarray) -> np.ndarray:
         return np.where(np.isfinite(df) & (df >= 1), np.floor(np.where(np.isfinite(df), df, 1.0)), df)
 
 
+def _per_distinct(fn, x: np.ndarray) -> np.ndarray:
+    """fn over the distinct values of x only (degrees of freedom repeat: whole numbers, few runs)."""
+    uniq, inv = np.unique(x, return_inverse=True)
+    return fn(uniq)[inv.reshape(x.shape)] if len(uniq) < len(x) else fn(x)
+
+
 def t_quantiles(p: float, df: np.ndarray) -> np.ndarray:
     """t(p, df) per element (df: whole_df; infinite: the normal); NaN where df is not positive."""
     df = whole_df(df)
     ok = df > 0
     out = np.full(df.shape, np.nan)
     if ok.any():
-        out[ok] = _sp().stdtrit(df[ok], p)
+        out[ok] = _per_distinct(lambda d: _sp().stdtrit(d, p), df[ok])
     return out
 
 
@@ -175,12 +181,12 @@ def squeeze(s2: np.ndarray, df: np.ndarray, group: np.ndarray, n_groups: int, ca
     ok = (df > 0) & np.isfinite(s2)
     g, d = group[ok], df[ok]
     z = np.log(np.maximum(s2[ok], TINY))
-    e = z - sp.digamma(d / 2) + np.log(d / 2)
+    e = z - _per_distinct(lambda h: sp.digamma(h) - np.log(h), d / 2)
     n = np.bincount(g, minlength=n_groups).astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):
         emean = np.bincount(g, weights=e, minlength=n_groups) / n
         evar = (np.bincount(g, weights=(e - emean[g]) ** 2, minlength=n_groups) / (n - 1)
-                - np.bincount(g, weights=sp.polygamma(1, d / 2), minlength=n_groups) / n)
+                - np.bincount(g, weights=_per_distinct(lambda h: sp.polygamma(1, h), d / 2), minlength=n_groups) / n)
         d0 = np.where(evar > 0, 2 * trigamma_inverse(np.where(evar > 0, evar, 1.0)), np.inf)
         d0 = np.where(n >= 2, np.minimum(d0, np.maximum(cap, 0.0)), 0.0)
         half = np.where(d0 > 0, d0 / 2, 1.0)
@@ -239,9 +245,12 @@ def category_codes(side) -> tuple[list[str], np.ndarray]:
     cached = getattr(side, "_category_codes", None)
     if cached is not None:
         return cached
-    names = [m[1] or "other" for m in side.meta]
-    uniq, codes = np.unique(np.array(names, dtype=object), return_inverse=True) if names else ([], np.zeros(0, int))
-    out = ([str(u) for u in uniq], codes.astype(np.int64))
+    first: dict[str, int] = {}
+    codes = np.fromiter((first.setdefault(m[1] or "other", len(first)) for m in side.meta), np.int64, len(side.meta))
+    names = sorted(first)
+    remap = np.empty(len(names), dtype=np.int64)
+    remap[[first[n] for n in names]] = np.arange(len(names))
+    out = (names, remap[codes] if len(codes) else codes)
     side._category_codes = out
     return out
 
@@ -513,8 +522,7 @@ def fdr_counts(log_ratio: np.ndarray, var: np.ndarray, df: np.ndarray, tolerance
     parity = int(((bh(p_in) <= q) & ~differs).sum())
     n = len(p_diff)
     return {"faster": faster, "slower": slower, "parity": parity, "inconclusive": n - faster - slower - parity,
-            "method": f"Benjamini-Hochberg over {n} result(s), q = {q:g}: a result counts as faster or slower "
-                      "(or at parity) only where the false discovery rate allows it"}
+            "method": f"Benjamini-Hochberg over {n} result(s), q = {q:g}"}
 
 
 def gate_failures(log_ratio: np.ndarray, var: np.ndarray, df: np.ndarray, threshold: float,

@@ -13,15 +13,16 @@ from gpuparity.errors import UserError
 FORMATS = ["html", "markdown"]
 
 
-def _docs(token, db, **filters) -> list[dict]:
+def _docs(token, db, **filters) -> tuple[list[dict], str | None]:
+    """(run documents, the store they came from: None for a file)."""
     from gpuparity.analysis.sides import resolve_runs
     from gpuparity.results.store import Store
 
     origin, docs, ids = resolve_runs(token, db, **filters)
     if docs is not None:
-        return docs
+        return docs, None
     with Store(origin) as store:
-        return [store.get_run(i) for i in ids]
+        return [store.get_run(i) for i in ids], store.url
 
 
 SIDE_HELP = "Side {x}: an exported run file (JSON), a store file, a run id (prefix, 'latest') or a filter" \
@@ -50,6 +51,8 @@ def register(app: typer.Typer) -> None:
         claims_file: Optional[str] = typer.Option(None, "--claims", help="Claims YAML (default: the shipped set)."),
         no_claims: bool = typer.Option(False, "--no-claims", help="Leave the claims section out."),
         title: Optional[str] = typer.Option(None, "--title", help="Report title (default: B vs A by product)."),
+        history: bool = typer.Option(True, "--history/--no-history",
+                                     help="Learn a one-run side's run-to-run spread from earlier runs in its store."),
     ) -> None:
         """Write a report: the answer in a sentence, ratio and roofline charts, $ and W, serving, fingerprints."""
         from gpuparity.cli.compare import parse_fraction, price_options
@@ -60,13 +63,14 @@ def register(app: typer.Typer) -> None:
         prices = price_options(price_basis, price)
         if not (a or gpu_a or stack_a):
             raise UserError("name at least one side: gpuparity report A [B] -o report.html")
-        docs_a = _docs(a, db, gpu=gpu_a, stack=stack_a, since=since, host=host)
-        docs_b = _docs(b, db, gpu=gpu_b, stack=stack_b, since=since, host=host) if (b or gpu_b or stack_b) else None
+        docs_a, origin_a = _docs(a, db, gpu=gpu_a, stack=stack_a, since=since, host=host)
+        docs_b, origin_b = _docs(b, db, gpu=gpu_b, stack=stack_b, since=since, host=host) \
+            if (b or gpu_b or stack_b) else (None, None)
         claims = None
         if not no_claims:
             with Store(db) as store:
                 claims = evaluate_claims(store, claims_file)
-        ctx = build(docs_a, docs_b, tol, prices, claims, title)
+        ctx = build(docs_a, docs_b, tol, prices, claims, title, origins=(origin_a, origin_b), history=history)
         text = render_html(ctx) if output_format == "html" else render_markdown(ctx)
         if output is None:
             output = "report.html" if output_format == "html" else "-"

@@ -95,6 +95,9 @@ def headline(result: dict) -> dict:
         text = "A and B have no result in common"
     if trials:
         text += f"; {trials}"
+    busy = [c.get("side") for c in result.get("contended") or []]
+    if busy:
+        text += (f"; side {' and '.join(busy)} ran on a busy machine (contended): no faster/slower verdict")
     aa = bool((result.get("aa") or {}).get("identical"))
     return {"text": text + ".", "clauses": clauses, "trials": trials, "counts": _verdict_counts(rows), "aa": aa,
             # the comparison's own notes say A/A where it has them; else the report says it

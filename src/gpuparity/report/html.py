@@ -267,14 +267,19 @@ def serving_tables(points: list[dict]) -> tuple[dict, dict]:
 
 # -- the report -------------------------------------------------------------------------------
 def build(docs_a: list[dict], docs_b: list[dict] | None = None, tolerance: float = 0.05, prices=None,
-          claims: dict | None = None, title: str | None = None) -> dict:
-    """Everything the HTML and markdown renderers need. claims None: no claims section."""
+          claims: dict | None = None, title: str | None = None, origins: tuple = (None, None),
+          history: bool = False) -> dict:
+    """Everything the HTML and markdown renderers need. claims None: no claims section. origins:
+    the stores the sides were read from; history: learn one-run sides' spread there (as compare)."""
     if prices is None:
         from gpuparity.analysis.prices import PriceBook
 
         prices = PriceBook(use_config=False)
     side_objs = [side_from_runs(docs_a, "A")] + ([side_from_runs(docs_b, "B")] if docs_b else [])
-    result = compare_mod.compare_sides(side_objs[0], side_objs[1], tolerance, prices) if docs_b else None
+    for side, origin in zip(side_objs, origins, strict=False):
+        side.origin = origin
+    result = compare_mod.compare_sides(side_objs[0], side_objs[1], tolerance, prices,
+                                       history="auto" if history else None) if docs_b else None
     if result:
         summaries = [result["sides"]["a"], result["sides"]["b"]]
     else:
