@@ -62,21 +62,26 @@ def doc_with(start: dict, end: dict, results: list | None = None) -> dict:
     return {"machine": {"start": start, "end": end}, "results": results or []}
 
 
+def gpu_only(sampler) -> dict:
+    """A snapshot without the CPU counters: this machine's other users must not decide a GPU test."""
+    return dict(snapshot(sampler, window_s=0.0), cpu_ticks=None)
+
+
 def test_another_process_on_the_gpu_or_a_busy_gpu_contends_the_run(neighbour):
     busy = ThreadedSampler(UsedGpu([os.getpid(), neighbour], 3.0))
-    start = snapshot(busy, window_s=0.0)
+    start = gpu_only(busy)
     assert start["gpu_use"] == [{"pids": sorted([os.getpid(), neighbour]), "util_pct": 3.0}]
-    found = assess(doc_with(start, snapshot(busy, window_s=0.0)))
+    found = assess(doc_with(start, gpu_only(busy)))
     assert found["contended"] and any(f"pid {neighbour}" in r and "at start" in r for r in found["reasons"])
     # our own process alone is not contention; a GPU 90% busy before we start is
     quiet = ThreadedSampler(UsedGpu([os.getpid()], 0.0))
-    assert not assess(doc_with(snapshot(quiet, 0.0), snapshot(quiet, 0.0)))["contended"]
+    assert not assess(doc_with(gpu_only(quiet), gpu_only(quiet)))["contended"]
     hot = ThreadedSampler(UsedGpu([], 90.0))
-    found = assess(doc_with(snapshot(hot, 0.0), snapshot(quiet, 0.0)))
+    found = assess(doc_with(gpu_only(hot), gpu_only(quiet)))
     assert found["reasons"] == ["GPU 0 90% busy just before the run started"]
     # pids from another pid namespace (a container): ours is not listed, theirs do not exist here
     foreign = ThreadedSampler(UsedGpu([4_000_000], 0.0))
-    assert not assess(doc_with(snapshot(foreign, 0.0), snapshot(foreign, 0.0)))["contended"]
+    assert not assess(doc_with(gpu_only(foreign), gpu_only(foreign)))["contended"]
     # a serving run measures a server that is another process on the GPU by design
     assert not assess(doc_with(start, start), external=True)["contended"]
     # no management library: nothing read, nothing claimed
@@ -171,3 +176,41 @@ def test_a_run_beside_two_busy_processes_is_contended_and_compare_says_so(cli, t
 
     df = gpuparity.compare(first_id, busy_id, db=db)
     assert "B" in [c["side"] for c in df.attrs["contended"]] and df.attrs["counts"]["faster"] == 0
+
+
+def test_nvml_and_amdsmi_readers_of_processes_and_utilisation():
+    """The vendor readers behind device_use, on library stand-ins (the real libraries need a GPU):
+    what they return, and None (unknown, never 'no process') when the library cannot list."""
+    from types import SimpleNamespace
+
+    from gpuparity.measure.samplers import AmdsmiSource, NvmlSource
+
+    class Nvml:
+        def nvmlDeviceGetComputeRunningProcesses(self, h):
+            return [SimpleNamespace(pid=41), SimpleNamespace(pid=7)]
+
+        def nvmlDeviceGetGraphicsRunningProcesses(self, h):
+            raise RuntimeError("NVML_ERROR_NOT_SUPPORTED")
+
+        def nvmlDeviceGetUtilizationRates(self, h):
+            return SimpleNamespace(gpu=37, memory=5)
+
+    nv = object.__new__(NvmlSource)
+    nv.nv, nv.handles = Nvml(), ["h0"]
+    assert nv.use(0) == {"pids": [7, 41], "util_pct": 37.0}
+    nv.nv = SimpleNamespace()          # a driver without either call
+    assert nv.use(0) == {"pids": None, "util_pct": None}
+
+    class Amd:
+        def amdsmi_get_gpu_process_list(self, h):
+            return [{"pid": 12, "name": "python"}, "handle-9", {"pid": "bad"}]
+
+        def amdsmi_get_gpu_process_info(self, h, p):
+            return {"pid": 9}
+
+        def amdsmi_get_gpu_activity(self, h):
+            return {"gfx_activity": 64, "umc_activity": "N/A"}
+
+    amd = object.__new__(AmdsmiSource)
+    amd.smi, amd.handles = Amd(), ["h0"]
+    assert amd.use(0) == {"pids": [9, 12], "util_pct": 64.0}

@@ -43,9 +43,9 @@ from gpuparity.analysis.estimate import (
     group_means,
     log_interval,
     needs_prior,
+    pair_df,
     side_estimate,
     verdicts,
-    welch_df,
 )
 from gpuparity.analysis.normalise import NORMALISED, _facts, _listed, _normalised_columns, _ratio_or_nan
 from gpuparity.analysis.serving_compare import serving_at_equal_interactivity
@@ -138,13 +138,13 @@ def compare_core(a: Side, b: Side, tolerance: float = 0.05, level: float = LEVEL
     ia = np.nonzero(other >= 0)[0]
     ib = other[ia]
     est_a, est_b = side_estimate(a, pa), side_estimate(b, pb)
-    va, la, vara, dfa, na = est_a.value[ia], est_a.mean[ia], est_a.var[ia], est_a.df[ia], est_a.trials[ia]
-    vb, lb, varb, dfb, nb = est_b.value[ib], est_b.mean[ib], est_b.var[ib], est_b.df[ib], est_b.trials[ib]
+    va, la, vara, na = est_a.value[ia], est_a.mean[ia], est_a.var[ia], est_a.trials[ia]
+    vb, lb, varb, nb = est_b.value[ib], est_b.mean[ib], est_b.var[ib], est_b.trials[ib]
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = vb / va
     log_ratio = lb - la
     log_var = vara + varb
-    df = welch_df(vara, dfa, varb, dfb)
+    df = pair_df(est_a, est_b, ia, ib)
     lo, hi = log_interval(log_ratio, log_var, df, level)
     # the row's ratio is of the values shown (a single trial's stored figure); its CI is centred on it
     with np.errstate(invalid="ignore", divide="ignore"):

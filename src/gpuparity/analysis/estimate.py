@@ -39,7 +39,9 @@ inside one run. Trials of one run all see the same rho(r) + e(k,r), so:
   are taken as perfectly correlated) + a key part that is the larger of the model's
   (sum of key-specific variances / K^2) and the keys' own disagreement (sample variance of the K
   log ratios / K, K - 1 df, as Hartung-Knapp): never narrower than the keys' disagreement allows.
-  df by Satterthwaite, the shared part at its category's df (the smallest, for an overall mean).
+  df by Satterthwaite, each part at the smallest df of its keys (they share their priors), the
+  shared part at its category's df (the smallest, for an overall mean). Where both sides take
+  the same Prior (one product and stack, one history), its estimates count once, not twice.
 - Verdict (symmetric on the log scale, band [1/(1+t), 1+t]): faster when the interval lies above
   1+t, slower when below 1/(1+t), parity when inside, else inconclusive. A key flagged unstable or
   contended on a side is at most inconclusive; so is a mean whose keys are more than half
@@ -142,11 +144,6 @@ def satterthwaite(*parts: tuple) -> np.ndarray:
         return np.where(den > 0, total * total / np.where(den > 0, den, 1.0), np.inf)
 
 
-def welch_df(va: np.ndarray, dfa: np.ndarray, vb: np.ndarray, dfb: np.ndarray) -> np.ndarray:
-    """Welch-Satterthwaite degrees of freedom of var_A + var_B."""
-    return satterthwaite((va, dfa), (vb, dfb))
-
-
 def log_interval(log_ratio: np.ndarray, var: np.ndarray, df: np.ndarray, level: float = LEVEL):
     """(lo, hi) of exp(log_ratio +- t(df) sqrt(var)); NaN where the variance is unknown."""
     half = t_quantiles(1 - (1 - level) / 2, df) * np.sqrt(var)
@@ -232,8 +229,13 @@ class SideEstimate:
     trials: np.ndarray
     shared: np.ndarray          # variance of one run effect of the key's category (not / R)
     shared_df: np.ndarray
-    key_var: np.ndarray         # key-specific part of var L (already / R)
+    key_var: np.ndarray         # key-specific part of var L (already / R): prior_key + own
     key_df: np.ndarray
+    prior_key: np.ndarray       # the part of key_var a Prior gives (its key x run variance)
+    prior_key_df: np.ndarray
+    own: np.ndarray             # the part measured on this side (moderated residual or trial variance)
+    own_df: np.ndarray
+    source: np.ndarray          # per key: id of the Prior behind shared and prior_key, -1 measured here
     pair_key: np.ndarray
     pair_run: np.ndarray
     n_runs: int
@@ -359,7 +361,9 @@ def side_estimate(side, priors: dict[str, Prior]) -> SideEstimate:
     first[side.u_key[::-1]] = np.arange(len(side.u_key))[::-1]
     value = np.where(trials == 1, side.u_value[first], np.exp(mean)) if nk else mean
     shared, shared_df = np.zeros(nk), np.full(nk, np.inf)
-    key_var, key_df = np.zeros(nk), np.full(nk, np.inf)
+    prior_key, prior_key_df = np.zeros(nk), np.full(nk, np.inf)
+    own, own_df = np.zeros(nk), np.full(nk, np.inf)
+    source = np.full(nk, -1, dtype=np.int64)
     basis = {}
     replicated = np.bincount(cat[runs >= 2], minlength=n_cat) > 0 if nk else np.zeros(0, bool)
     in_rep = replicated[cat] if nk else np.zeros(0, bool)
@@ -370,7 +374,7 @@ def side_estimate(side, priors: dict[str, Prior]) -> SideEstimate:
         shared[in_rep], shared_df[in_rep] = fit.v_run[c], fit.df_run[c]
         kv = np.where(rep_key, fit.post[in_rep], fit.s0[c])
         kdf = np.where(rep_key, fit.post_df[in_rep], fit.d0[c])
-        key_var[in_rep], key_df[in_rep] = kv / runs[in_rep], kdf
+        own[in_rep], own_df[in_rep] = kv / runs[in_rep], kdf
         for j in np.nonzero(replicated)[0].tolist():
             basis[names[j]] = {"source": "runs", "runs": int(fit.runs[j]), "keys": int(fit.keys[j]),
                                "spread": math.sqrt(fit.v_run[j] + fit.s0[j]), "shared": math.sqrt(fit.v_run[j]),
@@ -403,17 +407,33 @@ def side_estimate(side, priors: dict[str, Prior]) -> SideEstimate:
         trial_var = np.where(one, ptv[c], trial_var)
         trial_df = np.where(one, ptv_df[c], trial_df)
         shared[idx], shared_df[idx] = ps[c], ps_df[c]
-        key_var[idx] = pkv[c] + trial_var
-        key_df[idx] = satterthwaite((pkv[c], pk_df[c]), (trial_var, trial_df))
+        prior_key[idx], prior_key_df[idx] = pkv[c], pk_df[c]
+        own[idx], own_df[idx] = trial_var, trial_df
+        source[idx] = np.array([id(priors[n]) if n in priors else -1 for n in names], dtype=np.int64)[c]
         for j in sorted(set(c.tolist())):
             pr_ = priors.get(names[j])
             if pr_ is not None:
                 basis[names[j]] = {"source": pr_.source, "runs": pr_.runs, "spread": pr_.spread,
                                    "shared": math.sqrt(pr_.shared), "key": math.sqrt(pr_.key), "text": pr_.text}
+    key_var = prior_key + own
+    key_df = satterthwaite((prior_key, prior_key_df), (own, own_df))
     with np.errstate(invalid="ignore", divide="ignore"):
         var = shared / np.maximum(runs, 1) + key_var
-        df = satterthwaite((shared / np.maximum(runs, 1), shared_df), (key_var, key_df))
-    return SideEstimate(value, mean, var, df, runs, trials, shared, shared_df, key_var, key_df, pk, pr, n_runs, basis)
+        df = satterthwaite((shared / np.maximum(runs, 1), shared_df), (prior_key, prior_key_df), (own, own_df))
+    return SideEstimate(value, mean, var, df, runs, trials, shared, shared_df, key_var, key_df, prior_key,
+                        prior_key_df, own, own_df, source, pk, pr, n_runs, basis)
+
+
+def pair_df(a: SideEstimate, b: SideEstimate, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
+    """Satterthwaite df of var_A + var_B per matched key. Where both sides take the same Prior (one
+    product and stack, one history), its estimates are one estimate, not two independent ones:
+    their variances add with the prior's df."""
+    same = (a.source[ia] >= 0) & (a.source[ia] == b.source[ib])
+    sa, sb = a.shared[ia] / np.maximum(a.runs[ia], 1), b.shared[ib] / np.maximum(b.runs[ib], 1)
+    pa, pb = a.prior_key[ia], b.prior_key[ib]
+    return satterthwaite((np.where(same, sa + sb, sa), a.shared_df[ia]), (np.where(same, 0.0, sb), b.shared_df[ib]),
+                         (np.where(same, pa + pb, pa), a.prior_key_df[ia]), (np.where(same, 0.0, pb), b.prior_key_df[ib]),
+                         (a.own[ia], a.own_df[ia]), (b.own[ib], b.own_df[ib]))
 
 
 # -- ratios of means over keys ---------------------------------------------------------------------
@@ -444,14 +464,28 @@ def group_means(a: SideEstimate, b: SideEstimate, ia: np.ndarray, ib: np.ndarray
     key_basis ("model" or "keys": which key part won)."""
     n = np.bincount(group, minlength=n_groups).astype(float)
     d = b.mean[ib] - a.mean[ia]
+
+    def total(x: np.ndarray) -> np.ndarray:
+        return np.bincount(group, weights=x, minlength=n_groups) / (n * n)
+
+    def least(df: np.ndarray) -> np.ndarray:
+        """Per group the smallest df: the keys' estimates share their priors, so they are not
+        independent (a conservative df for their sum)."""
+        out = np.full(n_groups, np.inf)
+        np.minimum.at(out, group, df)
+        return out
+
+    # a group whose every key takes one Prior on both sides: one estimate, not two
+    same = np.bincount(group, weights=~((a.source[ia] >= 0) & (a.source[ia] == b.source[ib])),
+                       minlength=n_groups) == 0
     with np.errstate(invalid="ignore", divide="ignore"):
         dbar = np.bincount(group, weights=d, minlength=n_groups) / n
-        kv = a.key_var[ia] + b.key_var[ib]
-        model = np.bincount(group, weights=kv, minlength=n_groups) / (n * n)
-        kdf = satterthwaite((a.key_var[ia], a.key_df[ia]), (b.key_var[ib], b.key_df[ib]))
-        den = np.bincount(group, weights=np.where(np.isfinite(kdf) & (kv > 0), kv * kv / kdf, 0.0), minlength=n_groups)
-        tot = np.bincount(group, weights=kv, minlength=n_groups)
-        model_df = np.where(den > 0, tot * tot / np.where(den > 0, den, 1.0), np.inf)
+        pa, pb = total(a.prior_key[ia]), total(b.prior_key[ib])
+        oa, ob = total(a.own[ia]), total(b.own[ib])
+        model = pa + pb + oa + ob
+        model_df = satterthwaite((np.where(same, pa + pb, pa), least(a.prior_key_df[ia])),
+                                 (np.where(same, 0.0, pb), least(b.prior_key_df[ib])),
+                                 (oa, least(a.own_df[ia])), (ob, least(b.own_df[ib])))
         spread = np.bincount(group, weights=(d - dbar[group]) ** 2, minlength=n_groups) / (n - 1)
         empirical = np.where(n >= 2, spread / n, 0.0)
     use_keys = empirical > model
@@ -460,7 +494,7 @@ def group_means(a: SideEstimate, b: SideEstimate, ia: np.ndarray, ib: np.ndarray
     sa, sa_df = _shared_part(a, ia, group, n, n_groups)
     sb, sb_df = _shared_part(b, ib, group, n, n_groups)
     var = sa + sb + key_part
-    df = satterthwaite((sa, sa_df), (sb, sb_df), (key_part, key_df))
+    df = satterthwaite((np.where(same, sa + sb, sa), sa_df), (np.where(same, 0.0, sb), sb_df), (key_part, key_df))
     lo, hi = log_interval(dbar, var, df, level)
     return {"n": n, "log_ratio": dbar, "var": var, "df": df, "ci_low": lo, "ci_high": hi,
             "key_basis": np.where(use_keys, "keys", "model")}
