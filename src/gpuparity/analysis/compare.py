@@ -158,10 +158,21 @@ def compare_core(a: Side, b: Side, tolerance: float = 0.05, level: float = LEVEL
                 log_ratio + shift, flagged, contended)
 
 
+def _flag_mask(side: Side, flag: str) -> np.ndarray:
+    """Per key of a side: whether its results carry `flag` (one pass over the flagged keys)."""
+    masks = getattr(side, "_flag_masks", None)
+    if masks is None:
+        masks = side._flag_masks = {}
+        flagged = [(i, f) for i, f in enumerate(side.flags) if f]
+        for name in {x for _, f in flagged for x in f}:
+            masks[name] = np.zeros(len(side.flags), dtype=bool)
+            masks[name][[i for i, f in flagged if name in f]] = True
+    return masks.get(flag, np.zeros(len(side.flags), dtype=bool))
+
+
 def _flagged(a: Side, b: Side, ia: np.ndarray, ib: np.ndarray, flag: str) -> np.ndarray:
-    on_a = np.fromiter((flag in f for f in a.flags), bool, len(a.flags))
-    on_b = np.fromiter((flag in f for f in b.flags), bool, len(b.flags))
-    return (on_a[ia] | on_b[ib]) if len(ia) else np.zeros(0, dtype=bool)
+    """Per matched key: whether its results carry `flag` on either side."""
+    return (_flag_mask(a, flag)[ia] | _flag_mask(b, flag)[ib]) if len(ia) else np.zeros(0, dtype=bool)
 
 
 def _idents(side: Side, idx) -> dict:

@@ -247,12 +247,10 @@ def category_codes(side) -> tuple[list[str], np.ndarray]:
     cached = getattr(side, "_category_codes", None)
     if cached is not None:
         return cached
-    first: dict[str, int] = {}
-    codes = np.fromiter((first.setdefault(m[1] or "other", len(first)) for m in side.meta), np.int64, len(side.meta))
-    names = sorted(first)
-    remap = np.empty(len(names), dtype=np.int64)
-    remap[[first[n] for n in names]] = np.arange(len(names))
-    out = (names, remap[codes] if len(codes) else codes)
+    cats = [m[1] or "other" for m in side.meta]
+    names = sorted(set(cats))
+    index = {n: i for i, n in enumerate(names)}
+    out = (names, np.array(list(map(index.__getitem__, cats)), dtype=np.int64))
     side._category_codes = out
     return out
 
@@ -397,13 +395,15 @@ def side_estimate(side, priors: dict[str, Prior]) -> SideEstimate:
             post, post_df, _, _ = squeeze(s2, d, c, n_cat, cap)
             trial_var = np.where(multi, post / tk, trial_var)
             trial_df = np.where(multi, post_df, trial_df)
+
         def per_cat(name: str, missing: float) -> np.ndarray:
             return np.array([getattr(priors[n], name) if n in priors else missing for n in names])
 
         ps, ps_df, pkv, pk_df = per_cat("shared", np.nan), per_cat("shared_df", np.inf), per_cat("key", 0.0), \
             per_cat("key_df", np.inf)
         ptv, ptv_df = per_cat("trial", 0.0), per_cat("trial_df", np.inf)
-        one = ~multi & (ptv[c] > trial_var)         # one trial: the prior's trial noise if larger than se^2
+        # one trial: the prior's trial noise where it is larger than the trial's se^2 (or that is unknown)
+        one = ~multi & (ptv[c] > 0) & ~(trial_var >= ptv[c])
         trial_var = np.where(one, ptv[c], trial_var)
         trial_df = np.where(one, ptv_df[c], trial_df)
         shared[idx], shared_df[idx] = ps[c], ps_df[c]

@@ -67,7 +67,8 @@ def register(app: typer.Typer) -> None:
         price: Optional[List[str]] = typer.Option(None, "--price", help="GPU price override gpu=USD_per_hour."),
         fail_if_slower: Optional[str] = typer.Option(
             None, "--fail-if-slower",
-            help="Exit 1 if any result or category geomean is slower than this (e.g. 5%) with 95% confidence."),
+            help="Exit 1 if any result or category mean is slower than this (e.g. 5%) with confidence "
+                 "(Holm-adjusted over all of them, one-sided 2.5%)."),
     ) -> None:
         """Compare platform B with platform A: ratio B/A with 95% CI and a verdict per result.
 
