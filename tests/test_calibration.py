@@ -1,103 +1,231 @@
-"""Calibration of the comparison statistics on constructed worlds with a known truth.
+"""Calibration of the comparison statistics on simulated worlds with a known truth, through the
+real estimator (analysis.compare.compare_core on columnar sides, as the CLI's loaders build them).
 
-A world: K keys measured on two platforms. Each trial of each run sees a machine state shared by
-every key (a common shift) plus a key's own trial-to-trial deviation (together the run-to-run
-spread, 3% here, as measured on real machines in issue 12), and inside a trial n samples that
-drift (AR(1), phi 0.7) around the trial's level with 0.5% noise. The estimator must:
-- call equal platforms "faster" or "slower" on at most 5% of keys (A/A), with 3 runs a side and
-  with 1 run a side;
-- call a true 20% gap "faster" on at least 80% of keys;
-- cover the true ratio with its nominal 95% interval in at least 90% of (world, key) draws, and
-  the category geomean's interval in at least 90% of worlds.
-The figures printed by `pytest -s` are what the issue's "Done when" quotes.
+A world: K keys measured on two platforms, R runs x T trials a side. The log figure of key k in
+run r, trial t is truth + key level + run effect (shared by every key of the run) + key x run
+interaction + trial noise + within-trial error (whose standard error the estimator is given, as
+results/figure.py measures it). The run-to-run spread (shared and interaction together) differs
+from the trial spread and from the default prior. Worlds are simulated together: each world is
+its own category, its own runs, so one call computes 500+ independent comparisons.
+
+The figures printed by `pytest -s tests/test_calibration.py` are what issue 22's "Done when" quotes.
 """
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pytest
 from test_compare import make_result, make_run
 
-from gpuparity.analysis.compare import compare_runs
+from gpuparity.analysis.compare import compare_core, compare_runs
+from gpuparity.analysis.estimate import VERDICTS, gate_failures, group_means
+from gpuparity.analysis.history import fit_priors
+from gpuparity.analysis.sides import MAX_TRIALS, Side
 
-KEYS = 24
-WORLDS = 60
-COMMON, OWN, NOISE, PHI, SAMPLES = 0.02, 0.022, 0.005, 0.7, 20      # sqrt(0.02^2 + 0.022^2) ~ 3%
-
-
-def drifting(level: float, rng: np.random.Generator) -> list[float]:
-    """n samples around `level` whose noise is AR(1): consecutive samples drift together."""
-    z = np.empty(SAMPLES)
-    z[0] = rng.standard_normal()
-    for i in range(1, SAMPLES):
-        z[i] = PHI * z[i - 1] + math.sqrt(1 - PHI ** 2) * rng.standard_normal()
-    return (level * np.exp(NOISE * z)).tolist()
-
-
-def side(truth: float, runs: int, trials: int, rng: np.random.Generator, run_id: str) -> list[dict]:
-    """`runs` run documents of KEYS results, each with `trials` trials."""
-    docs = []
-    for r in range(runs):
-        shifts = COMMON * rng.standard_normal(trials)          # the machine state of each trial
-        results = []
-        for k in range(KEYS):
-            base = 100.0 * (1 + k / 10) * truth
-            sets = [drifting(base * math.exp(shifts[t] + OWN * rng.standard_normal()), rng) for t in range(trials)]
-            results.append(make_result("gemm", {"k": k}, [], trials=sets))
-        docs.append(make_run(results, run_id=f"{run_id}{r}", started_at=f"2026-01-01T00:0{r}:00+00:00"))
-    return docs
+WORLDS = 600
+KEYS = 20
+SHARED = 0.7            # share of the run-to-run variance that every key of the run shares
+TRIAL = 0.0075          # trial-to-trial spread inside a run (0.5-1%)
+WITHIN = 0.003          # within-trial standard error of a trial's figure
+DESIGNS = [(1, 1), (1, 5), (2, 3), (3, 1), (5, 1)]
+SPREADS = [0.01, 0.03, 0.05]
+FASTER, PARITY, SLOWER = (VERDICTS.index(v) for v in ("faster", "parity", "slower"))
 
 
-def simulate(ratio: float, runs: int, trials: int, seed: int) -> dict:
+def side(label: str, truth: np.ndarray, runs: int, trials: int, spread: float, rng: np.random.Generator,
+         levels: np.ndarray, contended: bool = False) -> Side:
+    """A side of WORLDS x K keys (truth[w, k]: the log ratio to A), each world its own category
+    and its own `runs` runs of `trials` trials."""
+    w, k = truth.shape
+    rho = spread * math.sqrt(SHARED) * rng.standard_normal((w, 1, runs, 1))
+    inter = spread * math.sqrt(1 - SHARED) * rng.standard_normal((w, k, runs, 1))
+    noise = TRIAL * rng.standard_normal((w, k, runs, trials)) + WITHIN * rng.standard_normal((w, k, runs, trials))
+    logs = (truth + levels)[:, :, None, None] + rho + inter + noise
+    key = np.broadcast_to(np.arange(w * k).reshape(w, k, 1, 1), logs.shape)
+    run = np.broadcast_to((np.arange(w)[:, None] * runs + np.arange(runs)).reshape(w, 1, runs, 1), logs.shape)
+    trial = np.broadcast_to(np.arange(trials).reshape(1, 1, 1, trials), logs.shape)
+    n_keys = w * k
+    meta = [("gemm", f"w{i // k:04d}", "{}", "bf16", "TFLOP/s") for i in range(n_keys)]
+    run_docs = [{"run_id": f"{label}{r}", "spec_id": "h200-sxm", "stack": "cuda 13.0", "product": "H200"}
+                for r in range(w * runs)]
+    s = Side(label, run_docs, [f"k{i}" for i in range(n_keys)], meta, np.zeros(n_keys, dtype=np.int64),
+             np.full(n_keys, runs), np.exp(logs.ravel()), np.full(logs.size, WITHIN), key.ravel().astype(np.int64),
+             (run.ravel() * MAX_TRIALS + trial.ravel()).astype(np.int64), np.full(n_keys, np.nan),
+             [["contended"] if contended else [] for _ in range(n_keys)], [None] * n_keys, {}, {})
+    if contended:
+        s.contention = {r["run_id"]: {"contended": True, "reasons": ["other processes used 80% of the CPUs"]}
+                        for r in run_docs}
+    return s
+
+
+def world(ratio: float, runs: int, trials: int, spread: float, seed: int, keys: int = KEYS,
+          worlds: int = WORLDS, priors=None, contended: bool = False):
     rng = np.random.default_rng(seed)
-    verdicts, covered, geo_covered = [], 0, 0
-    for _ in range(WORLDS):
-        out = compare_runs(side(1.0, runs, trials, rng, "a"), side(ratio, runs, trials, rng, "b"))
-        for row in out["rows"]:
-            verdicts.append(row["verdict"])
-            covered += row["ci_low"] <= ratio <= row["ci_high"]
-        g = out["geomean"]["kernel"]
-        geo_covered += g["ci_low"] <= ratio <= g["ci_high"]
-    n = len(verdicts)
-    return {"faster": verdicts.count("faster") / n, "slower": verdicts.count("slower") / n,
-            "parity": verdicts.count("parity") / n, "coverage": covered / n, "geomean_coverage": geo_covered / WORLDS}
+    levels = rng.normal(4.0, 1.0, (worlds, keys))          # keys differ in level (TFLOP/s ~ e^4)
+    truth = np.full((worlds, keys), math.log(ratio))
+    a = side("a", np.zeros_like(truth), runs, trials, spread, rng, levels)
+    b = side("b", truth, runs, trials, spread, rng, levels, contended)
+    core = compare_core(a, b, 0.05, priors=priors(a, b, rng) if priors else None)
+    return a, b, core
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("runs, trials", [(3, 1), (1, 1), (1, 3)], ids=["3 runs a side", "1 run a side",
-                                                                         "1 run of 3 trials a side"])
-def test_equal_platforms_are_rarely_faster_or_slower_and_intervals_cover(runs, trials):
-    got = simulate(1.0, runs, trials, seed=11 + runs * 10 + trials)
-    print(f"\nA/A, {runs} run(s) x {trials} trial(s) a side: {got}")
+def rates(ratio: float, runs: int, trials: int, spread: float, seed: int, **kw) -> dict:
+    _, _, core = world(ratio, runs, trials, spread, seed, **kw)
+    v = core.verdict
+    cover = (core.ci_low <= ratio) & (ratio <= core.ci_high)
+    group = core.ia // kw.get("keys", KEYS)
+    g = group_means(core.est_a, core.est_b, core.ia, core.ib, group, kw.get("worlds", WORLDS))
+    mean_cover = (g["ci_low"] <= ratio) & (ratio <= g["ci_high"])
+    lo, hi = 1 / 1.05, 1.05
+    per_world = (v == FASTER).reshape(-1, kw.get("keys", KEYS)).mean(axis=1)
+    return {"faster": float((v == FASTER).mean()), "slower": float((v == SLOWER).mean()),
+            "faster_se": float(per_world.std(ddof=1) / math.sqrt(len(per_world))),
+            "parity": float((v == PARITY).mean()), "coverage": float(cover.mean()),
+            "mean_coverage": float(mean_cover.mean()),
+            "mean_faster": float((g["ci_low"] > hi).mean()), "mean_slower": float((g["ci_high"] < lo).mean())}
+
+
+def show(name: str, got: dict) -> None:
+    print(f"\n{name}: " + ", ".join(f"{k} {100 * v:.1f}%" for k, v in got.items()))
+
+
+SCENARIOS = [(r, t, s) for r, t in DESIGNS for s in SPREADS]
+IDS = [f"{r}x{t} run spread {100 * s:g}%" for r, t, s in SCENARIOS]
+
+
+@pytest.mark.parametrize("runs, trials, spread", SCENARIOS, ids=IDS)
+def test_equal_platforms_are_rarely_faster_or_slower_and_intervals_cover(runs, trials, spread):
+    got = rates(1.0, runs, trials, spread, seed=100 * runs + 10 * trials + int(1000 * spread))
+    show(f"A/A, {runs} run(s) x {trials} trial(s) a side, run spread {100 * spread:g}%", got)
     assert got["faster"] + got["slower"] <= 0.05, got
-    assert got["coverage"] >= 0.90, got
-    assert got["geomean_coverage"] >= 0.90, got
+    assert got["coverage"] >= 0.92, got
+    assert got["mean_faster"] + got["mean_slower"] <= 0.05 and got["mean_coverage"] >= 0.92, got
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("runs, trials", [(3, 1), (1, 1), (1, 3)], ids=["3 runs a side", "1 run a side",
-                                                                         "1 run of 3 trials a side"])
-def test_a_true_twenty_percent_gap_reads_faster(runs, trials):
-    got = simulate(1.2, runs, trials, seed=7 + runs * 10 + trials)
-    print(f"\nB = 1.2 A, {runs} run(s) x {trials} trial(s) a side: {got}")
+@pytest.mark.parametrize("runs, trials, spread", SCENARIOS, ids=IDS)
+def test_a_true_ratio_at_the_band_edge_is_rarely_faster(runs, trials, spread):
+    """At exactly 1 + tolerance a one-sided 97.5% bound says 'faster' 2.5% of the time when it is
+    exact (designs with >= 2 runs a side measure their spread: there it is exact, not
+    conservative), and a simulation can only measure that up to its Monte Carlo error: keys of one
+    world share its run effects, so the standard error is taken over worlds (about 0.4% with 600).
+    The test allows 2.5% plus two of those standard errors, and prints both. Over 4,800 worlds the
+    rates were 2.48% (2x3, 3% run spread), 2.13% (3x1, 3%), 2.42% (5x1, 5%), 2.24% (2x3, 1%)."""
+    got = rates(1.05, runs, trials, spread, seed=7 + 100 * runs + 10 * trials + int(1000 * spread))
+    show(f"B = 1.05 A, {runs}x{trials}, run spread {100 * spread:g}%", got)
+    assert got["faster"] <= 0.025 + 2 * got["faster_se"], got
+    assert got["mean_faster"] <= 0.025 + 2 * math.sqrt(0.025 * 0.975 / WORLDS), got
+    assert got["coverage"] >= 0.92, got
+
+
+def test_a_true_twenty_percent_gap_reads_faster_with_three_runs_a_side():
+    got = rates(1.2, 3, 1, 0.03, seed=21)
+    show("B = 1.2 A, 3 runs x 1 trial a side, run spread 3%", got)
+    assert got["faster"] >= 0.80 and got["slower"] == 0.0, got
+    assert got["coverage"] >= 0.92, got
+    got = rates(1.2, 3, 3, 0.03, seed=22)
+    show("B = 1.2 A, 3 runs x 3 trials a side, run spread 3%", got)
     assert got["faster"] >= 0.80, got
-    assert got["slower"] == 0.0, got
-    assert got["coverage"] >= 0.90, got
 
 
-@pytest.mark.slow
-def test_within_trial_intervals_account_for_drift(monkeypatch):
-    """No run-to-run spread, no floor: one drifting trial a side. Pooling drifting samples as if
-    independent understates the noise; the drift-inflated interval must still cover."""
-    monkeypatch.setattr(__import__("test_calibration"), "COMMON", 0.0)
-    monkeypatch.setattr(__import__("test_calibration"), "OWN", 0.0)
+def test_the_gate_over_200_keys_truly_four_percent_slower_rarely_fails():
+    """--fail-if-slower 5% over 200 keys that are all truly 4% slower: Holm over the keys and the
+    category mean, per world."""
+    worlds, keys = 500, 200
+    for runs, trials, spread in ((3, 1, 0.03), (1, 3, 0.03), (5, 1, 0.01)):
+        _, _, core = world(0.96, runs, trials, spread, seed=5 + runs, keys=keys, worlds=worlds)
+        g = group_means(core.est_a, core.est_b, core.ia, core.ib, core.ia // keys, worlds)
+        failed = 0
+        for w in range(worlds):
+            sel = slice(w * keys, (w + 1) * keys)
+            lr = np.r_[core.log_ratio[sel], g["log_ratio"][w]]
+            var = np.r_[core.log_var[sel], g["var"][w]]
+            df = np.r_[core.df[sel], g["df"][w]]
+            failed += bool(gate_failures(lr, var, df, 0.05).any())
+        print(f"\ngate 5% over {keys} keys truly 4% slower, {runs}x{trials}, run spread {100 * spread:g}%: "
+              f"fails in {100 * failed / worlds:.1f}% of worlds")
+        assert failed / worlds <= 0.05
+
+
+def test_contended_sides_never_read_faster_or_slower():
+    _, _, core = world(1.5, 3, 1, 0.01, seed=3, contended=True)
+    assert not np.isin(core.verdict, [FASTER, SLOWER]).any() and core.contended
+    print(f"\ncontended B at a true 1.5x: {100 * (core.verdict == FASTER).mean():.1f}% faster")
+
+
+def history_rows(rng: np.random.Generator, worlds: int, keys: int, runs: int, spread: float,
+                 trials: int = 3) -> tuple[list, list, list]:
+    """Result rows (run_id, key, category, trial figures, value, flags) of `runs` earlier runs per
+    world at the true spread: what analysis.history reads from a store."""
+    rows, run_ids = [], []
+    for w in range(worlds):
+        levels = rng.normal(4.0, 1.0, keys)
+        rho = spread * math.sqrt(SHARED) * rng.standard_normal(runs)
+        for r in range(runs):
+            run_ids.append(f"h{w}-{r}")
+            inter = spread * math.sqrt(1 - SHARED) * rng.standard_normal(keys)
+            for k in range(keys):
+                logs = levels[k] + rho[r] + inter[k] + TRIAL * rng.standard_normal(trials)
+                rows.append((f"h{w}-{r}", f"w{w}-k{k}", f"w{w:04d}", np.exp(logs).astype("<f8").tobytes(), None, None))
+    return rows, run_ids, [f"w{w:04d}" for w in range(worlds)]
+
+
+def test_store_history_brings_the_assumed_spread_to_the_truth():
+    """1 run x 1 trial a side, true run spread 2% (the default assumes 6%): with 6 earlier runs of
+    3 trials per world (at the true spread) the prior follows the truth, so a true 15% gap reads
+    faster in most worlds instead of almost none, and equal platforms stay calibrated. (The SQL
+    around fit_priors is exercised through the CLI in test_compare.)"""
+    spread, worlds = 0.02, 500
+    rng = np.random.default_rng(44)
+    rows, run_ids, cats = history_rows(rng, worlds, KEYS, 6, spread)
+    found = fit_priors(rows, run_ids, cats, "h200-sxm/cuda 13.0")
+    assumed = np.array([found[c].spread for c in cats])
+    print(f"\nhistory of 6 runs at a true run spread {100 * spread:g}% (+{100 * TRIAL:g}% trials / 3): assumed "
+          f"{100 * np.median(assumed):.2f}% (median over worlds; 10-90%: {100 * np.quantile(assumed, 0.1):.2f}"
+          f"-{100 * np.quantile(assumed, 0.9):.2f}%); text: {found[cats[0]].text}")
+    truth = math.sqrt(spread ** 2 + TRIAL ** 2 / 3)
+    assert abs(np.median(assumed) / truth - 1) < 0.15
+
+    def from_history(a, b, _rng):
+        return found, found
+
+    for ratio in (1.0, 1.05, 1.15):
+        with_history = rates(ratio, 1, 1, spread, seed=50, worlds=worlds, priors=from_history)
+        without = rates(ratio, 1, 1, spread, seed=50, worlds=worlds)
+        show(f"B = {ratio} A, 1x1, true run spread 2%, with history", with_history)
+        show(f"B = {ratio} A, 1x1, true run spread 2%, default 6%", without)
+        assert with_history["coverage"] >= 0.92 and with_history["mean_coverage"] >= 0.92
+        if ratio == 1.0:
+            assert with_history["faster"] + with_history["slower"] <= 0.05
+        if ratio == 1.05:
+            assert with_history["faster"] <= 0.025 + 2 * with_history["faster_se"]
+            assert with_history["mean_faster"] <= 0.025 + 2 * math.sqrt(0.025 * 0.975 / worlds)
+        if ratio == 1.15:
+            assert with_history["faster"] >= 0.7 and without["faster"] <= 0.05
+
+
+# -- the document path: trials folded as the runner folds them, drifting samples --------------------
+def test_within_trial_intervals_account_for_drift():
+    """No run-to-run spread, spread set to 0: one drifting trial a side. Pooling drifting samples
+    as if independent understates the noise; the drift-inflated interval must still cover."""
     rng = np.random.default_rng(3)
-    rows = [r for _ in range(30) for r in compare_runs(side(1.0, 1, 1, rng, "a"), side(1.0, 1, 1, rng, "b"),
-                                                          floor=0.0)["rows"]]
+
+    def drifting(level: float) -> list[float]:
+        z = np.empty(20)
+        z[0] = rng.standard_normal()
+        for i in range(1, 20):
+            z[i] = 0.7 * z[i - 1] + math.sqrt(1 - 0.49) * rng.standard_normal()
+        return (level * np.exp(0.005 * z)).tolist()
+
+    rows = []
+    for w in range(30):
+        docs = [make_run([make_result("gemm", {"k": k}, drifting(100.0 * (1 + k / 10))) for k in range(12)],
+                         run_id=f"{s}{w}") for s in "ab"]
+        rows += compare_runs(docs[:1], docs[1:], floor=0.0)["rows"]
     coverage = sum(r["ci_low"] <= 1.0 <= r["ci_high"] for r in rows) / len(rows)
-    print(f"\ndrift only (AR(1) phi {PHI}), within-trial intervals: coverage {coverage:.3f}")
+    print(f"\ndrift only (AR(1) phi 0.7), within-trial intervals: coverage {coverage:.3f}")
     assert coverage >= 0.90
 
 
@@ -158,3 +286,4 @@ def test_a_serving_point_compares_at_its_true_aggregate_ratio():
 
     # a median of per-request rates is not the point's throughput: it would be off by more than 5% here
     assert abs(median_rate(b) / median_rate(a) / 0.927 - 1) > 0.05
+    assert json.dumps(row)      # strict JSON

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -81,43 +82,73 @@ def test_verdict_boundaries():
     assert verdict(1.02, 1.08, 0.10) == "parity"             # the tolerance moves the band
 
 
+def runs_of(cases: dict, spec_id: str, prefix: str, runs: int = 3, spread: float = 0.003, seed: int = 0) -> list:
+    """`runs` run documents holding every case {name: (centre, noise, n)}, each run its own draw of
+    the machine's state (a shift of every case by `spread`) and of each case's samples."""
+    rng = np.random.default_rng([seed, 11])
+    docs = []
+    for r in range(runs):
+        shift = math.exp(spread * rng.standard_normal())
+        docs.append(make_run([make_result("gemm", {"m": 4096, "case": name},
+                                          noisy(centre * shift, rel, n, int(rng.integers(1 << 30))))
+                              for name, (centre, rel, n) in cases.items()],
+                             spec_id=spec_id, run_id=f"{prefix}{r}", started_at=f"2026-01-0{r + 1}T00:00:00+00:00"))
+    return docs
+
+
 def test_verdicts_on_sample_sets_with_known_truth():
-    gemm = {"m": 4096, "n": 4096}
-    cases = {  # name: (A centre, B centre, noise, n) -> expected verdict with 3 trials a side
+    cases = {  # name: (A centre, B centre, noise, n) -> expected verdict with 3 runs a side
         "win": (100.0, 130.0, 0.01, 20, "faster"),
         "loss": (100.0, 70.0, 0.01, 20, "slower"),
         "parity": (100.0, 100.5, 0.005, 40, "parity"),
         "overlap": (100.0, 105.0, 0.05, 8, "inconclusive"),
     }
-    ra, rb = [], []
-    for i, (name, (ca, cb, rel, n, _)) in enumerate(cases.items()):
-        ra.append(make_result("gemm", {**gemm, "case": name}, [], trials=noisy_trials(ca, rel, n, 10 + i)))
-        rb.append(make_result("gemm", {**gemm, "case": name}, [], trials=noisy_trials(cb, rel, n, 100 + i)))
-    out = compare_runs([make_run(ra)], [make_run(rb, spec_id="h100-sxm", run_id="run-b")])
+    a = runs_of({k: (v[0], v[2], v[3]) for k, v in cases.items()}, "mi300x", "a", seed=1)
+    b = runs_of({k: (v[1], v[2], v[3]) for k, v in cases.items()}, "h100-sxm", "b", seed=2)
+    out = compare_runs(a, b)
     got = {r["params"]["case"]: r for r in out["rows"]}
     for name, (*_, expected) in cases.items():
         row = got[name]
         assert row["verdict"] == expected, (name, row["ratio"], row["ci_low"], row["ci_high"])
         assert row["ci_low"] < row["ratio"] < row["ci_high"]
         assert math.isclose(row["ratio"], row["b_value"] / row["a_value"])
-        assert row["a_trials"] == row["b_trials"] == 3
-    assert not any("single run" in n for n in out["notes"])
+        assert row["a_runs"] == row["b_runs"] == 3 and row["a_trials"] == row["b_trials"] == 3
+    assert not any("cannot measure its run-to-run spread" in n for n in out["notes"])
+    assert out["run_spread"]["A"]["kernel"]["source"] == "runs" and out["run_spread"]["A"]["kernel"]["runs"] == 3
+
+
+def test_trials_of_one_run_are_not_runs():
+    """Three trials of one run share its machine state: a side of 1 run x 3 trials still takes the
+    run-to-run prior (its CI is wider than the trials alone say), 3 runs x 1 trial measure it."""
+    trials = {"same": (100.0, 0.005, 40)}
+    one = [make_run([make_result("gemm", {"case": "same"}, [], trials=noisy_trials(100.0, 0.005, 40, 3))])]
+    other = [make_run([make_result("gemm", {"case": "same"}, [], trials=noisy_trials(100.0, 0.005, 40, 4))],
+                      run_id="b")]
+    (row,) = compare_runs(one, other)["rows"]
+    assert row["a_trials"] == 3 and row["verdict"] == "inconclusive"
+    assert math.log(row["ci_high"] / row["ratio"]) > 1.96 * math.sqrt(2) * 0.06      # both priors, whole
+    (runs,) = compare_runs(runs_of(trials, "mi300x", "a", seed=5), runs_of(trials, "mi300x", "b", seed=6))["rows"]
+    assert runs["verdict"] == "parity" and runs["ci_high"] / runs["ci_low"] < row["ci_high"] / row["ci_low"]
 
 
 def test_single_run_sides_assume_a_run_to_run_floor():
-    """One trial a side cannot see its run-to-run spread: the assumed floor (3%) widens the CI, so a
-    0.5% difference is never 'parity' on one run, while a 30% gap still reads 'faster'."""
+    """One trial a side cannot see its run-to-run spread: the assumed default (6% for kernels)
+    widens the CI, so a 0.5% difference is never 'parity' on one run, while a 40% gap still reads
+    'faster'; --run-spread replaces the default and says so."""
     ra = [make_result("gemm", {"case": c}, noisy(100.0, 0.005, 40, i)) for i, c in enumerate(("same", "win"))]
     rb = [make_result("gemm", {"case": "same"}, noisy(100.5, 0.005, 40, 9)),
-          make_result("gemm", {"case": "win"}, noisy(130.0, 0.005, 40, 8))]
+          make_result("gemm", {"case": "win"}, noisy(140.0, 0.005, 40, 8))]
     out = compare_runs([make_run(ra)], [make_run(rb, run_id="b")])
     got = {r["params"]["case"]: r for r in out["rows"]}
     assert got["same"]["verdict"] == "inconclusive" and got["win"]["verdict"] == "faster"
     half = math.log(got["same"]["ci_high"] / got["same"]["ratio"])
-    assert half > 1.96 * math.sqrt(2) * 0.03                     # at least the two floors
-    assert any("run-to-run spread assumed 3%" in n for n in out["notes"])
-    wide = compare_runs([make_run(ra)], [make_run(rb, run_id="b")], floor=0.10)["rows"]
-    assert math.log(wide[0]["ci_high"] / wide[0]["ratio"]) > half
+    assert half > 1.96 * math.sqrt(2) * 0.06                     # at least the two priors
+    assert any("side A and B (kernel): assumed 6% (history off)" in n for n in out["notes"]), out["notes"]
+    assert out["run_spread"]["B"]["kernel"] == {"source": "default", "runs": 0, "spread": 0.06, "shared": 0.06,
+                                               "key": 0.0, "text": "assumed 6% (history off)"}
+    wide = compare_runs([make_run(ra)], [make_run(rb, run_id="b")], floor=0.10)
+    assert math.log(wide["rows"][0]["ci_high"] / wide["rows"][0]["ratio"]) > half
+    assert any("10% set by --run-spread" in n for n in wide["notes"])
 
 
 def test_unstable_results_are_at_most_inconclusive():
@@ -130,15 +161,21 @@ def test_unstable_results_are_at_most_inconclusive():
 
 
 def test_ci_coverage_matches_nominal_level():
-    """200 keys with a true ratio of 1.1, 3 trials a side: about 95% of the CIs must contain it."""
-    ra, rb = [], []
-    for i in range(200):
-        ra.append(make_result("gemm", {"i": i}, [], trials=noisy_trials(50.0, 0.05, 15, i, spread=0.02)))
-        rb.append(make_result("gemm", {"i": i}, [], trials=noisy_trials(55.0, 0.05, 15, 1000 + i, spread=0.02)))
-    rows = compare_runs([make_run(ra)], [make_run(rb, run_id="b")])["rows"]
-    covered = sum(r["ci_low"] <= 1.1 <= r["ci_high"] for r in rows) / len(rows)
+    """200 keys with a true ratio of 1.1, 3 runs a side, each run its own draw of every key: about
+    95% of the CIs must contain it."""
+    rng = np.random.default_rng(8)
+
+    def side(centre: float, prefix: str) -> list:
+        return [make_run([make_result("gemm", {"i": i}, noisy(centre * math.exp(0.02 * rng.standard_normal()), 0.01,
+                                                              9, int(rng.integers(1 << 30))))
+                          for i in range(200)], run_id=f"{prefix}{r}", started_at=f"2026-01-0{r + 1}T00:00:00+00:00")
+                for r in range(3)]
+
+    a, b = side(50.0, "a"), side(55.0, "b")
+    out = compare_runs(a, b)
+    covered = sum(r["ci_low"] <= 1.1 <= r["ci_high"] for r in out["rows"]) / len(out["rows"])
     assert 0.85 <= covered <= 0.995, covered
-    g = compare_runs([make_run(ra)], [make_run(rb, run_id="b")])["geomean"]["kernel"]
+    g = out["geomean"]["kernel"]
     assert g["ci_low"] <= 1.1 <= g["ci_high"] and g["n"] == 200
 
 
@@ -308,7 +345,8 @@ def test_cli_filters_fail_gate_and_errors(cli, tmp_path, capsys):
         s.save_run(slow)
     r = cli("compare", "--db", db, "--gpu-a", "mi300x", "--stack-a", "rocm", "--gpu-b", "h100-sxm",
             "--fail-if-slower", "5%", "--format", "json")
-    assert r.returncode == 1 and "regression gate failed: 2 below 0.950x A" in r.stderr
+    assert r.returncode == 1 and "regression gate failed: 1 below 0.950x A" in r.stderr, r.stderr
+    assert "Holm over 1 result(s) and 0 category mean(s)" in r.stderr
     assert "gemm m=1 bf16" in r.stderr and "key" not in r.stderr
     out = json.loads(r.stdout)
     assert out["rows"][0]["verdict"] == "slower"
@@ -333,7 +371,7 @@ def test_cli_orders_rows_by_size_and_caps_long_tables(tmp_path, capsys):
     sizes = [1024, 256, 4096, 512, 2048]
     db = str(tmp_path / "s.db")
     with Store(db) as s:
-        for run_id, spec_id, center in (("r-a", "mi300x", 100), ("r-b", "h100-sxm", 120)):
+        for run_id, spec_id, center in (("r-a", "mi300x", 100), ("r-b", "h100-sxm", 150)):
             s.save_run(make_run([make_result("gemm", {"m": m}, noisy(center, 0.01, 8, m)) for m in sizes]
                                 + [make_result("gemm", {"m": 8}, [5.0])],      # one sample: no CI
                                 run_id=run_id, spec_id=spec_id))
@@ -426,3 +464,80 @@ def test_ci_agrees_with_a_textbook_percentile_bootstrap():
         lo, hi = np.quantile(reps, [0.025, 0.975])
         width = hi - lo
         assert abs(rows[i]["ci_low"] - lo) < 0.3 * width and abs(rows[i]["ci_high"] - hi) < 0.3 * width, (i, lo, hi)
+
+
+def test_store_history_sets_a_one_run_sides_spread(tmp_path, capsys, monkeypatch):
+    """Earlier runs of the same product and stack in the store (keys measured in several runs, 1%
+    apart) replace the 6% default for a one-run side, and compare says where its spread came from;
+    --no-history, another product or a file side without a default store fall back to the default."""
+    db = str(tmp_path / "s.db")
+    rocm = {"rocm_version": "6.2.4", "hip_version": "6.2"}
+    rng = np.random.default_rng(4)
+
+    def run(run_id: str, day: int, spec_id: str = "mi300x", stack: dict = rocm, centre: float = 100.0) -> dict:
+        shift = math.exp(0.01 * rng.standard_normal())
+        return make_run([make_result("gemm", {"m": m}, noisy(centre * (1 + m / 8) * shift, 0.002, 12, day * 10 + m))
+                         for m in range(8)], run_id=run_id, spec_id=spec_id, stack=stack,
+                        started_at=f"2026-01-{day:02d}T00:00:00+00:00")
+
+    with Store(db) as s:
+        for day in range(1, 6):
+            s.save_run(run(f"old{day}", day))
+        s.save_run(run("new-a", 10))
+        s.save_run(run("new-b", 11, "h100-sxm", {"cuda_version": "12.4"}, 130.0))
+    code, out, err = main_inprocess(["compare", "new-a", "new-b", "--db", db, "-f", "json"], capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    spread_a = doc["run_spread"]["A"]["kernel"]
+    assert spread_a["source"] == "history" and spread_a["runs"] == 5 and spread_a["spread"] < 0.03
+    assert spread_a["text"].startswith("run-to-run ") and "from 5 earlier runs of mi300x/rocm 6.2.4" in spread_a["text"]
+    assert doc["run_spread"]["B"]["kernel"]["text"] == "assumed 6% (no earlier runs of h100-sxm/cuda 12.4 in s.db)"
+    assert any("from 5 earlier runs of mi300x/rocm 6.2.4" in n for n in doc["notes"])
+    code, out, err = main_inprocess(["compare", "new-a", "new-b", "--db", db, "--no-history", "-f", "json"], capsys)
+    off = json.loads(out)
+    assert off["run_spread"]["A"]["kernel"]["text"] == "assumed 6% (history off)"
+    # the history narrows A's part of every interval
+    width = {d: np.median([math.log(r["ci_high"] / r["ci_low"]) for r in x["rows"]]) for d, x in (("on", doc), ("off", off))}
+    assert width["on"] < width["off"]
+    # file sides: the default store's history, if it exists; never created for it
+    files = {}
+    for rid in ("new-a", "new-b"):
+        files[rid] = str(tmp_path / f"{rid}.json")
+        assert main_inprocess(["export", rid, "-o", files[rid], "--db", db], capsys)[0] == 0
+    monkeypatch.setenv("GPUPARITY_DB", db)
+    code, out, err = main_inprocess(["compare", files["new-a"], files["new-b"], "-f", "json"], capsys)
+    assert json.loads(out)["run_spread"]["A"]["kernel"]["source"] == "history", err
+    missing = str(tmp_path / "none.db")
+    monkeypatch.setenv("GPUPARITY_DB", missing)
+    code, out, err = main_inprocess(["compare", files["new-a"], files["new-b"], "-f", "json"], capsys)
+    assert json.loads(out)["run_spread"]["A"]["kernel"]["source"] == "default" and not os.path.exists(missing)
+
+
+def test_gate_and_counts_correct_for_many_results():
+    """Holm for the gate, Benjamini-Hochberg for the counts: 40 results 4% slower (inside a 5% gate)
+    with a noisy per-result interval do not fail the gate, 40 results 30% faster all count."""
+    from gpuparity.analysis.compare import regression_gate
+    from gpuparity.analysis.estimate import bh, holm
+
+    assert holm(np.array([0.01, 0.04, 0.03])).tolist() == pytest.approx([0.03, 0.06, 0.06])
+    assert bh(np.array([0.01, 0.04, 0.03])).tolist() == pytest.approx([0.03, 0.04, 0.04])
+    slow = [runs_of({f"k{i}": (100.0 * 0.96, 0.01, 9) for i in range(40)}, "mi300x", p, seed=s) for p, s in (("b", 2),)]
+    base = runs_of({f"k{i}": (100.0, 0.01, 9) for i in range(40)}, "mi300x", "a", seed=1)
+    out = compare_runs(base, slow[0])
+    gate = regression_gate(out, 0.05)
+    assert gate["passed"] and gate["method"].startswith("Holm over 40 result(s) and 1 category mean(s)")
+    fast = runs_of({f"k{i}": (130.0, 0.01, 9) for i in range(40)}, "mi300x", "c", seed=3)
+    counts = compare_runs(base, fast)["counts"]
+    assert counts["faster"] == 40 and counts["method"].startswith("Benjamini-Hochberg over 40 result(s)")
+    assert regression_gate(compare_runs(fast, base), 0.05)["passed"] is False
+
+
+def test_parity_band_is_symmetric_on_the_log_scale():
+    from gpuparity.analysis.estimate import band
+
+    lo, hi = band(0.05)
+    assert lo == pytest.approx(1 / 1.05) and hi == 1.05
+    # the same interval read either way: B/A in [0.953, 1.045] is parity, and so is A/B
+    assert verdict(0.953, 1.045, 0.05) == verdict(1 / 1.045, 1 / 0.953, 0.05) == "parity"
+    assert verdict(0.9, 0.951, 0.05) == "slower" and verdict(1 / 0.951, 1 / 0.9, 0.05) == "faster"
+    assert verdict(0.951, 0.96, 0.05) == "inconclusive"        # 0.951 < 1/1.05: not parity, not slower

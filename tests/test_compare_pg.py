@@ -31,3 +31,26 @@ def test_postgres_fast_path_matches_documents(pg_server):  # noqa: F811
     assert all(r["a_runs"] == 2 for r in fast["rows"])
 
 
+def test_postgres_contention_and_history(pg_server):  # noqa: F811
+    """A contended run's reasons come from its document (SQL on PostgreSQL's json), and a one-run
+    side's spread from earlier runs of its product and stack in the same database."""
+    name = "cmp_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(pg_server["url"], autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    old = [make_run([make_result("gemm", {"m": m}, noisy(100 * (1 + d / 200), 0.002, 8, 10 * d + m)) for m in range(4)],
+                    run_id=f"old{d}", started_at=f"2026-01-0{d + 1}T00:00:00+00:00") for d in range(4)]
+    busy = make_run([make_result("gemm", {"m": m}, noisy(130, 0.002, 8, 90 + m), flags=["contended"])
+                     for m in range(4)], run_id="busy", spec_id="h100-sxm", started_at="2026-02-01T00:00:00+00:00")
+    busy["machine"] = {"contention": {"contended": True, "reasons": ["other processes used 90% of the CPUs"]}}
+    url = with_db(pg_server["url"], name)
+    with Store(url) as store:
+        for d in (*old, busy):
+            store.save_run(d)
+        fast = compare_sides(side_from_store(store, ["old3"], "A"), side_from_store(store, ["busy"], "B"),
+                             history="auto")
+    assert fast["contended"] == [{"side": "B", "reasons": ["other processes used 90% of the CPUs"], "runs": ["busy"]}]
+    assert {r["verdict"] for r in fast["rows"]} == {"inconclusive"}
+    spread = fast["run_spread"]["A"]["kernel"]
+    assert spread["source"] == "history" and spread["runs"] == 3 and "earlier runs of mi300x/" in spread["text"]
+
+

@@ -278,7 +278,7 @@ def test_equal_interactivity_single_trial_assumes_a_floor_and_equal_sides_are_no
     b = side_from_runs([_serving_doc("b", 1.0, 1, 0.0, 2)], "B")
     out = serving_at_equal_interactivity(a, b, 0.05, floor=0.03, draws=400)
     assert out and all(e["verdict"] in ("parity", "inconclusive") for e in out)
-    assert all("assumed 3%" in e["ci_basis"]["a"] for e in out)
+    assert all("+ 3% run-to-run spread" in e["ci_basis"]["a"] for e in out)
     wide = serving_at_equal_interactivity(a, b, 0.05, floor=0.2, draws=400)
     assert all(w["ci_high"] - w["ci_low"] > e["ci_high"] - e["ci_low"] for w, e in zip(wide, out, strict=True))
     far = side_from_runs([_serving_doc("c", 2.0, 1, 0.0, 3)], "C")

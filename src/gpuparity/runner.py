@@ -293,6 +293,11 @@ def execute_plan(pairs: list[tuple], ctx, doc: dict, on_result: Callable[[dict],
 
     doc["results"] = finite_json(merge_all(pairs, done, ctx))
     doc["machine"]["end"] = snapshot(ctx.telemetry, window_s=0.0 if doc["status"] != "complete" else 0.3)
+    from gpuparity import dist
+    from gpuparity.platform.machine import mark_contention
+
+    # a busy machine is evidence: results of a contended run never support faster/slower
+    mark_contention(doc, external=any(w.category == "serving" for w, _ in pairs), distributed=dist.is_distributed())
     doc["finished_at"] = now_iso()
     doc["duration_s"] = round(time.time() - t0, 3)
     return doc

@@ -1,20 +1,28 @@
-"""Compare two platforms: per-key ratio B/A with its interval, verdicts, category geomeans, and
+"""Compare two platforms: per-key ratio B/A with its interval, verdicts, category means, and
 the same ratios normalised per spec peak, per GPU-hour price and per watt.
 
 Two loaders (analysis/sides.py) feed one columnar core (`compare_core`); the statistics are in
-analysis/estimate.py (read its notes: trials as units, a t-interval over trials, an assumed
-run-to-run floor for single-trial sides, joint geomeans); normalisation in analysis/normalise.py;
-serving at equal interactivity in analysis/serving_compare.py.
+analysis/estimate.py (read its notes: the run as the unit, moderated variances, a prior for the
+run-to-run spread a one-run side cannot see, random-effects means, the symmetric band,
+multiplicity); the prior comes from the store's history (analysis/history.py) or a default;
+normalisation in analysis/normalise.py; serving at equal interactivity in
+analysis/serving_compare.py.
 
 Rules beyond the statistics:
-- A result flagged unstable or host_bound on either side is at most "inconclusive"; so is a serving
-  point whose token counts no tokenizer checked (unverified_tokens: the server's word alone makes no claim).
+- A result flagged unstable, host_bound or contended on either side is at most "inconclusive"; so
+  is a serving point whose token counts no tokenizer checked (unverified_tokens: the server's word
+  alone makes no claim), and a category mean whose results are mostly flagged.
+- A side with a contended run (the machine was busy: platform/machine.py) gives no faster or
+  slower verdict anywhere in the comparison (rows, means, normalised views, serving); the notes,
+  doc["contended"], each side summary and the headline say which side and why.
 - Per peak: each result against its own peak kind (HBM for memory kernels, the fabric for
   collectives, the host link for host<->device copies, the dtype's dense peak for FLOP/s).
 - Per watt: a verdict only where both sides have the same power source (measured telemetry on
   both, or datasheet TDP on both); otherwise the ratio is shown with a note and no verdict.
 - A/A: sides whose fingerprints are identical (host, hardware, driver, stack, libraries, env
   flags) are said to be an A/A comparison: any faster/slower there is noise or drift.
+- Scope: with one box a side the verdicts are about those boxes; doc["scope"] says what a claim
+  about the products assumes.
 """
 
 from __future__ import annotations
@@ -27,13 +35,18 @@ import numpy as np
 
 from gpuparity.analysis.estimate import (
     LEVEL,
+    MOSTLY,
     VERDICTS,
-    geomean_ratio,
-    key_estimates,
+    Prior,
+    SideEstimate,
+    fdr_counts,
+    gate_failures,
+    group_means,
     log_interval,
-    verdict,
+    needs_prior,
+    pair_df,
+    side_estimate,
     verdicts,
-    welch_df,
 )
 from gpuparity.analysis.normalise import NORMALISED, _facts, _listed, _normalised_columns, _ratio_or_nan
 from gpuparity.analysis.serving_compare import serving_at_equal_interactivity
@@ -43,6 +56,7 @@ from gpuparity.results.figure import PEAK_EXCEEDED
 NO_CLAIM = {"unstable", "host_bound", "unverified_tokens"}      # flags that hold a verdict at "inconclusive"
 
 VOLATILE_FINGERPRINT = ("telemetry", "unknown")     # describe the moment, not the platform
+INCONCLUSIVE = VERDICTS.index("inconclusive")
 
 
 @dataclass
@@ -62,36 +76,109 @@ class Core:
     a_units: np.ndarray
     b_units: np.ndarray
     unstable: np.ndarray
-    est_a: tuple
-    est_b: tuple
+    est_a: SideEstimate
+    est_b: SideEstimate
+    log_ratio: np.ndarray = None
+    flagged: np.ndarray = None      # unstable or contended on a side: at most inconclusive
+    contended: list = None          # [{"side", "runs": [{"run_id", "reasons"}]}] of contended sides
 
 
-def run_spread(floor: float | None) -> float:
+def run_spread(floor: float | None, category: str | None = None) -> float:
+    """The spread assumed without history: --run-spread, GPUPARITY_RUN_SPREAD or the default."""
     from gpuparity.results.figure import run_spread_default
 
-    return run_spread_default() if floor is None else floor
+    return run_spread_default(category) if floor is None else floor
+
+
+def default_priors(side: Side, floor: float | None = None, found: dict | None = None,
+                   why: str = "no history") -> dict[str, Prior]:
+    """The Prior of every category of a side that cannot measure its run-to-run spread:
+    --run-spread (`floor`) or GPUPARITY_RUN_SPREAD, else what history `found`, else the default."""
+    from gpuparity.results.figure import run_spread_env
+
+    env = run_spread_env()
+    out = {}
+    for cat in needs_prior(side):
+        if floor is not None or env is not None:
+            f = floor if floor is not None else env
+            out[cat] = Prior(f * f, source="set", text=f"{100 * f:g}% set by "
+                             + ("--run-spread" if floor is not None else "GPUPARITY_RUN_SPREAD"))
+        elif found and cat in found:
+            out[cat] = found[cat]
+        else:
+            f = run_spread(None, cat)
+            out[cat] = Prior(f * f, source="default", text=f"assumed {100 * f:g}% ({why})")
+    return out
+
+
+def resolve_priors(a: Side, b: Side, floor: float | None, history) -> tuple[dict, dict]:
+    """Priors of both sides, with the stores' history where `history` allows (analysis/history)."""
+    from gpuparity.analysis.history import history_priors, platform_of, store_for
+    from gpuparity.results.figure import run_spread_env
+
+    exclude = {r["run_id"] for s in (a, b) for r in s.runs}
+    cache: dict = {}
+    out = []
+    for side in (a, b):
+        cats = needs_prior(side)
+        found, why = {}, "history off" if not history else "no store with earlier runs"
+        url = store_for(side, history) if cats and floor is None and run_spread_env() is None else None
+        spec, stack = platform_of(side)
+        if url and spec and stack:
+            ck = (url, spec, stack, tuple(cats))
+            if ck not in cache:
+                cache[ck] = history_priors(url, spec, stack, exclude, cats)
+            found, why = cache[ck]
+        out.append(default_priors(side, floor, found, why))
+    return out[0], out[1]
 
 
 def compare_core(a: Side, b: Side, tolerance: float = 0.05, level: float = LEVEL,
-                 floor: float | None = None) -> Core:
-    """Ratios B/A, CIs and verdicts for every key present (ok) on both sides."""
-    floor = run_spread(floor)
+                 floor: float | None = None, priors: tuple | None = None) -> Core:
+    """Ratios B/A, CIs and verdicts for every key present (ok) on both sides. `priors`: (A's,
+    B's) {category: Prior} for the categories they cannot measure (default_priors when None)."""
+    pa, pb = priors if priors is not None else (default_priors(a, floor), default_priors(b, floor))
     other = np.array([b.index.get(k, -1) for k in a.keys], dtype=np.int64)
     ia = np.nonzero(other >= 0)[0]
     ib = other[ia]
-    est_a, est_b = key_estimates(a, floor), key_estimates(b, floor)
-    va, la, vara, dfa, na = (x[ia] for x in est_a)
-    vb, lb, varb, dfb, nb = (x[ib] for x in est_b)
+    est_a, est_b = side_estimate(a, pa), side_estimate(b, pb)
+    va, la, vara, na = est_a.value[ia], est_a.mean[ia], est_a.var[ia], est_a.trials[ia]
+    vb, lb, varb, nb = est_b.value[ib], est_b.mean[ib], est_b.var[ib], est_b.trials[ib]
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = vb / va
+    log_ratio = lb - la
     log_var = vara + varb
-    df = welch_df(vara, dfa, varb, dfb)
-    lo, hi = log_interval(np.log(ratio), log_var, df, level)
-    unstable = np.array([bool(NO_CLAIM & (set(a.flags[i]) | set(b.flags[j])))
-                         for i, j in zip(ia.tolist(), ib.tolist(), strict=True)], dtype=bool)
-    codes = verdicts(lo, hi, tolerance)
-    codes = np.where(unstable, VERDICTS.index("inconclusive"), codes)
-    return Core(ia, ib, va, vb, ratio, lo, hi, log_var, df, codes, na, nb, unstable, est_a, est_b)
+    df = pair_df(est_a, est_b, ia, ib)
+    lo, hi = log_interval(log_ratio, log_var, df, level)
+    # the row's ratio is of the values shown (a single trial's stored figure); its CI is centred on it
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shift = np.where(np.isfinite(ratio) & (ratio > 0), np.log(np.where(ratio > 0, ratio, 1.0)) - log_ratio, 0.0)
+    lo, hi = lo * np.exp(shift), hi * np.exp(shift)
+    unstable = np.zeros(len(ia), dtype=bool)
+    for flag in NO_CLAIM:
+        unstable |= _flagged(a, b, ia, ib, flag)
+    contended = [{"side": s.label, "runs": s.contended} for s in (a, b) if s.contended]
+    flagged = unstable | _flagged(a, b, ia, ib, "contended") | bool(contended)
+    codes = np.where(flagged, INCONCLUSIVE, verdicts(lo, hi, tolerance))
+    return Core(ia, ib, va, vb, ratio, lo, hi, log_var, df, codes, na, nb, unstable, est_a, est_b,
+                log_ratio + shift, flagged, contended)
+
+
+def _flag_mask(side: Side, flag: str) -> np.ndarray:
+    """Per key of a side: whether its results carry `flag` (one pass over the flagged keys)."""
+    masks = getattr(side, "_flag_masks", None)
+    if masks is None:
+        masks = side._flag_masks = {}
+        flagged = [(i, f) for i, f in enumerate(side.flags) if f]
+        for name in {x for _, f in flagged for x in f}:
+            masks[name] = np.zeros(len(side.flags), dtype=bool)
+            masks[name][[i for i, f in flagged if name in f]] = True
+    return masks.get(flag, np.zeros(len(side.flags), dtype=bool))
+
+
+def _flagged(a: Side, b: Side, ia: np.ndarray, ib: np.ndarray, flag: str) -> np.ndarray:
+    """Per matched key: whether its results carry `flag` on either side."""
+    return (_flag_mask(a, flag)[ia] | _flag_mask(b, flag)[ib]) if len(ia) else np.zeros(0, dtype=bool)
 
 
 def _idents(side: Side, idx) -> dict:
@@ -130,7 +217,7 @@ def fingerprint_diff(fa: dict | None, fb: dict | None) -> dict:
             "values": {k: [flat_a.get(k), flat_b.get(k)] for k in diff[:200]}}
 
 
-def side_summary(side: Side, prices, floor: float | None = None) -> dict:
+def side_summary(side: Side, prices, floor: float | None = None, est: SideEstimate | None = None) -> dict:
     newest = side.runs[-1] if side.runs else {}
     spec = (newest.get("fingerprint") or {}).get("spec") or {}
     price, source = prices.price(spec.get("id")) if prices else (None, None)
@@ -140,6 +227,8 @@ def side_summary(side: Side, prices, floor: float | None = None) -> dict:
 
     powered = int(np.isfinite(side.power).sum())
     units = np.bincount(side.u_key, minlength=len(side.keys)) if len(side.keys) else np.zeros(0)
+    spreads = (est.basis if est is not None else {})
+    assumed = [v["spread"] for v in spreads.values() if v["source"] != "runs"]
     return {
         "label": side.label, "run_ids": [r["run_id"] for r in side.runs], "hosts": uniq("host"),
         "products": uniq("product"), "spec_ids": uniq("spec_id"), "stacks": uniq("stack"), "torch": uniq("torch"),
@@ -148,7 +237,11 @@ def side_summary(side: Side, prices, floor: float | None = None) -> dict:
         "n_results": len(side.keys) + len(side.failed), "spec_estimated": bool(spec.get("estimated")),
         "runs": len(side.runs), "trials": int(units.sum()),
         "trials_per_result": float(np.median(units)) if len(units) else 0.0,
-        "single_trial_results": int((units == 1).sum()), "run_spread_assumed": run_spread(floor),
+        "runs_per_result": float(np.median(side.n_runs)) if len(side.n_runs) else 0.0,
+        "single_trial_results": int((units == 1).sum()),
+        "run_spread_assumed": max(assumed) if assumed else (run_spread(floor) if est is None else None),
+        "run_spread": {cat: dict(v) for cat, v in spreads.items()},
+        "contended": bool(side.contended), "contention": side.contended,
         "usd_per_hour": price, "price_source": source, "tdp_w": spec.get("tdp_w"),
         "power": (f"measured on {powered} of {len(side.keys)} results, TDP elsewhere" if powered
                   else "datasheet TDP (no valid power telemetry)" if spec.get("tdp_w") else "unknown"),
@@ -176,12 +269,60 @@ def _row_order(ident: dict) -> list[int]:
         return order(_natural)
 
 
-def _notes(a: Side, b: Side, core: Core, floor: float, aa: dict, watt_mixed: int) -> list[str]:
+def _spread_notes(sides: list[Side], ests: list[SideEstimate]) -> list[str]:
+    """Where each one-run side's run-to-run spread came from, one line per distinct source."""
+    lines: dict[str, list[str]] = {}
+    for side, est in zip(sides, ests, strict=True):
+        for cat, b in est.basis.items():
+            if b["source"] != "runs":
+                lines.setdefault(b["text"], []).append(f"{side.label} {cat}")
+    out = []
+    for text, where in lines.items():
+        sides_text = " and ".join(dict.fromkeys(w.split(" ")[0] for w in where))
+        cats = sorted({w.split(" ", 1)[1] for w in where})
+        out.append(f"one run a side cannot measure its run-to-run spread: side {sides_text} ({', '.join(cats)}): "
+                   f"{text}; --run-spread sets it, a second run measures it")
+    return out
+
+
+def _contention_notes(core: Core, a: Side, b: Side) -> list[str]:
     notes = []
-    single = [s.label for s, n in ((a, core.a_units), (b, core.b_units)) if len(n) and (n == 1).any()]
-    if single:
-        notes.append(f"single run: run-to-run spread assumed {100 * floor:g}% on side {' and '.join(single)} "
-                     "(one trial cannot measure its own spread; --run-spread sets it, --trials N measures it)")
+    for c in core.contended:
+        runs = "; ".join(f"run {r['run_id']}: {', '.join(r['reasons']) or 'busy'}" for r in c["runs"][:3])
+        notes.append(f"side {c['side']} was contended (the machine was busy: {runs}): no result, category or "
+                     "overall verdict is faster or slower; rerun it on a quiet machine")
+    keys = int(_flagged(a, b, core.ia, core.ib, "contended").sum())
+    if keys and not core.contended:
+        notes.append(f"{keys} result(s) contended on a side (throttled or disturbed while timed): their verdicts "
+                     "are at most inconclusive")
+    return notes
+
+
+def scope(sa: dict, sb: dict) -> dict:
+    """What the verdicts are about: these boxes (one host a side), or the products (several)."""
+    ha, hb = sa["hosts"], sb["hosts"]
+    one_box = len(ha) <= 1 and len(hb) <= 1
+
+    def spread(s: dict) -> str:
+        parts = sorted({f"{100 * v['spread']:.1f}% {v['source'] if v['source'] != 'runs' else 'measured'}"
+                        for v in (s.get("run_spread") or {}).values() if v.get("spread") is not None})
+        return ", ".join(parts) or "?"
+
+    if one_box:
+        boxes = f"{(ha or ['?'])[0]} vs {(hb or ['?'])[0]}" if ha != hb else f"{(ha or ['?'])[0]} on both sides"
+        text = (f"one box a side ({boxes}): the verdicts are about these boxes; as a claim about "
+                f"{'/'.join(sa['products']) or 'A'} vs {'/'.join(sb['products']) or 'B'} they assume that another "
+                f"box of the same product differs by no more than the run-to-run spread used here "
+                f"(A: {spread(sa)}; B: {spread(sb)})")
+    else:
+        text = (f"side A spans {len(ha)} box(es), side B {len(hb)}: box-to-box spread is inside the run-to-run "
+                "spread measured")
+    return {"claim": "boxes" if one_box else "platforms", "hosts": {"A": ha, "B": hb}, "text": text}
+
+
+def _notes(a: Side, b: Side, core: Core, aa: dict, watt_mixed: int, doc_scope: dict) -> list[str]:
+    notes = _contention_notes(core, a, b)
+    notes += _spread_notes([a, b], [core.est_a, core.est_b])
     if aa.get("identical"):
         notes.append("A/A: both sides have identical fingerprints (same host, hardware, driver and stack); "
                      "any faster/slower verdict here is noise or drift")
@@ -194,20 +335,26 @@ def _notes(a: Side, b: Side, core: Core, floor: float, aa: dict, watt_mixed: int
                          f"{', '.join(sorted(str(p) for p in side_products))}")
     if watt_mixed:
         notes.append(f"per watt: {watt_mixed} row(s) compare measured power with datasheet TDP; shown, no verdict")
+    if doc_scope["claim"] == "boxes":
+        notes.append("scope: " + doc_scope["text"])
     return notes
 
 
 @gc_paused
 def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level: float = LEVEL,
-                  floor: float | None = None) -> dict:
+                  floor: float | None = None, history=None) -> dict:
     """The comparison document (see compare_runs); the statistics come from `compare_core`, and
-    every per-row figure is computed as a column (100k rows in about a second)."""
+    every per-row figure is computed as a column (100k rows in about a second).
+
+    history: where a one-run side's run-to-run spread is learned (analysis/history.store_for):
+    None (not at all: the default or `floor`), "auto" (the store a side came from, else the
+    default store if it exists) or {label: store url}."""
     if prices is None:
         from gpuparity.analysis.prices import PriceBook
 
         prices = PriceBook(use_config=False)
-    floor = run_spread(floor)
-    core = compare_core(a, b, tolerance, level, floor)
+    priors = resolve_priors(a, b, floor, history)
+    core = compare_core(a, b, tolerance, level, floor, priors)
     ident = _idents(a, core.ia)
     order = _row_order(ident)
     cols = {name: [col[j] for j in order] for name, col in ident.items()}
@@ -215,6 +362,7 @@ def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level:
     ia, ib = core.ia[order], core.ib[order]
     ratio, lo, hi = core.ratio[order], core.ci_low[order], core.ci_high[order]
     a_value, b_value = core.a_value[order], core.b_value[order]
+    flagged = core.flagged[order]
     n = len(ia)
     flags = [sorted(set(a.flags[i]) | set(b.flags[j])) for i, j in zip(ia.tolist(), ib.tolist(), strict=True)]
     cols.update({
@@ -222,6 +370,7 @@ def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level:
         "b_trials": core.b_units[order].astype(int).tolist(), "ratio": _listed(ratio), "ci_low": _listed(lo),
         "ci_high": _listed(hi), "verdict": [VERDICTS[v] for v in core.verdict[order].tolist()],
         "tolerance": [tolerance] * n, "a_runs": a.n_runs[ia].tolist(), "b_runs": b.n_runs[ib].tolist(),
+        "log_se": _listed(np.sqrt(core.log_var[order])), "df": _listed(core.df[order]),
         "flags": flags,
     })
     facts_a, facts_b = _facts(a, ia, prices), _facts(b, ib, prices)
@@ -237,7 +386,7 @@ def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level:
         cols[f"ratio_{suffix}"], cols[f"ci_low_{suffix}"], cols[f"ci_high_{suffix}"] = (
             _listed(ratio * f), _listed(lo * f), _listed(hi * f))
         known = np.isfinite(f) & (same_power if suffix == "per_watt" else True)
-        codes = np.where(core.unstable[order], VERDICTS.index("inconclusive"), verdicts(lo * f, hi * f, tolerance))
+        codes = np.where(flagged, INCONCLUSIVE, verdicts(lo * f, hi * f, tolerance))
         cols[f"verdict_{suffix}"] = [VERDICTS[v] if k else None
                                      for v, k in zip(codes.tolist(), known.tolist(), strict=True)]
     rows = _rows(cols)
@@ -261,72 +410,120 @@ def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level:
     not_compared.sort(key=lambda r: (r["workload"], r["key"], r["side"]))
     only_a = [i for i, k in enumerate(a.keys) if k not in b.index and k not in b.failed]
     only_b = [i for i, k in enumerate(b.keys) if k not in a.index and k not in a.failed]
-    sa, sb = side_summary(a, prices, floor), side_summary(b, prices, floor)
+    sa, sb = side_summary(a, prices, floor, core.est_a), side_summary(b, prices, floor, core.est_b)
     aa = fingerprint_diff(sa.get("fingerprint"), sb.get("fingerprint"))
     aa["identical"] = aa["identical"] and len(sa["products"]) <= 1 and len(sb["products"]) <= 1
+    doc_scope = scope(sa, sb)
+    usable = ~core.flagged & np.isfinite(core.log_var)
+    serving_floor = tuple(_serving_spread(s, est) for s, est in ((a, core.est_a), (b, core.est_b)))
     return {
         "tolerance": tolerance, "level": level, "price_basis": getattr(prices, "basis", None),
-        "run_spread_assumed": floor,
+        "run_spread_assumed": max([x for x in (sa["run_spread_assumed"], sb["run_spread_assumed"]) if x is not None],
+                                  default=None),
+        "run_spread": {"A": sa["run_spread"], "B": sb["run_spread"]},
         "rows": rows, "only_a": _rows(_idents(a, only_a)), "only_b": _rows(_idents(b, only_b)),
         "not_compared": not_compared,
-        "geomean": _geomeans(a, b, core, order, cols["category"], factors, same_power, tolerance, level, floor),
-        "serving": serving_at_equal_interactivity(a, b, tolerance, floor=floor),
+        "geomean": _geomeans(core, order, cols["category"], factors, same_power, tolerance, level),
+        "serving": serving_at_equal_interactivity(a, b, tolerance, floor=serving_floor,
+                                                  contended=bool(core.contended)),
+        "counts": fdr_counts(core.log_ratio, core.log_var, core.df, tolerance, usable),
+        "contended": [{"side": c["side"], "reasons": sorted({r for run in c["runs"] for r in run["reasons"]}),
+                       "runs": [run["run_id"] for run in c["runs"]]} for c in core.contended],
+        "scope": doc_scope,
         "sides": {"a": sa, "b": sb}, "aa": aa,
-        "notes": _notes(a, b, core, floor, aa, watt_mixed),
+        "notes": _notes(a, b, core, aa, watt_mixed, doc_scope),
     }
 
 
-def _geomeans(a: Side, b: Side, core: Core, order: np.ndarray, categories: list, factors: dict,
-              same_power: np.ndarray, tolerance: float, level: float, floor: float) -> dict:
-    """Per category (and 'all' when there are several) geometric mean of ratios with a joint CI
-    (estimate.geomean_ratio) over the keys with a CI; normalised views only where every one of
+def _serving_spread(side: Side, est: SideEstimate) -> float | None:
+    """The run-to-run spread a one-trial serving point adds: the serving category's prior."""
+    b = est.basis.get("serving")
+    return b["spread"] if b else None
+
+
+def _geomeans(core: Core, order: np.ndarray, categories: list, factors: dict, same_power: np.ndarray,
+              tolerance: float, level: float) -> dict:
+    """Per category (and 'all' when there are several) the random-effects mean of the ratios with
+    its CI (estimate.group_means) over the keys with a CI; normalised views only where every one of
     those keys has the normalisation (per watt: and the same power source on both sides)."""
     cats = np.array([c or "other" for c in categories], dtype=object)
     ratio, log_var = core.ratio[order], core.log_var[order]
     has_ci = np.isfinite(log_var) & np.isfinite(ratio) & (ratio > 0)
     ia, ib = core.ia[order], core.ib[order]
-    names = sorted(set(cats.tolist()))
+    flagged = core.flagged[order]
+    names = sorted(set(cats[has_ci].tolist()))
+    groups = [(cat, has_ci & (cats == cat)) for cat in names]
+    if len(names) >= 2:
+        groups.append(("all", has_ci))
     out = {}
-    for cat in [*names, "all"]:
-        sel = has_ci & (cats == cat) if cat != "all" else has_ci
-        if not sel.any() or (cat == "all" and len(names) < 2):
-            continue
-        g, lo, hi = geomean_ratio(a, b, ia[sel], ib[sel], core.est_a, core.est_b, floor, level)
-        unstable = bool(core.unstable[order][sel].all())
-        entry = {"ratio": g, "ci_low": lo, "ci_high": hi, "n": int(sel.sum()),
-                 "verdict": "inconclusive" if unstable else verdict(lo, hi, tolerance),
+    for cat, sel in groups:
+        g = group_means(core.est_a, core.est_b, ia[sel], ib[sel], np.zeros(int(sel.sum()), dtype=np.int64), 1, level)
+        ratio_g, lo, hi = math.exp(float(g["log_ratio"][0])), float(g["ci_low"][0]), float(g["ci_high"][0])
+        n_flagged = int(flagged[sel].sum())
+        capped = bool(core.contended) or n_flagged > MOSTLY * int(sel.sum())
+        entry = {"ratio": ratio_g, "ci_low": lo if math.isfinite(lo) else None,
+                 "ci_high": hi if math.isfinite(hi) else None, "n": int(sel.sum()),
+                 "verdict": "inconclusive" if capped else _verdict1(lo, hi, tolerance),
                  "a_trials": float(np.median(core.a_units[order][sel])),
-                 "b_trials": float(np.median(core.b_units[order][sel]))}
+                 "b_trials": float(np.median(core.b_units[order][sel])),
+                 "log_se": _finite(math.sqrt(float(g["var"][0]))), "df": _finite(float(g["df"][0])),
+                 "key_basis": str(g["key_basis"][0]), "flagged": n_flagged}
         for suffix in NORMALISED:
             f = factors[suffix][sel]
             ok = np.all(np.isfinite(f) & (f > 0)) and (suffix != "per_watt" or bool(same_power[sel].all()))
             if ok:
                 m = math.exp(float(np.mean(np.log(f))))
-                entry[f"ratio_{suffix}"], entry[f"ci_low_{suffix}"], entry[f"ci_high_{suffix}"] = g * m, lo * m, hi * m
-                entry[f"verdict_{suffix}"] = entry["verdict"] if unstable else verdict(lo * m, hi * m, tolerance)
+                entry[f"ratio_{suffix}"], entry[f"ci_low_{suffix}"], entry[f"ci_high_{suffix}"] = (
+                    ratio_g * m, _finite(lo * m), _finite(hi * m))
+                entry[f"verdict_{suffix}"] = "inconclusive" if capped else _verdict1(lo * m, hi * m, tolerance)
         out[cat] = entry
     return out
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def _verdict1(lo: float, hi: float, tolerance: float) -> str:
+    return VERDICTS[int(verdicts(np.array([lo]), np.array([hi]), tolerance)[0])]
 
 
 def compare_runs(runs_a: list[dict], runs_b: list[dict], tolerance: float = 0.05, floor: float | None = None) -> dict:
     """Compare run documents of platform A with those of platform B.
 
-    Several runs on a side are pooled by key (their trials are the units). Returns {"rows",
-    "only_a", "only_b", "not_compared", "geomean", "serving", "sides", "aa", "notes", ...}; each row
-    has key, workload, category, params, dtype, unit, a_value, b_value, a_trials, b_trials, ratio,
-    ci_low, ci_high, verdict, flags and the normalised fields (a_/b_pct_peak, ratio_per_peak,
-    ratio_per_dollar, ratio_per_watt, ...).
+    Several runs on a side are pooled by key (the run is the unit; a run's trials are averaged
+    first). No store history is read (compare_sides(history="auto") does). Returns {"rows",
+    "only_a", "only_b", "not_compared", "geomean", "serving", "counts", "contended", "scope",
+    "run_spread", "sides", "aa", "notes", ...}; each row has key, workload, category, params, dtype,
+    unit, a_value, b_value, a_trials, b_trials, a_runs, b_runs, ratio, ci_low, ci_high, log_se, df,
+    verdict, flags and the normalised fields (a_/b_pct_peak, ratio_per_peak, ratio_per_dollar,
+    ratio_per_watt, ...).
     """
     return compare_sides(side_from_runs(runs_a, "A"), side_from_runs(runs_b, "B"), tolerance, floor=floor)
 
 
 def regression_gate(doc: dict, threshold: float) -> dict:
-    """Rows and category geomeans slower than 1 - threshold with confidence (CI upper bound
-    below it): what `compare --fail-if-slower` fails on, named by workload, params and dtype."""
-    failed = [{"workload": r["workload"], "params": r["params"], "dtype": r["dtype"], "key": r["key"],
-               "ratio": r["ratio"], "ci_high": r["ci_high"]}
-              for r in doc["rows"] if r["ci_high"] is not None and r["ci_high"] < 1 - threshold]
-    failed += [{"workload": f"geomean {cat}", "params": {}, "dtype": None, "key": None, "ratio": g["ratio"],
-                "ci_high": g["ci_high"]}
-               for cat, g in doc["geomean"].items() if g["ci_high"] is not None and g["ci_high"] < 1 - threshold]
-    return {"threshold": threshold, "passed": not failed, "failed": failed}
+    """Results and category means below (1 - threshold) x A with confidence, Holm-adjusted over
+    all of them (one-sided, family-wise 2.5%: estimate.gate_failures): what `compare
+    --fail-if-slower` fails on, named by workload, params and dtype."""
+    tests = [({"workload": r["workload"], "params": r["params"], "dtype": r["dtype"], "key": r["key"],
+               "ratio": r["ratio"], "ci_high": r["ci_high"]}, r.get("ratio"), r.get("log_se"), r.get("df"))
+             for r in doc["rows"]]
+    # a mean over one result is that result: tested once
+    means = {cat: g for cat, g in doc["geomean"].items() if (g.get("n") or 0) >= 2}
+    tests += [({"workload": f"geomean {cat}", "params": {}, "dtype": None, "key": None, "ratio": g["ratio"],
+                "ci_high": g["ci_high"]}, g.get("ratio"), g.get("log_se"), g.get("df"))
+              for cat, g in means.items()]
+
+    def num(x, missing):
+        return float(x) if isinstance(x, (int, float)) else missing
+
+    lr = np.array([math.log(r) if isinstance(r, (int, float)) and r > 0 else np.nan for _, r, _, _ in tests])
+    se = np.array([num(s, np.nan) for _, _, s, _ in tests])
+    df = np.array([num(d, np.inf) for _, _, _, d in tests])
+    fails = gate_failures(lr, se * se, df, threshold) if tests else np.zeros(0, dtype=bool)
+    failed = [t[0] for t, f in zip(tests, fails.tolist(), strict=True) if f]
+    n_rows, n_geo = len(doc["rows"]), len(means)
+    return {"threshold": threshold, "passed": not failed, "failed": failed,
+            "method": f"Holm over {n_rows} result(s) and {n_geo} category mean(s), one-sided, family-wise 2.5%",
+            "contended": [c["side"] for c in doc.get("contended") or []]}

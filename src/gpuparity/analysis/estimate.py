@@ -1,97 +1,147 @@
-"""Comparison statistics: per-key side estimates, ratio intervals, verdicts, joint geomeans.
+"""Comparison statistics: the variance model, per-key side estimates, ratio intervals, verdicts,
+random-effects category means and multiplicity. One estimator for every view (`compare` in the
+terminal, JSON/CSV, the report, `gpuparity.compare()`); the README's "Statistics" says it in words.
 
-The estimator (the README's "Statistics" repeats it):
-- Unit: one trial of a key in one run (sides.py). Its figure v and log standard error se come
-  from results/figure.py. Trials of different runs count alike (each is a fresh process).
-- Side estimate per key: L = mean of log v over its units (the geometric mean; with one unit it
-  is that unit's figure, the number the run table shows).
-  Variance: n >= 2 units: s^2 / n with n - 1 degrees of freedom (s: sd of log v), so within-
-  trial noise, drift and trial-to-trial spread are all inside it; n = 1: se^2 + floor^2 with
-  infinite degrees of freedom, where floor is the run-to-run spread assumed for a single run
-  (default 3%, --run-spread / GPUPARITY_RUN_SPREAD): one run cannot see its own spread.
-- Ratio B/A per key: exp(L_B - L_A); 95% interval exp(log ratio +- t(df) sqrt(var_A + var_B)),
-  df by Welch-Satterthwaite.
-- Verdict: faster / slower when the whole interval lies beyond 1 +- tolerance, parity when it lies
-  within, else inconclusive; a result flagged unstable on either side is at most inconclusive.
-- Category (and overall) geometric mean of the keys' ratios: G = mean over keys of L, per side.
-  When every key has >= 2 units, the keys are not treated as independent: each unit's residuals
-  (log v - L) are averaged over the keys it holds (a trial is one machine state for every key),
-  and var(G) = var(those unit means) / units, with units - 1 degrees of freedom. When some key has
-  one unit: var(G) = sum of the keys' within variances / K^2 + floor^2 (the assumed run-to-run
-  shift moves every key of the run together).
+The model. For key k (a result: workload, parameters, dtype) on a side, run r (one invocation of
+the tool on one box) and trial t, the log trial figure is
+
+    y(k,r,t) = mu(k) + rho(r) + e(k,r) + tau(k,r,t)   (+ the trial's within-trial error, se)
+
+rho(r): the run effect, shared by every key of the run's category (the box, its boot, clocks,
+power cap, thermals, co-tenants); e(k,r): the key x run interaction; tau: trial-to-trial noise
+inside one run. Trials of one run all see the same rho(r) + e(k,r), so:
+
+- The unit is the run. m(k,r) = mean over the run's trials of y; the side's estimate of key k is
+  L(k) = mean over its R(k) runs of m(k,r) (value = exp L: the geometric mean; one trial of one
+  run: its stored figure). Trials only measure the within-run part.
+- A category with keys measured in >= 2 runs ("measured"): fit m(k,r) = L(k) + rho(r) + e(k,r)
+  by backfitting over the keys with >= 2 runs. Shared run variance V = sample variance of the
+  rho(r) over the category's runs (runs - 1 degrees of freedom, however many keys: the run
+  effect is one draw per run). Per key, residual variance s2(k) with df(k) = its share of the
+  category's residual df (pairs - keys - runs + 1). The s2(k) are moderated as limma's eBayes
+  does (squeezeVar / fitFDist: moments of log s2 with digamma / trigamma give a prior s0^2 with
+  d0 degrees of freedom; posterior (d0 s0^2 + df s2) / (d0 + df), d0 capped so that no key claims
+  more df than the category's residuals hold). var L(k) = (V + posterior s2) / R(k), df by
+  Satterthwaite. A key with one run in such a category takes V + s0^2.
+- A category whose keys each have one run cannot see its run-to-run spread: it takes a Prior
+  (shared variance + key x run variance, with degrees of freedom): from the store's history of
+  the same product and stack (analysis/history.py), else a per-category default
+  (results/figure.py RUN_SPREAD_DEFAULTS), or --run-spread; every view says which. With T >= 2
+  trials in the run, var L(k) = prior + (moderated within-run trial variance) / T; one trial:
+  prior + the larger of se^2 and the prior's trial-to-trial variance (history measures it; the
+  defaults already cover one trial's noise) (no se: no interval).
+- Ratio B/A per key: exp(L_B - L_A); 95% interval exp(log ratio +- t(df) sqrt(var_A + var_B)), df
+  by Welch-Satterthwaite, rounded down to a whole number (conservative where 1-df run effects
+  dominate, e.g. 2 runs a side).
+- Category (and overall) mean: G = mean over keys of the log ratios, a random-effects mean:
+  var G = shared part of each side (the run effects weighted by how many of the keys each run
+  holds: sum over runs of (sum of 1 / (K R(k)) over its keys)^2 x V; categories of an overall mean
+  are taken as perfectly correlated) + a key part that is the larger of the model's
+  (sum of key-specific variances / K^2) and the keys' own disagreement (sample variance of the K
+  log ratios / K, K - 1 df, as Hartung-Knapp): never narrower than the keys' disagreement allows.
+  df by Satterthwaite, each part at the smallest df of its keys (they share their priors), the
+  shared part at its category's df (the smallest, for an overall mean). Where both sides take
+  the same Prior (one product and stack, one history), its estimates count once, not twice.
+- Verdict (symmetric on the log scale, band [1/(1+t), 1+t]): faster when the interval lies above
+  1+t, slower when below 1/(1+t), parity when inside, else inconclusive. A key flagged unstable or
+  contended on a side is at most inconclusive; so is a mean whose keys are more than half
+  flagged; a comparison with a contended side has no faster/slower verdict at all (compare.py).
+- Many keys, many tests: headline counts of faster / slower / parity use Benjamini-Hochberg
+  (q = 0.05) over the keys' p-values (two one-sided tests, as the intervals); the regression gate
+  (--fail-if-slower X) uses Holm over the keys and category means (one-sided, family-wise 2.5%).
+  Rows keep their own per-key verdicts.
+
+Distributions come from scipy.special (imported on first use: CLI start stays fast).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpuparity.measure.stats import t_quantile
-
 LEVEL = 0.95
 VERDICTS = ("faster", "parity", "slower", "inconclusive")
+FDR_Q = 0.05            # Benjamini-Hochberg level of the headline counts
+GATE_ALPHA = 0.025      # Holm family-wise level of the regression gate, one-sided (as a 95% interval)
+MOSTLY = 0.5            # a mean whose keys are more than this share flagged: at most inconclusive
+TINY = 1e-12            # smallest variance taken to the log (identical figures)
+BACKFIT_ITERATIONS = 100
+
+
+def _sp():
+    import scipy.special
+
+    return scipy.special
+
+
+# -- verdicts ---------------------------------------------------------------------------------
+def band(tolerance: float) -> tuple[float, float]:
+    """The parity band on B/A, symmetric on the log scale: [1/(1+t), 1+t]."""
+    return 1.0 / (1.0 + tolerance), 1.0 + tolerance
 
 
 def verdict(ci_low: float | None, ci_high: float | None, tolerance: float = 0.05) -> str:
     """faster / parity / slower / inconclusive for a CI of the ratio B/A."""
     if ci_low is None or ci_high is None or not (math.isfinite(ci_low) and math.isfinite(ci_high)):
         return "inconclusive"
-    lo_bound, hi_bound = 1.0 - tolerance, 1.0 + tolerance
-    if ci_low > hi_bound:
-        return "faster"
-    if ci_high < lo_bound:
-        return "slower"
-    if ci_low >= lo_bound and ci_high <= hi_bound:
-        return "parity"
-    return "inconclusive"
+    return VERDICTS[int(verdicts(np.array([ci_low]), np.array([ci_high]), tolerance)[0])]
 
 
 def verdicts(ci_low: np.ndarray, ci_high: np.ndarray, tolerance: float) -> np.ndarray:
     """Vectorised `verdict`: indices into VERDICTS."""
-    lo, hi = 1.0 - tolerance, 1.0 + tolerance
+    lo, hi = band(tolerance)
     with np.errstate(invalid="ignore"):
         return np.select([ci_low > hi, ci_high < lo, (ci_low >= lo) & (ci_high <= hi)], [0, 2, 1], 3)
 
 
-def key_estimates(side, floor: float) -> tuple[np.ndarray, ...]:
-    """Per key of a side: (value, L = mean log figure, its variance, degrees of freedom, units).
-    value = exp(L), except that one unit's value is its figure as stored (the run table's number)."""
-    n_keys = len(side.keys)
-    logs = np.log(side.u_value)
-    n = np.bincount(side.u_key, minlength=n_keys).astype(float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.bincount(side.u_key, weights=logs, minlength=n_keys) / n
-        dev = logs - mean[side.u_key]
-        ss = np.bincount(side.u_key, weights=dev * dev, minlength=n_keys)
-        single_se = np.bincount(side.u_key, weights=np.where(n[side.u_key] == 1, side.u_se, 0.0), minlength=n_keys)
-        var = np.where(n >= 2, ss / np.maximum(n - 1, 1) / n, single_se ** 2 + floor ** 2)
-    first = np.zeros(n_keys, dtype=np.int64)
-    first[side.u_key[::-1]] = np.arange(len(side.u_key))[::-1]
-    value = np.where(n == 1, side.u_value[first], np.exp(mean)) if n_keys else mean
-    df = np.where(n >= 2, n - 1, np.inf)
-    return value, mean, var, df, n
+# -- distributions ----------------------------------------------------------------------------
+def whole_df(df: np.ndarray) -> np.ndarray:
+    """Satterthwaite degrees of freedom rounded down to a whole number (below 1: as they are): the
+    approximation is slightly liberal when 1-df run effects dominate (2 runs a side)."""
+    df = np.asarray(df, dtype=float)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(df) & (df >= 1), np.floor(np.where(np.isfinite(df), df, 1.0)), df)
 
 
-def welch_df(va: np.ndarray, dfa: np.ndarray, vb: np.ndarray, dfb: np.ndarray) -> np.ndarray:
-    """Welch-Satterthwaite degrees of freedom of var_A + var_B (infinite df terms drop out)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        den = np.where(np.isinf(dfa), 0.0, va * va / dfa) + np.where(np.isinf(dfb), 0.0, vb * vb / dfb)
-        return np.where(den > 0, (va + vb) ** 2 / den, np.inf)
+def _per_distinct(fn, x: np.ndarray) -> np.ndarray:
+    """fn over the distinct values of x only (degrees of freedom repeat: whole numbers, few runs)."""
+    uniq, inv = np.unique(x, return_inverse=True)
+    return fn(uniq)[inv.reshape(x.shape)] if len(uniq) < len(x) else fn(x)
 
 
 def t_quantiles(p: float, df: np.ndarray) -> np.ndarray:
-    """t(p, df) per element; df rounded down to a quarter (conservative) so few distinct values
-    need the exact routine."""
-    df = np.asarray(df, dtype=float)
+    """t(p, df) per element (df: whole_df; infinite: the normal); NaN where df is not positive."""
+    df = whole_df(df)
+    ok = df > 0
     out = np.full(df.shape, np.nan)
-    finite = np.isfinite(df) & (df > 0)
-    out[np.isinf(df)] = t_quantile(p, math.inf)
-    if finite.any():
-        rounded = np.maximum(np.floor(df[finite] * 4) / 4, 0.25)
-        uniq, inv = np.unique(rounded, return_inverse=True)
-        out[finite] = np.array([t_quantile(p, float(d)) for d in uniq])[inv]
+    if ok.any():
+        out[ok] = _per_distinct(lambda d: _sp().stdtrit(d, p), df[ok])
     return out
+
+
+def t_cdf(x: np.ndarray, df: np.ndarray) -> np.ndarray:
+    """P(T_df <= x) per element (df: whole_df); NaN where x or df is unusable."""
+    x, df = np.broadcast_arrays(np.asarray(x, dtype=float), whole_df(df))
+    ok = np.isfinite(x) & (df > 0)
+    out = np.full(x.shape, np.nan)
+    if ok.any():
+        out[ok] = _sp().stdtr(df[ok], x[ok])
+    return out
+
+
+def satterthwaite(*parts: tuple) -> np.ndarray:
+    """Degrees of freedom of a sum of variance estimates (var, df) (Welch-Satterthwaite); terms
+    with infinite df or no variance drop out of the denominator; all of them: infinite."""
+    total = sum(np.asarray(v, dtype=float) for v, _ in parts)
+    den = 0.0
+    for v, d in parts:
+        v, d = np.asarray(v, dtype=float), np.asarray(d, dtype=float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            den = den + np.where(np.isfinite(d) & (d > 0) & (v > 0), v * v / np.where(d > 0, d, 1.0), 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, total * total / np.where(den > 0, den, 1.0), np.inf)
 
 
 def log_interval(log_ratio: np.ndarray, var: np.ndarray, df: np.ndarray, level: float = LEVEL):
@@ -101,29 +151,417 @@ def log_interval(log_ratio: np.ndarray, var: np.ndarray, df: np.ndarray, level: 
         return np.exp(log_ratio - half), np.exp(log_ratio + half)
 
 
-def side_geomean(side, keys: np.ndarray, est: tuple, floor: float) -> tuple[float, float, float]:
-    """(G, var(G), df) of a side over the given key indices (see the module notes)."""
-    _, mean, var, _, n = est
-    k = len(keys)
-    g = float(mean[keys].mean())
-    if n[keys].min() >= 2:
-        chosen = np.zeros(len(side.keys), dtype=bool)
-        chosen[keys] = True
-        sel = chosen[side.u_key]
-        resid = np.log(side.u_value[sel]) - mean[side.u_key[sel]]
-        ids, inv = np.unique(side.u_id[sel], return_inverse=True)
-        unit_mean = np.bincount(inv, weights=resid) / np.bincount(inv)
-        if len(ids) >= 2:
-            return g, float(unit_mean.var(ddof=1)) / len(ids), float(len(ids) - 1)
-    within = np.where(n[keys] >= 2, var[keys], var[keys] - floor ** 2)
-    return g, float(within.sum()) / (k * k) + floor ** 2, math.inf
+# -- moderated variances (limma's squeezeVar) ----------------------------------------------------
+def trigamma_inverse(x: np.ndarray) -> np.ndarray:
+    """y with trigamma(y) = x (limma's Newton iteration), element-wise, x > 0."""
+    sp = _sp()
+    x = np.asarray(x, dtype=float)
+    y = 0.5 + 1.0 / x
+    for _ in range(50):
+        tri = sp.polygamma(1, y)
+        dif = tri * (1 - tri / x) / sp.polygamma(2, y)
+        y = y + dif
+        if np.all(-dif / y < 1e-8):
+            break
+    return np.where(x > 1e7, 1 / np.sqrt(x), np.where(x < 1e-6, 1 / x, y))
 
 
-def geomean_ratio(a, b, ka: np.ndarray, kb: np.ndarray, est_a: tuple, est_b: tuple, floor: float,
-                  level: float = LEVEL) -> tuple[float, float, float]:
-    """Geometric mean of B/A over matched keys (ka[j] on A is kb[j] on B) and its interval."""
-    ga, va, dfa = side_geomean(a, ka, est_a, floor)
-    gb, vb, dfb = side_geomean(b, kb, est_b, floor)
-    df = welch_df(np.array([va]), np.array([dfa]), np.array([vb]), np.array([dfb]))
-    lo, hi = log_interval(np.array([gb - ga]), np.array([va + vb]), df, level)
-    return math.exp(gb - ga), float(lo[0]), float(hi[0])
+def squeeze(s2: np.ndarray, df: np.ndarray, group: np.ndarray, n_groups: int, cap: np.ndarray):
+    """Moderated variances per group (limma's fitFDist by moments of log s2, then squeezeVar).
+
+    Returns (posterior s2, posterior df) per element and (s0^2, d0) per group. d0 is capped at
+    `cap` (per group): the keys of a group share their residuals' degrees of freedom, so the
+    prior cannot hold more than the group does. A group with one estimate is not moderated
+    (its s0^2 is that estimate, with its df)."""
+    sp = _sp()
+    s2, df = np.asarray(s2, dtype=float), np.asarray(df, dtype=float)
+    ok = (df > 0) & np.isfinite(s2)
+    g, d = group[ok], df[ok]
+    z = np.log(np.maximum(s2[ok], TINY))
+    e = z - _per_distinct(lambda h: sp.digamma(h) - np.log(h), d / 2)
+    n = np.bincount(g, minlength=n_groups).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        emean = np.bincount(g, weights=e, minlength=n_groups) / n
+        evar = (np.bincount(g, weights=(e - emean[g]) ** 2, minlength=n_groups) / (n - 1)
+                - np.bincount(g, weights=_per_distinct(lambda h: sp.polygamma(1, h), d / 2), minlength=n_groups) / n)
+        d0 = np.where(evar > 0, 2 * trigamma_inverse(np.where(evar > 0, evar, 1.0)), np.inf)
+        d0 = np.where(n >= 2, np.minimum(d0, np.maximum(cap, 0.0)), 0.0)
+        half = np.where(d0 > 0, d0 / 2, 1.0)
+        s0 = np.exp(emean + np.where(d0 > 0, sp.digamma(half) - np.log(half), 0.0))
+        single = n == 1                     # the group's only estimate is its prior
+        s0 = np.where(single, np.exp(np.bincount(g, weights=z, minlength=n_groups)), s0)
+        d0_out = np.where(single, np.bincount(g, weights=d, minlength=n_groups), d0)
+        post = np.where(ok, (d0[group] * s0[group] + np.where(ok, df * s2, 0.0)) / (d0[group] + df), np.nan)
+    return post, np.where(ok, d0[group] + df, np.nan), np.where(n > 0, s0, np.nan), d0_out
+
+
+# -- a side: per-key estimates under the model --------------------------------------------------
+@dataclass
+class Prior:
+    """The run-level spread assumed for a category of a side that has one run of each key."""
+
+    shared: float               # variance of the run effect shared by the category's keys
+    shared_df: float = math.inf
+    key: float = 0.0            # variance of the key x run interaction
+    key_df: float = math.inf
+    source: str = "default"     # default | history | set
+    text: str = ""              # where it came from, in words
+    runs: int = 0               # earlier runs behind it (history)
+    trial: float = 0.0          # trial-to-trial variance inside a run (history), for a one-trial key
+    trial_df: float = math.inf
+
+    @property
+    def spread(self) -> float:
+        return math.sqrt(self.shared + self.key)
+
+
+@dataclass
+class SideEstimate:
+    """Per key (index of the side): value, L, var L, df, runs, trials; the shared and key-specific
+    parts of var L; per (key, run) pair the indices (for the run weights of a mean); per
+    category how its spread was known."""
+
+    value: np.ndarray
+    mean: np.ndarray
+    var: np.ndarray
+    df: np.ndarray
+    runs: np.ndarray
+    trials: np.ndarray
+    shared: np.ndarray          # variance of one run effect of the key's category (not / R)
+    shared_df: np.ndarray
+    key_var: np.ndarray         # key-specific part of var L (already / R): prior_key + own
+    key_df: np.ndarray
+    prior_key: np.ndarray       # the part of key_var a Prior gives (its key x run variance)
+    prior_key_df: np.ndarray
+    own: np.ndarray             # the part measured on this side (moderated residual or trial variance)
+    own_df: np.ndarray
+    source: np.ndarray          # per key: id of the Prior behind shared and prior_key, -1 measured here
+    pair_key: np.ndarray
+    pair_run: np.ndarray
+    n_runs: int
+    basis: dict = field(default_factory=dict)     # category -> {"source", "spread", ...}
+
+
+def category_codes(side) -> tuple[list[str], np.ndarray]:
+    """(category names, code per key); a key without a category is 'other'."""
+    cached = getattr(side, "_category_codes", None)
+    if cached is not None:
+        return cached
+    cats = [m[1] or "other" for m in side.meta]
+    names = sorted(set(cats))
+    index = {n: i for i, n in enumerate(names)}
+    out = (names, np.array(list(map(index.__getitem__, cats)), dtype=np.int64))
+    side._category_codes = out
+    return out
+
+
+def _pairs(side) -> tuple[np.ndarray, ...]:
+    """Per (key, run): key, run, trials, run mean m of the log figures, within-run sum of squares,
+    mean within-trial se^2."""
+    n_runs = max(len(side.runs), int(side.u_run.max()) + 1 if len(side.u_run) else 1)
+    code = side.u_key.astype(np.int64) * n_runs + side.u_run
+    uniq, inv = np.unique(code, return_inverse=True)
+    logs = np.log(side.u_value)
+    t = np.bincount(inv, minlength=len(uniq)).astype(float)
+    m = np.bincount(inv, weights=logs, minlength=len(uniq)) / t
+    dev = logs - m[inv]
+    ssw = np.bincount(inv, weights=dev * dev, minlength=len(uniq))
+    with np.errstate(invalid="ignore"):
+        se2 = np.bincount(inv, weights=side.u_se * side.u_se, minlength=len(uniq)) / t
+    return uniq // n_runs, uniq % n_runs, t, m, ssw, se2, n_runs
+
+
+@dataclass
+class RunFit:
+    """The run-level fit of a set of (key, run) means, per category: shared run variance V
+    (df), prior residual variance s0^2 (d0), runs and keys; per key the moderated residual
+    variance and its df (NaN for keys with one run)."""
+
+    v_run: np.ndarray
+    df_run: np.ndarray
+    s0: np.ndarray
+    d0: np.ndarray
+    runs: np.ndarray
+    keys: np.ndarray
+    post: np.ndarray
+    post_df: np.ndarray
+
+
+def run_level_fit(pk: np.ndarray, pr: np.ndarray, m: np.ndarray, cat_of_key: np.ndarray, n_cat: int,
+                  n_keys: int, n_runs: int) -> RunFit:
+    """Fit m(k,r) = L(k) + rho(r) + e(k,r) per category (backfitting), for pairs of keys that
+    have >= 2 runs; see the module notes."""
+    runs_of_key = np.bincount(pk, minlength=n_keys)
+    keep = runs_of_key[pk] >= 2
+    pk, pr, m = pk[keep], pr[keep], m[keep]
+    c_p = cat_of_key[pk]
+    cr_uniq, cr = np.unique(c_p * n_runs + pr, return_inverse=True)
+    cr_cat = cr_uniq // n_runs
+    per_cr = np.bincount(cr, minlength=len(cr_uniq)).astype(float)
+    big_r = np.maximum(runs_of_key, 1).astype(float)
+    rho = np.zeros(len(cr_uniq))
+    for _ in range(BACKFIT_ITERATIONS):
+        level = np.bincount(pk, weights=m - rho[cr], minlength=n_keys) / big_r
+        new = np.bincount(cr, weights=m - level[pk], minlength=len(cr_uniq)) / per_cr
+        done = not len(new) or float(np.max(np.abs(new - rho))) < 1e-12
+        rho = new
+        if done:
+            break
+    level = np.bincount(pk, weights=m - rho[cr], minlength=n_keys) / big_r
+    resid = m - level[pk] - rho[cr]
+    runs_c = np.bincount(cr_cat, minlength=n_cat).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rho_mean = np.bincount(cr_cat, weights=rho, minlength=n_cat) / runs_c
+        v_run = np.bincount(cr_cat, weights=(rho - rho_mean[cr_cat]) ** 2, minlength=n_cat) / (runs_c - 1)
+    rep = runs_of_key >= 2
+    keys_c = np.bincount(cat_of_key[rep], minlength=n_cat).astype(float)
+    pairs_c = np.bincount(c_p, minlength=n_cat).astype(float)
+    resid_df = np.maximum(pairs_c - keys_c - runs_c + 1, 0.0)
+    extra = np.bincount(cat_of_key[rep], weights=runs_of_key[rep] - 1.0, minlength=n_cat)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        df_k = np.where(rep, (runs_of_key - 1.0) * resid_df[cat_of_key] / np.maximum(extra[cat_of_key], 1.0), 0.0)
+        s2 = np.where(df_k > 0, np.bincount(pk, weights=resid * resid, minlength=n_keys) / df_k, np.nan)
+    cap = resid_df - np.bincount(cat_of_key, weights=df_k, minlength=n_cat) / np.maximum(keys_c, 1.0)
+    idx = np.nonzero(df_k > 0)[0]
+    post, post_df = np.full(n_keys, np.nan), np.full(n_keys, np.nan)
+    s0, d0 = np.zeros(n_cat), np.full(n_cat, np.inf)
+    if len(idx):
+        p, pdf, s0_c, d0_c = squeeze(s2[idx], df_k[idx], cat_of_key[idx], n_cat, cap)
+        post[idx], post_df[idx] = p, pdf
+        has = np.bincount(cat_of_key[idx], minlength=n_cat) > 0
+        s0, d0 = np.where(has, s0_c, 0.0), np.where(has, d0_c, np.inf)
+    # a key with >= 2 runs in a category with no residual df (one such key): all is shared
+    post = np.where(rep & ~(df_k > 0), 0.0, post)
+    post_df = np.where(rep & ~(df_k > 0), np.inf, post_df)
+    return RunFit(v_run, np.maximum(runs_c - 1, 0.0), s0, d0, runs_c, keys_c, post, post_df)
+
+
+def needs_prior(side) -> list[str]:
+    """Categories of a side in which no key has >= 2 runs (their run-to-run spread is unseen)."""
+    names, cat = category_codes(side)
+    if not len(cat):
+        return []
+    replicated = np.bincount(cat[side.n_runs >= 2], minlength=len(names)) > 0
+    return [n for n, r in zip(names, replicated.tolist(), strict=True) if not r]
+
+
+def side_estimate(side, priors: dict[str, Prior]) -> SideEstimate:
+    """Per-key estimates of one side under the model (module notes); `priors` covers every
+    category in needs_prior(side)."""
+    names, cat = category_codes(side)
+    nk, n_cat = len(side.keys), len(names)
+    pk, pr, t, m, ssw, se2, n_runs = _pairs(side)
+    runs = np.bincount(pk, minlength=nk).astype(float)
+    trials = np.bincount(side.u_key, minlength=nk).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.bincount(pk, weights=m, minlength=nk) / runs
+    first = np.zeros(nk, dtype=np.int64)
+    first[side.u_key[::-1]] = np.arange(len(side.u_key))[::-1]
+    value = np.where(trials == 1, side.u_value[first], np.exp(mean)) if nk else mean
+    shared, shared_df = np.zeros(nk), np.full(nk, np.inf)
+    prior_key, prior_key_df = np.zeros(nk), np.full(nk, np.inf)
+    own, own_df = np.zeros(nk), np.full(nk, np.inf)
+    source = np.full(nk, -1, dtype=np.int64)
+    basis = {}
+    replicated = np.bincount(cat[runs >= 2], minlength=n_cat) > 0 if nk else np.zeros(0, bool)
+    in_rep = replicated[cat] if nk else np.zeros(0, bool)
+    if in_rep.any():
+        fit = run_level_fit(pk, pr, m, cat, n_cat, nk, n_runs)
+        c = cat[in_rep]
+        rep_key = runs[in_rep] >= 2
+        shared[in_rep], shared_df[in_rep] = fit.v_run[c], fit.df_run[c]
+        kv = np.where(rep_key, fit.post[in_rep], fit.s0[c])
+        kdf = np.where(rep_key, fit.post_df[in_rep], fit.d0[c])
+        own[in_rep], own_df[in_rep] = kv / runs[in_rep], kdf
+        for j in np.nonzero(replicated)[0].tolist():
+            basis[names[j]] = {"source": "runs", "runs": int(fit.runs[j]), "keys": int(fit.keys[j]),
+                               "spread": math.sqrt(fit.v_run[j] + fit.s0[j]), "shared": math.sqrt(fit.v_run[j]),
+                               "key": math.sqrt(fit.s0[j]), "shared_df": float(fit.df_run[j]),
+                               "prior_df": float(fit.d0[j]) if math.isfinite(fit.d0[j]) else None}
+    in_prior = ~in_rep
+    if in_prior.any():
+        pos = np.full(nk, -1, dtype=np.int64)
+        pos[pk] = np.arange(len(pk))
+        idx = np.nonzero(in_prior)[0]
+        p = pos[idx]
+        tk, c = t[p], cat[idx]
+        multi = tk >= 2
+        trial_var, trial_df = se2[p], np.full(len(idx), np.inf)
+        if multi.any():
+            s2 = np.where(multi, ssw[p] / np.maximum(tk - 1, 1), np.nan)
+            d = np.where(multi, tk - 1, 0.0)
+            cap = (np.bincount(c, weights=d, minlength=n_cat)
+                   - np.bincount(c, weights=d, minlength=n_cat) / np.maximum(np.bincount(c[multi], minlength=n_cat), 1))
+            post, post_df, _, _ = squeeze(s2, d, c, n_cat, cap)
+            trial_var = np.where(multi, post / tk, trial_var)
+            trial_df = np.where(multi, post_df, trial_df)
+
+        def per_cat(name: str, missing: float) -> np.ndarray:
+            return np.array([getattr(priors[n], name) if n in priors else missing for n in names])
+
+        ps, ps_df, pkv, pk_df = per_cat("shared", np.nan), per_cat("shared_df", np.inf), per_cat("key", 0.0), \
+            per_cat("key_df", np.inf)
+        ptv, ptv_df = per_cat("trial", 0.0), per_cat("trial_df", np.inf)
+        # one trial: the prior's trial noise where it is larger than the trial's se^2 (or that is unknown)
+        one = ~multi & (ptv[c] > 0) & ~(trial_var >= ptv[c])
+        trial_var = np.where(one, ptv[c], trial_var)
+        trial_df = np.where(one, ptv_df[c], trial_df)
+        shared[idx], shared_df[idx] = ps[c], ps_df[c]
+        prior_key[idx], prior_key_df[idx] = pkv[c], pk_df[c]
+        own[idx], own_df[idx] = trial_var, trial_df
+        source[idx] = np.array([id(priors[n]) if n in priors else -1 for n in names], dtype=np.int64)[c]
+        for j in sorted(set(c.tolist())):
+            pr_ = priors.get(names[j])
+            if pr_ is not None:
+                basis[names[j]] = {"source": pr_.source, "runs": pr_.runs, "spread": pr_.spread,
+                                   "shared": math.sqrt(pr_.shared), "key": math.sqrt(pr_.key), "text": pr_.text}
+    key_var = prior_key + own
+    key_df = satterthwaite((prior_key, prior_key_df), (own, own_df))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var = shared / np.maximum(runs, 1) + key_var
+        df = satterthwaite((shared / np.maximum(runs, 1), shared_df), (prior_key, prior_key_df), (own, own_df))
+    return SideEstimate(value, mean, var, df, runs, trials, shared, shared_df, key_var, key_df, prior_key,
+                        prior_key_df, own, own_df, source, pk, pr, n_runs, basis)
+
+
+def pair_df(a: SideEstimate, b: SideEstimate, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
+    """Satterthwaite df of var_A + var_B per matched key. Where both sides take the same Prior (one
+    product and stack, one history), its estimates are one estimate, not two independent ones:
+    their variances add with the prior's df."""
+    same = (a.source[ia] >= 0) & (a.source[ia] == b.source[ib])
+    sa, sb = a.shared[ia] / np.maximum(a.runs[ia], 1), b.shared[ib] / np.maximum(b.runs[ib], 1)
+    pa, pb = a.prior_key[ia], b.prior_key[ib]
+    return satterthwaite((np.where(same, sa + sb, sa), a.shared_df[ia]), (np.where(same, 0.0, sb), b.shared_df[ib]),
+                         (np.where(same, pa + pb, pa), a.prior_key_df[ia]), (np.where(same, 0.0, pb), b.prior_key_df[ib]),
+                         (a.own[ia], a.own_df[ia]), (b.own[ib], b.own_df[ib]))
+
+
+# -- ratios of means over keys ---------------------------------------------------------------------
+def _shared_part(est: SideEstimate, idx: np.ndarray, group: np.ndarray, n: np.ndarray, n_groups: int):
+    """Per group: variance of the mean over its keys (idx[j] in group[j]) that the run effects
+    cause, and its df (the smallest of the categories involved)."""
+    nk = len(est.mean)
+    pos = np.full(nk, -1, dtype=np.int64)
+    pos[idx] = np.arange(len(idx))
+    pj = pos[est.pair_key]
+    keep = pj >= 0
+    pj, pkey, prun = pj[keep], est.pair_key[keep], est.pair_run[keep]
+    g = group[pj]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        w = np.sqrt(est.shared[pkey]) / (n[g] * est.runs[pkey])
+    cell, inv = np.unique(g.astype(np.int64) * est.n_runs + prun, return_inverse=True)
+    sums = np.bincount(inv, weights=w, minlength=len(cell))
+    var = np.bincount(cell // est.n_runs, weights=sums * sums, minlength=n_groups)
+    df = np.full(n_groups, np.inf)
+    np.minimum.at(df, group, est.shared_df[idx])
+    return var, df
+
+
+def group_means(a: SideEstimate, b: SideEstimate, ia: np.ndarray, ib: np.ndarray, group: np.ndarray,
+                n_groups: int, level: float = LEVEL) -> dict[str, np.ndarray]:
+    """Random-effects mean of the log ratios per group (key j: ia[j] on A, ib[j] on B, in
+    group[j]); see the module notes. Returns per group: n, log_ratio, var, df, ci_low, ci_high,
+    key_basis ("model" or "keys": which key part won)."""
+    n = np.bincount(group, minlength=n_groups).astype(float)
+    d = b.mean[ib] - a.mean[ia]
+
+    def total(x: np.ndarray) -> np.ndarray:
+        return np.bincount(group, weights=x, minlength=n_groups) / (n * n)
+
+    def least(df: np.ndarray) -> np.ndarray:
+        """Per group the smallest df: the keys' estimates share their priors, so they are not
+        independent (a conservative df for their sum)."""
+        out = np.full(n_groups, np.inf)
+        np.minimum.at(out, group, df)
+        return out
+
+    # a group whose every key takes one Prior on both sides: one estimate, not two
+    same = np.bincount(group, weights=~((a.source[ia] >= 0) & (a.source[ia] == b.source[ib])),
+                       minlength=n_groups) == 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        dbar = np.bincount(group, weights=d, minlength=n_groups) / n
+        pa, pb = total(a.prior_key[ia]), total(b.prior_key[ib])
+        oa, ob = total(a.own[ia]), total(b.own[ib])
+        model = pa + pb + oa + ob
+        model_df = satterthwaite((np.where(same, pa + pb, pa), least(a.prior_key_df[ia])),
+                                 (np.where(same, 0.0, pb), least(b.prior_key_df[ib])),
+                                 (oa, least(a.own_df[ia])), (ob, least(b.own_df[ib])))
+        spread = np.bincount(group, weights=(d - dbar[group]) ** 2, minlength=n_groups) / (n - 1)
+        empirical = np.where(n >= 2, spread / n, 0.0)
+    use_keys = empirical > model
+    key_part = np.where(use_keys, empirical, model)
+    key_df = np.where(use_keys, n - 1, model_df)
+    sa, sa_df = _shared_part(a, ia, group, n, n_groups)
+    sb, sb_df = _shared_part(b, ib, group, n, n_groups)
+    var = sa + sb + key_part
+    df = satterthwaite((np.where(same, sa + sb, sa), sa_df), (np.where(same, 0.0, sb), sb_df), (key_part, key_df))
+    lo, hi = log_interval(dbar, var, df, level)
+    return {"n": n, "log_ratio": dbar, "var": var, "df": df, "ci_low": lo, "ci_high": hi,
+            "key_basis": np.where(use_keys, "keys", "model")}
+
+
+# -- multiplicity --------------------------------------------------------------------------------
+def one_sided_p(log_ratio: np.ndarray, var: np.ndarray, df: np.ndarray, bound: float, below: bool) -> np.ndarray:
+    """p-value of H0 'log ratio >= bound' (below=True: evidence that it is below) or of H0 'log
+    ratio <= bound' (below=False); 1 where the variance is unknown."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = (np.asarray(log_ratio) - bound) / np.sqrt(var)
+    cdf = t_cdf(t, df)
+    p = cdf if below else 1.0 - cdf
+    return np.where(np.isfinite(p), p, 1.0)
+
+
+def holm(p: np.ndarray) -> np.ndarray:
+    """Holm-adjusted p-values."""
+    p = np.asarray(p, dtype=float)
+    m = len(p)
+    if not m:
+        return p
+    order = np.argsort(p, kind="stable")
+    adj = np.maximum.accumulate(np.minimum((m - np.arange(m)) * p[order], 1.0))
+    out = np.empty(m)
+    out[order] = adj
+    return out
+
+
+def bh(p: np.ndarray) -> np.ndarray:
+    """Benjamini-Hochberg adjusted p-values (q-values)."""
+    p = np.asarray(p, dtype=float)
+    m = len(p)
+    if not m:
+        return p
+    order = np.argsort(p, kind="stable")
+    q = p[order] * m / np.arange(1, m + 1)
+    q = np.minimum.accumulate(q[::-1])[::-1]
+    out = np.empty(m)
+    out[order] = np.minimum(q, 1.0)
+    return out
+
+
+def fdr_counts(log_ratio: np.ndarray, var: np.ndarray, df: np.ndarray, tolerance: float,
+               usable: np.ndarray, q: float = FDR_Q) -> dict:
+    """Headline counts: faster / slower where B-H at q finds the interval beyond the band
+    (p = 2 x the smaller one-sided p), parity where it finds it inside (two one-sided tests,
+    p = 2 x the larger), inconclusive the rest. Keys not usable (unstable, contended, no
+    interval) are never counted faster, slower or parity."""
+    b = math.log1p(tolerance)
+    p_fast = one_sided_p(log_ratio, var, df, b, below=False)
+    p_slow = one_sided_p(log_ratio, var, df, -b, below=True)
+    p_diff = np.where(usable, np.minimum(1.0, 2 * np.minimum(p_fast, p_slow)), 1.0)
+    p_in = np.where(usable, np.minimum(1.0, 2 * np.maximum(one_sided_p(log_ratio, var, df, -b, below=False),
+                                                             one_sided_p(log_ratio, var, df, b, below=True))), 1.0)
+    differs = bh(p_diff) <= q
+    faster = int((differs & (p_fast < p_slow)).sum())
+    slower = int((differs & (p_fast >= p_slow)).sum())
+    parity = int(((bh(p_in) <= q) & ~differs).sum())
+    n = len(p_diff)
+    return {"faster": faster, "slower": slower, "parity": parity, "inconclusive": n - faster - slower - parity,
+            "method": f"Benjamini-Hochberg over {n} result(s), q = {q:g}"}
+
+
+def gate_failures(log_ratio: np.ndarray, var: np.ndarray, df: np.ndarray, threshold: float,
+                  alpha: float = GATE_ALPHA) -> np.ndarray:
+    """Which tests show B below (1 - threshold) x A, Holm-adjusted over all of them at a
+    family-wise one-sided alpha."""
+    p = one_sided_p(log_ratio, var, df, math.log(1 - threshold), below=True)
+    return holm(p) <= alpha

@@ -258,20 +258,23 @@ def _side(spec, label: str, db: str | None, filters: dict):
 
 
 def compare(a, b, db: str | None = None, *, tolerance: float = 0.05, wide: bool = False, prices=None,
-            **filters):
+            history: bool = True, **filters):
     """DataFrame of the comparison rows B / A (one per result key present on both sides).
 
     a, b: as `gpuparity compare` takes them (run id, exported file, store file, 'gpu=..,stack=..'),
     a dict of such filters, or run documents. filters (gpu, stack, host, since) apply to both
-    sides. df.attrs holds "headline", "geomean" (per category), "serving", "sides", "only_a",
-    "only_b" (counts) and "notes"."""
+    sides. history: learn a one-run side's run-to-run spread from its store's earlier runs (as
+    `compare` does). df.attrs holds "headline", "geomean" (per category), "serving", "sides",
+    "only_a", "only_b" (counts), "notes", "counts" (Benjamini-Hochberg), "contended" (sides whose
+    machine was busy), "scope" and "run_spread"."""
     import pandas as pd
 
     from gpuparity.analysis.compare import compare_sides
     from gpuparity.report.headline import headline
 
     _check_filters(filters, ("gpu", "stack", "host", "since"))
-    result = compare_sides(_side(a, "A", db, filters), _side(b, "B", db, filters), tolerance, prices)
+    result = compare_sides(_side(a, "A", db, filters), _side(b, "B", db, filters), tolerance, prices,
+                           history="auto" if history else None)
     rows = result["rows"]
     df = pd.DataFrame.from_records(rows) if rows else pd.DataFrame(columns=COMPARE_FIRST)
     if rows:        # dtype has its own column, as in load()
@@ -289,8 +292,11 @@ def compare(a, b, db: str | None = None, *, tolerance: float = 0.05, wide: bool 
         df = widen(df)
     df.attrs = {
         "headline": headline(result)["text"], "geomean": result["geomean"], "serving": result["serving"],
-        "sides": {k: {f: s.get(f) for f in ("label", "products", "spec_ids", "stacks", "run_ids", "trials")}
+        "sides": {k: {f: s.get(f) for f in ("label", "products", "spec_ids", "stacks", "run_ids", "trials",
+                                            "contended")}
                   for k, s in result["sides"].items()},
+        "counts": result["counts"], "contended": result["contended"], "scope": result["scope"],
+        "run_spread": result["run_spread"],
         "only_a": len(result["only_a"]), "only_b": len(result["only_b"]),
         "not_compared": len(result["not_compared"]), "notes": list(result.get("notes") or []),
         "tolerance": tolerance,

@@ -5,13 +5,15 @@ Each sweep point of a side is a (interactivity, throughput per GPU) pair measure
 trials (every run holding the key, every trial of each: info.serving.trials). Per point, on the
 log scale: the estimate is the mean over its trials, its standard error s / sqrt(n) widened by
 t(0.975, n - 1) / z for n >= 2 trials; a point with one trial takes its within-trial standard
-error (serving_summary: log_se, interactivity_log_se) combined with the assumed run-to-run
-spread (results.figure.run_spread_default, GPUPARITY_RUN_SPREAD). Levels of interactivity are
+error (serving_summary: log_se, interactivity_log_se) combined with the side's run-to-run spread
+for serving (the comparison's prior: history, --run-spread or results.figure.RUN_SPREAD_DEFAULTS).
+Levels of interactivity are
 spread over the range both Pareto curves cover; at each, B / A is the ratio of the curves'
 interpolated throughputs. Its interval is a parametric bootstrap (fixed seed): every point of
 both sides is redrawn from its normal law, both envelopes rebuilt and interpolated again, and
 the 2.5 / 97.5 percentiles of the ratios taken. Points with failed requests, or token counts no
-tokenizer checked (usage.verified false), are left out.
+tokenizer checked (usage.verified false), are left out. The verdict uses the comparison's
+symmetric band (estimate.verdict); with a contended side it is at most inconclusive.
 """
 
 from __future__ import annotations
@@ -111,14 +113,18 @@ def _curve_at(xs: np.ndarray, ys: np.ndarray, levels: np.ndarray) -> np.ndarray:
 
 
 def serving_at_equal_interactivity(a: Side, b: Side, tolerance: float = 0.05, levels: int = 5,
-                                   floor: float | None = None, draws: int = DRAWS) -> list[dict]:
+                                   floor: float | tuple | None = None, draws: int = DRAWS,
+                                   contended: bool = False) -> list[dict]:
     """Throughput per GPU of B over A at equal tokens/s per user (see the module notes): one
     entry per curve key and level, with ratio, ci_low, ci_high, verdict and how many trials
-    back each side's points."""
+    back each side's points. floor: the run-to-run spread of a one-trial point, one for both
+    sides or (A's, B's); None: the serving default."""
     from gpuparity.results.figure import run_spread_default
 
-    floor = run_spread_default() if floor is None else floor
-    pa, pb = _serving_points(a, floor), _serving_points(b, floor)
+    fa, fb = floor if isinstance(floor, tuple) else (floor, floor)
+    fa = run_spread_default("serving") if fa is None else fa
+    fb = run_spread_default("serving") if fb is None else fb
+    pa, pb = _serving_points(a, fa), _serving_points(b, fb)
     rng = np.random.default_rng(SEED)
     out = []
     for ckey in sorted(set(pa) & set(pb)):
@@ -132,15 +138,15 @@ def serving_at_equal_interactivity(a: Side, b: Side, tolerance: float = 0.05, le
         at = np.unique(np.geomspace(lo, hi, levels)) if hi > lo else np.array([lo])
         ratio_draws = _curve_at(*_draws(pb[ckey], rng, draws), at) / _curve_at(*_draws(pa[ckey], rng, draws), at)
         basis = {side: ("trials" if all(p[4] >= 2 for p in pts) else
-                        f"single trial + assumed {100 * floor:g}% run-to-run spread")
-                 for side, pts in (("a", pa[ckey]), ("b", pb[ckey]))}
+                        f"single trial + {100 * f:g}% run-to-run spread")
+                 for side, pts, f in (("a", pa[ckey], fa), ("b", pb[ckey], fb))}
         for j, x in enumerate(at.tolist()):
             ta, tb = float(np.interp(x, xa, ya)), float(np.interp(x, xb, yb))
             ratio = tb / ta if ta > 0 else None
             ci_lo, ci_hi = (float(v) for v in np.percentile(ratio_draws[:, j], [2.5, 97.5]))
             out.append({"curve_key": ckey, "interactivity": x, "a_throughput": ta, "b_throughput": tb,
                         "ratio": ratio, "ci_low": ci_lo, "ci_high": ci_hi,
-                        "verdict": verdict(ci_lo, ci_hi, tolerance) if ratio else "inconclusive",
+                        "verdict": verdict(ci_lo, ci_hi, tolerance) if ratio and not contended else "inconclusive",
                         "a_points": len(pa[ckey]), "b_points": len(pb[ckey]),
                         "a_trials": sum(p[4] for p in pa[ckey]), "b_trials": sum(p[4] for p in pb[ckey]),
                         "ci_basis": basis})
@@ -152,7 +158,7 @@ def serving_curves(side: Side) -> dict[str, dict]:
     from gpuparity.results.figure import run_spread_default
 
     out = {}
-    for ckey, pts in _serving_points(side, run_spread_default()).items():
+    for ckey, pts in _serving_points(side, run_spread_default("serving")).items():
         raw = [(math.exp(p[0]), math.exp(p[1])) for p in pts]
         xs, ys = pareto(raw)
         out[ckey] = {"points": sorted(raw), "pareto": [[x, y] for x, y in zip(xs.tolist(), ys.tolist(), strict=True)]}

@@ -4,8 +4,9 @@ how a side is named on the command line (run ids, files, stores, filters).
 A side is columnar. Per key (a result's stable hash): metadata from the newest run holding it,
 the number of runs, the union of the results' flags, the peak kind, measured power. Per unit
 (one trial of one key in one run): the trial figure, its log standard error, and a unit id
-(run, trial) shared by every key measured in that trial, so that comparisons can treat a trial
-as one draw of the machine's state across keys (analysis/estimate.py).
+(run, trial); the estimator (analysis/estimate.py) averages a key's trials within each run and
+treats the run as the unit. Per run that was contended (the machine busy, platform/machine.py):
+the reasons, from its document. `origin`: the store a side was read from (for its history).
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ class Side:
     extras: dict               # key index -> {"info", "work", "infos"} where documents were read
     failed: dict               # key -> {ident..., "status", "reason"} for keys with no usable result
     index: dict = field(default_factory=dict)
+    origin: str | None = None  # the store (url or path) the side was read from; None: documents
+    contention: dict = field(default_factory=dict)   # run_id -> {"contended", "reasons"} of contended runs
 
     def __post_init__(self):
         if not self.index:
@@ -63,6 +66,17 @@ class Side:
 
     def units(self, i: int) -> np.ndarray:
         return self.u_value[self.u_key == i]
+
+    @property
+    def u_run(self) -> np.ndarray:
+        """Per unit: the index of its run."""
+        return self.u_id // MAX_TRIALS
+
+    @property
+    def contended(self) -> list[dict]:
+        """The side's contended runs: [{"run_id", "reasons"}] (empty: a quiet side)."""
+        return [{"run_id": rid, "reasons": list(c.get("reasons") or [])} for rid, c in self.contention.items()
+                if c.get("contended")]
 
 
 def run_summary(run_id: str, started_at: str, host: str | None, fp: dict, label: str | None = None) -> dict:
@@ -155,10 +169,13 @@ def side_from_runs(docs: list[dict], label: str = "A") -> Side:
     from gpuparity.results.figure import result_units
 
     docs = sorted(docs, key=lambda d: (d.get("started_at") or "", d.get("run_id") or ""))
-    runs, rows, results, vals, ses = [], [], [], [], []
+    runs, rows, results, vals, ses, contention = [], [], [], [], [], {}
     for ri, doc in enumerate(docs):
         fp = doc.get("fingerprint") or {}
         runs.append(run_summary(doc["run_id"], doc.get("started_at"), doc.get("host"), fp, doc.get("label")))
+        found = run_contention((doc.get("machine") or {}).get("contention"))
+        if found:
+            contention[doc["run_id"]] = found
         for r in doc.get("results") or []:
             rows.append(_doc_row(ri, r))
             results.append(r)
@@ -166,8 +183,19 @@ def side_from_runs(docs: list[dict], label: str = "A") -> Side:
             vals.append(v)
             ses.append(s)
     counts = np.array([len(x) for x in vals], dtype=np.int64)
-    return _build(label, runs, rows, np.array([v for x in vals for v in x], dtype=float),
+    side = _build(label, runs, rows, np.array([v for x in vals for v in x], dtype=float),
                   np.array([v for x in ses for v in x], dtype=float), counts, results)
+    side.contention = contention
+    return side
+
+
+def run_contention(found) -> dict | None:
+    """A run document's machine.contention as {"contended", "reasons"}, None when it says nothing
+    (documents from before it was recorded)."""
+    if not isinstance(found, dict) or not found.get("contended"):
+        return None
+    reasons = [str(r) for r in found.get("reasons") or [] if isinstance(r, str)]
+    return {"contended": True, "reasons": reasons}
 
 
 @gc_paused
@@ -217,7 +245,32 @@ def side_from_store(store, run_ids: list[str], label: str = "A") -> Side:
     if docs:
         results = [docs.get(r[0], {}).get(r[1]) for r in fetched]
     rows = [(rank[r[0]], *r[1:12]) for r in fetched]
-    return _build(label, runs, rows, values, ses, counts, results)
+    side = _build(label, runs, rows, values, ses, counts, results)
+    side.origin = store.url
+    side.contention = _stored_contention(store, sorted({r[0] for r in fetched if r[9] and "contended" in r[9]}))
+    return side
+
+
+def _stored_contention(store, run_ids: list[str]) -> dict:
+    """Contention of the runs that have a result flagged contended, read from their documents in
+    SQL (only the machine section is returned; most runs have no such result and cost nothing)."""
+    import json
+
+    if not run_ids:
+        return {}
+    expr = ("(doc::json -> 'machine' -> 'contention')::text" if store.postgres
+            else "json_extract(doc, '$.machine.contention')")
+    out = {}
+    for chunk in _chunks(run_ids, 500):
+        for run_id, text in store.query(f"SELECT run_id, {expr} FROM runs WHERE run_id IN "
+                                        f"({','.join('?' * len(chunk))})", chunk):
+            try:
+                found = run_contention(json.loads(text) if text else None)
+            except ValueError:
+                found = None
+            if found:
+                out[run_id] = found
+    return out
 
 
 def stored_results(store, run_ids: list[str]) -> list[dict]:

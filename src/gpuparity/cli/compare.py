@@ -54,7 +54,12 @@ def register(app: typer.Typer) -> None:
         output_format: str = typer.Option("table", "--format", "-f", click_type=click.Choice(FORMATS),
                                           help="table for a terminal, markdown for chats, csv or json for tools."),
         spread: Optional[str] = typer.Option(
-            None, "--run-spread", help="Run-to-run spread assumed for a single-trial side (default 3% or $GPUPARITY_RUN_SPREAD)."),
+            None, "--run-spread", help="Run-to-run spread assumed for a side with one run (default: from the store's "
+                                       "earlier runs of its product and stack, else 6% for kernels and models, "
+                                       "8% serving, 10% comm; or $GPUPARITY_RUN_SPREAD)."),
+        history: bool = typer.Option(True, "--history/--no-history",
+                                     help="Learn a one-run side's run-to-run spread from earlier runs in its store "
+                                          "(file sides: the default store, if it exists)."),
         max_rows: int = typer.Option(200, "--rows", min=0,
                                      help="table, markdown: show at most this many result rows (0: all); csv, json: all."),
         price_basis: str = typer.Option("neocloud", "--price-basis",
@@ -64,7 +69,8 @@ def register(app: typer.Typer) -> None:
         price: Optional[List[str]] = typer.Option(None, "--price", help="GPU price override gpu=USD_per_hour."),
         fail_if_slower: Optional[str] = typer.Option(
             None, "--fail-if-slower",
-            help="Exit 1 if any result or category geomean is slower than this (5% or 5) with 95% confidence."),
+            help="Exit 1 if any result or category mean is slower than this (5% or 5) with confidence "
+                 "(Holm-adjusted over all of them, one-sided 2.5%)."),
         wide: bool = typer.Option(False, "--wide", help="table: every column and every parameter, however wide."),
     ) -> None:
         """Compare platform B with platform A: ratio B/A with 95% CI and a verdict per result.
@@ -91,7 +97,7 @@ def register(app: typer.Typer) -> None:
         with StorePool() as stores:         # each store opened once for both sides
             side_a = load_side(a, "A", db, stores, gpu=gpu_a, stack=stack_a, since=since, host=host)
             side_b = load_side(b, "B", db, stores, gpu=gpu_b, stack=stack_b, since=since, host=host)
-        result = compare_sides(side_a, side_b, tol, prices, floor=floor)
+        result = compare_sides(side_a, side_b, tol, prices, floor=floor, history="auto" if history else None)
         if threshold is not None:
             result["gate"] = regression_gate(result, threshold)
         emit(result, output_format, max_rows, wide)
@@ -100,17 +106,20 @@ def register(app: typer.Typer) -> None:
             import sys
 
             limit = 1 - threshold
+            busy = (f" (side {' and '.join(gate['contended'])} contended: the machine was busy, rerun it on a "
+                    "quiet one)") if gate.get("contended") else ""
             if gate["passed"]:
                 print(f"regression gate passed: no result or category geomean is below {limit:.3f}x A "
-                      "with 95% confidence", file=sys.stderr)
+                      f"with confidence ({gate['method']}){busy}", file=sys.stderr)
             else:
                 from gpuparity.validate import terminal_safe
 
                 bad = [terminal_safe(f"{f['workload']} {params_text(f['params'])} {f['dtype'] or ''}".strip())
-                       + f" ({f['ratio']:.3f}x, CI up to {f['ci_high']:.3f})" for f in gate["failed"]]
+                       + (f" ({f['ratio']:.3f}x, CI up to {f['ci_high']:.3f})" if f["ci_high"] is not None
+                          else f" ({f['ratio']:.3f}x)") for f in gate["failed"]]
                 print(f"regression gate failed: {len(bad)} below {limit:.3f}x A (more than {threshold:.0%} slower) "
-                      "with 95% confidence: " + "; ".join(bad[:10])
-                      + (f"; and {len(bad) - 10} more" if len(bad) > 10 else ""), file=sys.stderr)
+                      f"with confidence ({gate['method']}): " + "; ".join(bad[:10])
+                      + (f"; and {len(bad) - 10} more" if len(bad) > 10 else "") + busy, file=sys.stderr)
                 raise typer.Exit(1)
 
 

@@ -63,6 +63,8 @@ def register(app: typer.Typer) -> None:
                                        help="Leave claims out (the default; kept for older scripts)."),
         title: Optional[str] = typer.Option(
             None, "--title", help="Report title (default: the sides' labels, products and stacks)."),
+        history: bool = typer.Option(True, "--history/--no-history",
+                                     help="Learn a one-run side's run-to-run spread from earlier runs in its store."),
     ) -> None:
         """Write a report: one platform's results against its datasheet per workload, or B against A
         (the answer in a sentence, ratio and roofline charts, $ and W, serving); skipped cases,
@@ -87,7 +89,7 @@ def register(app: typer.Typer) -> None:
             claims = None
             if (with_claims or claims_file) and not no_claims:
                 claims = evaluate_claims(stores.get(db), claims_file)
-        ctx = build(side_a, side_b, tol, prices, claims, title)
+        ctx = build(side_a, side_b, tol, prices, claims, title, history=history)
         text = render_html(ctx) if output_format == "html" else render_markdown(ctx)
         if output is None:
             output = "report.html" if output_format == "html" else "-"

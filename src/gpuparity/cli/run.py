@@ -346,10 +346,12 @@ def _finish(doc: dict, db, json_out, no_store, out) -> str:
 
 def print_notes(doc: dict, out) -> None:
     """What a reader must know beside the table: busy machine, unstable results, best shapes, traces."""
-    from gpuparity.platform.machine import busy_warnings
+    from gpuparity.platform.machine import busy_warnings, contention_lines
 
     machine = doc.get("machine") or {}
     for line in busy_warnings(machine.get("start"), "start") + busy_warnings(machine.get("end"), "end"):
+        out.print(f"[yellow]warning: {escape(line)}[/]")
+    for line in contention_lines(doc):
         out.print(f"[yellow]warning: {escape(line)}[/]")
     unstable = [r for r in doc["results"] if {"unstable", "host_bound"} & set(r.get("flags") or [])]
     if unstable:

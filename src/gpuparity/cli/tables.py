@@ -142,7 +142,7 @@ def print_compare_rows(rows: list[dict], title: str, wide: bool = False) -> None
     dropped = render(compare_cols(rows, wide), title, wide)
     con = console()
     if any(r.get("flags") for r in rows):
-        con.print("* flagged (unstable, host_bound: at most inconclusive; peak_exceeded: above the datasheet "
+        con.print("* flagged (unstable, host_bound, contended: at most inconclusive; peak_exceeded: above the datasheet "
                   "peak, no % of peak; timed_out, max_samples: the stopping rule was not met)"
                   + ("; the flags column is left out" if "flags" in dropped else ""))
     if not wide:

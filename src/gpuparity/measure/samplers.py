@@ -149,6 +149,22 @@ class NvmlSource:
     def describe(self) -> dict:
         return {"readings": [sorted(r) for r in self._readers], "power_source": self.power_source}
 
+    def use(self, k: int) -> dict:
+        """Processes on device k (pids; None when NVML cannot list them) and its utilisation (%)."""
+        nv, h = self.nv, self.handles[k]
+        pids, listed = set(), False
+        for name in ("nvmlDeviceGetComputeRunningProcesses", "nvmlDeviceGetGraphicsRunningProcesses"):
+            try:
+                pids.update(int(p.pid) for p in getattr(nv, name)(h))
+                listed = True
+            except Exception:
+                continue
+        try:
+            util = float(nv.nvmlDeviceGetUtilizationRates(h).gpu)
+        except Exception:
+            util = None
+        return {"pids": sorted(pids) if listed else None, "util_pct": util}
+
     def read(self, k: int) -> Sample:
         return _read_all(self._readers[k])
 
@@ -290,6 +306,21 @@ class AmdsmiSource:
     def describe(self) -> dict:
         return {"readings": [sorted(r) for r in self._readers], "power_source": "amdsmi_get_power_info"}
 
+    def use(self, k: int) -> dict:
+        """Processes on device k (pids; None when amdsmi cannot list them) and its GFX activity (%)."""
+        smi, h = self.smi, self.handles[k]
+        pids = None
+        try:
+            pids = sorted({p for p in (_amd_pid(smi, h, x) for x in smi.amdsmi_get_gpu_process_list(h))
+                           if p is not None})
+        except Exception:
+            pass
+        try:
+            util = _num(smi.amdsmi_get_gpu_activity(h).get("gfx_activity"))
+        except Exception:
+            util = None
+        return {"pids": pids, "util_pct": util}
+
     def read(self, k: int) -> Sample:
         return _read_all(self._readers[k])
 
@@ -298,6 +329,19 @@ class AmdsmiSource:
             self.smi.amdsmi_shut_down()
         except Exception:
             pass
+
+
+def _amd_pid(smi, h, entry) -> int | None:
+    """The pid of one amdsmi_get_gpu_process_list entry: a dict (newer amdsmi) or a process
+    handle to look up (older)."""
+    if isinstance(entry, dict):
+        pid = entry.get("pid")
+    else:
+        try:
+            pid = smi.amdsmi_get_gpu_process_info(h, entry).get("pid")
+        except Exception:
+            return None
+    return int(pid) if isinstance(pid, int) and not isinstance(pid, bool) else None
 
 
 # -- CPU package power from RAPL -----------------------------------------------------------

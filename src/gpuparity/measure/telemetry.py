@@ -4,6 +4,7 @@
     sampler.describe() -> dict                # recorded in the fingerprint
     sampler.start()                           # background thread, default 20 Hz, monotonic times
     sampler.snapshot() -> list[dict] | None   # clocks, temperature, power and throttle right now
+    sampler.device_use() -> list[dict] | None # per device: pids on it, utilisation % (platform/machine.py)
     sampler.stop(result, marks, windows) -> dict   # result["telemetry"]
 
 `windows` are the busy intervals of the timed samples on the monotonic clock (measure.loop maps
@@ -69,6 +70,9 @@ class NullSampler:
     def snapshot(self) -> list[dict] | None:
         return None
 
+    def device_use(self) -> list[dict] | None:
+        return None
+
     def stop(self, result: dict | None = None, marks: list[int] | None = None,
              windows: list[tuple[float, float]] | None = None) -> dict:
         out = {"method": "none", "valid": False, "reasons": [self.reason], **dict.fromkeys(TELEMETRY_KEYS)}
@@ -128,6 +132,20 @@ class ThreadedSampler:
             state = {key: getattr(s, key) for key in STATE_KEYS if getattr(s, key) not in (None, ())}
             out.append({k: list(v) if isinstance(v, tuple) else v for k, v in state.items()})   # JSON-shaped
         return out if any(out) else None
+
+    def device_use(self) -> list[dict] | None:
+        """Each device's processes (pids) and utilisation (%) now, where the source reads them
+        (NVML, amdsmi; None elsewhere): platform/machine.py judges contention from them."""
+        read = getattr(self.source, "use", None)
+        if not callable(read):
+            return None
+        out = []
+        for k in range(len(self.source.devices)):
+            try:
+                out.append(read(k))
+            except Exception as exc:  # noqa: BLE001 - telemetry must never stop a run
+                out.append({"error": f"{type(exc).__name__}: {str(exc)[:200]}"})
+        return out
 
     def stop(self, result: dict | None = None, marks: list[int] | None = None,
              windows: list[tuple[float, float]] | None = None) -> dict:

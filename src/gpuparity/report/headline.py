@@ -107,6 +107,16 @@ def contended_lines(result: dict) -> list[str]:
     return out
 
 
+def _scope_text(result: dict) -> str | None:
+    """What the comparison can claim (doc["scope"]: its text, or a plain sentence), unless the
+    comparison's notes already say it."""
+    scope = result.get("scope")
+    text = scope.get("text") if isinstance(scope, dict) else scope
+    if not text or any(str(n).endswith(str(text)) for n in result.get("notes") or []):
+        return None
+    return str(text)
+
+
 def headline(result: dict) -> dict:
     """{"text": the sentence, "clauses": [{category, text, verdict}], "trials", "counts",
     "counts_method", "contended", "scope", "aa", "aa_line", "n_rows"}."""
@@ -135,7 +145,7 @@ def headline(result: dict) -> dict:
     counts, method = counts_of(result)
     aa = bool((result.get("aa") or {}).get("identical"))
     return {"text": text, "clauses": clauses, "trials": trials, "counts": counts, "counts_method": method,
-            "contended": contended, "scope": result.get("scope") or None, "aa": aa,
+            "contended": contended, "scope": _scope_text(result), "aa": aa,
             # the comparison's own notes say A/A where it has them; else the report says it
             "aa_line": aa and not any(str(n).startswith("A/A") for n in result.get("notes") or []),
             "n_rows": len(rows)}

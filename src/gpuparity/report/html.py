@@ -333,23 +333,26 @@ def serving_tables(points: list[dict]) -> tuple[dict, dict]:
 # -- the report -------------------------------------------------------------------------------
 def side_input(source, label: str) -> tuple:
     """(Side, its newest result per key) of a report side: given as that pair when read from a
-    store (the columns `compare` reads: cli/report.py), or made here from run documents."""
+    store (the columns `compare` reads: cli/report.py; the Side knows its store), or made here
+    from run documents."""
     if isinstance(source, tuple):
         return source
     return side_from_runs(source, label), _newest_results(source)
 
 
 def build(docs_a, docs_b=None, tolerance: float = 0.05, prices=None,
-          claims: dict | None = None, title: str | None = None) -> dict:
+          claims: dict | None = None, title: str | None = None, history: bool = False) -> dict:
     """Everything the HTML and markdown renderers need. docs_a, docs_b: a side's run documents or
-    its (Side, newest results) pair (side_input). claims None: no claims section."""
+    its (Side, newest results) pair (side_input). claims None: no claims section. history: learn
+    one-run sides' spread from their stores' earlier runs (as compare)."""
     if prices is None:
         from gpuparity.analysis.prices import PriceBook
 
         prices = PriceBook(use_config=False)
     inputs = [side_input(docs_a, "A")] + ([side_input(docs_b, "B")] if docs_b else [])
     side_objs = [side for side, _ in inputs]
-    result = compare_mod.compare_sides(side_objs[0], side_objs[1], tolerance, prices) if docs_b else None
+    result = compare_mod.compare_sides(side_objs[0], side_objs[1], tolerance, prices,
+                                       history="auto" if history else None) if docs_b else None
     if result:
         summaries = [result["sides"]["a"], result["sides"]["b"]]
     else:

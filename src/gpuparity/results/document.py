@@ -141,6 +141,18 @@ class Fingerprint(Open):
     telemetry: Optional[dict[str, Any]] = None
 
 
+class Contention(Open):
+    """Whether the machine was busy during the run (platform/machine.py): read by compare."""
+
+    contended: bool = False
+    reasons: list[Annotated[str, Field(max_length=1000)]] = []
+    other_cpu_share: Optional[Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]] = None
+
+
+class Machine(Open):
+    contention: Optional[Contention] = None
+
+
 class Run(Open):
     schema_version: Literal[1, 2]
     run_id: Annotated[str, Field(pattern=RUN_ID)]
@@ -153,6 +165,7 @@ class Run(Open):
     benchmark_version: Annotated[int, Field(ge=0)]
     fingerprint: Fingerprint
     results: list[Result]
+    machine: Optional[Machine] = None       # state at start and end; older documents have none
 
     @field_validator("started_at")
     @classmethod

@@ -15,7 +15,8 @@ The estimator, written down (the README's "Statistics" repeats it):
 - Its 95% interval: n >= 2 trials: mean log v +- t(0.975, n - 1) * s / sqrt(n), s the standard
   deviation of log v_t (trials are independent draws of the machine's state, so within-trial
   noise and drift are inside s); one trial: log v_1 +- z * se_1, labelled "within-trial" (it
-  cannot know the run-to-run spread; comparisons add an assumed floor, see analysis.estimate).
+  cannot know the run-to-run spread; comparisons take it from other runs, the store's history or
+  RUN_SPREAD_DEFAULTS, see analysis.estimate).
 - Flags: "unstable" when a trial's within-trial relative CI half-width (z * se_t) or the trials'
   spread (s) is above GPUPARITY_UNSTABLE (default 10%, as pyperf's warning); "timed_out" /
   "max_samples" when a trial stopped before reaching its noise target; "host_bound" when the host
@@ -38,7 +39,14 @@ from gpuparity.results.schema import UNITS, primary_metric
 
 LEVEL = 0.95
 UNSTABLE_DEFAULT = 0.10
-RUN_SPREAD_DEFAULT = 0.03       # run-to-run spread assumed for a side with a single trial
+# Run-to-run spread of one trial's figure assumed for a side with one run of a key when the store
+# holds no earlier runs of its product and stack (analysis/history.py). Chosen so that one-run
+# comparisons stay calibrated (tests/test_calibration.py) for true run-to-run spreads up to 5%
+# plus 1% trial noise: sqrt(5^2 + 1^2) = 5.1%, and the default must exceed what it claims to cover.
+# Serving (a server, its scheduler and HTTP on top) and communication (fabric, topology) vary
+# more between runs; these two are conservative guesses until history replaces them.
+RUN_SPREAD_DEFAULTS = {"kernel": 0.06, "model": 0.06, "serving": 0.08, "comm": 0.10}
+RUN_SPREAD_DEFAULT = 0.06       # any other category
 
 
 def unstable_threshold() -> float:
@@ -47,10 +55,24 @@ def unstable_threshold() -> float:
     return env_float("GPUPARITY_UNSTABLE", UNSTABLE_DEFAULT, lo=0.0, hi=10.0)
 
 
-def run_spread_default() -> float:
+def run_spread_env() -> float | None:
+    """GPUPARITY_RUN_SPREAD when set (it overrides history and the defaults, as --run-spread)."""
+    import os
+
     from gpuparity.validate import env_float
 
+    if not os.environ.get("GPUPARITY_RUN_SPREAD", "").strip():
+        return None
     return env_float("GPUPARITY_RUN_SPREAD", RUN_SPREAD_DEFAULT, lo=0.0, hi=1.0)
+
+
+def run_spread_default(category: str | None = None) -> float:
+    """The run-to-run spread assumed for a category without history: GPUPARITY_RUN_SPREAD, else
+    RUN_SPREAD_DEFAULTS."""
+    env = run_spread_env()
+    if env is not None:
+        return env
+    return RUN_SPREAD_DEFAULTS.get(category or "", RUN_SPREAD_DEFAULT)
 
 
 def timing_value(samples_s: list[float], amount: float, scale: float) -> tuple[float, float]:

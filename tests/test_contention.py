@@ -1,0 +1,216 @@
+"""The machine's state as evidence: a busy CPU, other processes on the GPU, a GPU in use before the
+run, thermal throttling while timed make a run (or a result) contended, and a comparison with a
+contended side never says faster or slower.
+
+GPU paths run against a management-library stand-in (the sampler's input); the CPU path runs a
+real `gpuparity run` beside two real CPU-bound processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from test_compare import main_inprocess, make_result, make_run, noisy
+
+from gpuparity.analysis.compare import compare_runs
+from gpuparity.measure.energy import Sample
+from gpuparity.measure.telemetry import NullSampler, ThreadedSampler
+from gpuparity.platform.machine import (
+    BUSY_SHARE,
+    assess,
+    mark_contention,
+    result_throttle,
+    run_cpu_share,
+    snapshot,
+)
+from gpuparity.results.document import validate_document
+
+
+class UsedGpu:
+    """A management library stand-in: one device with the given processes and utilisation."""
+
+    method = "test"
+    devices = [{"index": 0, "name": "gpu0", "wrap_j": None, "max_sm_mhz": 2100}]
+
+    def __init__(self, pids, util):
+        self.pids, self.util = pids, util
+
+    def describe(self):
+        return {}
+
+    def read(self, k):
+        return Sample(t=0.0, power_w=300.0, sm_mhz=1900.0, temp_c=55.0)
+
+    def use(self, k):
+        return {"pids": list(self.pids) if self.pids is not None else None, "util_pct": self.util}
+
+
+@pytest.fixture
+def neighbour():
+    """A real other process (its pid exists here, as a co-tenant's would)."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    yield proc.pid
+    proc.kill()
+    proc.wait()
+
+
+def doc_with(start: dict, end: dict, results: list | None = None) -> dict:
+    return {"machine": {"start": start, "end": end}, "results": results or []}
+
+
+def gpu_only(sampler) -> dict:
+    """A snapshot without the CPU counters: this machine's other users must not decide a GPU test."""
+    return dict(snapshot(sampler, window_s=0.0), cpu_ticks=None)
+
+
+def test_another_process_on_the_gpu_or_a_busy_gpu_contends_the_run(neighbour):
+    busy = ThreadedSampler(UsedGpu([os.getpid(), neighbour], 3.0))
+    start = gpu_only(busy)
+    assert start["gpu_use"] == [{"pids": sorted([os.getpid(), neighbour]), "util_pct": 3.0}]
+    found = assess(doc_with(start, gpu_only(busy)))
+    assert found["contended"] and any(f"pid {neighbour}" in r and "at start" in r for r in found["reasons"])
+    # our own process alone is not contention; a GPU 90% busy before we start is
+    quiet = ThreadedSampler(UsedGpu([os.getpid()], 0.0))
+    assert not assess(doc_with(gpu_only(quiet), gpu_only(quiet)))["contended"]
+    hot = ThreadedSampler(UsedGpu([], 90.0))
+    found = assess(doc_with(gpu_only(hot), gpu_only(quiet)))
+    assert found["reasons"] == ["GPU 0 90% busy just before the run started"]
+    # pids from another pid namespace (a container): ours is not listed, theirs do not exist here
+    foreign = ThreadedSampler(UsedGpu([4_000_000], 0.0))
+    assert not assess(doc_with(gpu_only(foreign), gpu_only(foreign)))["contended"]
+    # a serving run measures a server that is another process on the GPU by design
+    assert not assess(doc_with(start, start), external=True)["contended"]
+    # no management library: nothing read, nothing claimed
+    assert snapshot(NullSampler("no NVML"), 0.0)["gpu_use"] is None
+    assert ThreadedSampler(UsedGpu(None, None)).device_use() == [{"pids": None, "util_pct": None}]
+
+
+def test_the_cpu_share_of_others_over_the_run():
+    start = {"cpu_ticks": {"busy": 1000.0, "total": 5000.0, "own": 100.0}}
+    end = {"cpu_ticks": {"busy": 2600.0, "total": 7000.0, "own": 700.0}}     # 1600 busy, 600 ours, of 2000
+    assert run_cpu_share(start, end) == pytest.approx(0.5)
+    found = assess(doc_with(start, end))
+    assert found["contended"] and found["other_cpu_share"] == pytest.approx(0.5) and found["threshold"] == BUSY_SHARE
+    assert "50% of the CPUs during the run" in found["reasons"][0]
+    quiet_end = {"cpu_ticks": {"busy": 1700.0, "total": 7000.0, "own": 700.0}}
+    assert not assess(doc_with(start, quiet_end))["contended"]
+    assert not assess(doc_with(start, end), distributed=True)["contended"]     # the other ranks are ours
+    assert run_cpu_share({}, end) is None and not assess(doc_with({}, {}))["contended"]
+
+
+def test_thermal_throttling_while_timed_flags_that_result():
+    hot = make_result("gemm", {"m": 1}, noisy(100, 0.01, 9, 1))
+    hot["telemetry"] = {"valid": True, "throttle_reasons": {"thermal": 0.4, "power": 1.0}}
+    capped = make_result("gemm", {"m": 2}, noisy(100, 0.01, 9, 2))
+    capped["telemetry"] = {"valid": True, "throttle_reasons": {"power": 1.0}}      # power cap: the platform
+    per_trial = make_result("gemm", {"m": 3}, noisy(100, 0.01, 9, 3))
+    per_trial["telemetry"] = {"per_trial": [{"throttle_reasons": {}}, {"throttle_reasons": {"hw_slowdown": 0.5}}]}
+    assert result_throttle(hot) == ["thermal"] and result_throttle(capped) == [] and \
+        result_throttle(per_trial) == ["hw_slowdown"]
+    doc = make_run([hot, capped, per_trial])
+    doc["machine"] = {"start": {}, "end": {}}
+    found = mark_contention(doc)
+    assert not found["contended"] and found["throttled_results"] == 2
+    assert ["contended" in r["flags"] for r in doc["results"]] == [True, False, True]
+    validate_document(doc, "run")         # the schema takes the machine section and the flag
+
+
+def test_a_contended_side_is_named_and_never_faster_or_slower(tmp_path):
+    a = make_run([make_result("gemm", {"m": m}, noisy(100, 0.005, 30, m)) for m in range(4)])
+    b = make_run([make_result("gemm", {"m": m}, noisy(300, 0.005, 30, 10 + m)) for m in range(4)], run_id="b")
+    assert {r["verdict"] for r in compare_runs([a], [b])["rows"]} == {"faster"}
+    b["machine"] = {"start": {}, "end": {}, "contention": {"contended": True,
+                                                          "reasons": ["other processes used 80% of the CPUs"]}}
+    for r in b["results"]:
+        r["flags"] = ["contended"]
+    out = compare_runs([a], [b])
+    assert {r["verdict"] for r in out["rows"]} == {"inconclusive"}
+    assert out["geomean"]["kernel"]["verdict"] == "inconclusive"
+    assert out["contended"] == [{"side": "B", "reasons": ["other processes used 80% of the CPUs"], "runs": ["b"]}]
+    assert out["sides"]["b"]["contended"] and not out["sides"]["a"]["contended"]
+    assert any(n.startswith("side B was contended") for n in out["notes"])
+    assert out["counts"]["faster"] == 0 and out["counts"]["inconclusive"] == 4
+    assert "contended" in out["rows"][0]["flags"]
+
+
+def busy_loops(n: int = 2) -> list[subprocess.Popen]:
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
+def test_a_run_beside_two_busy_processes_is_contended_and_compare_says_so(cli, tmp_path, capsys):
+    db = str(tmp_path / "s.db")
+    r = cli("run", "gemm", "--dtype", "fp64", "--db", db, "--label", "first")
+    assert r.returncode == 0, r.stderr
+    loops = busy_loops()
+    try:
+        time.sleep(0.5)
+        r = cli("run", "gemm", "--dtype", "fp64", "--db", db, "--label", "busy")
+    finally:
+        for p in loops:
+            p.kill()
+            p.wait()
+    assert r.returncode == 0, r.stderr
+    assert "contended: other processes used" in r.stdout + r.stderr
+    shown = json.loads(cli("show", "latest", "--json", "--db", db).stdout)
+    found = shown["machine"]["contention"]
+    assert found["contended"] and found["other_cpu_share"] > BUSY_SHARE
+    assert all("contended" in x["flags"] for x in shown["results"] if x["status"] == "ok")
+    ids = [x["run_id"] for x in json.loads(cli("list", "--json", "--db", db).stdout)]
+    busy_id = shown["run_id"]
+    first_id = next(i for i in ids if i != busy_id)
+    code, out, err = main_inprocess(["compare", first_id, busy_id, "--db", db, "-f", "json"], capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert "B" in [c["side"] for c in doc["contended"]] and doc["sides"]["b"]["contended"]
+    assert not {r["verdict"] for r in doc["rows"]} & {"faster", "slower"}
+    assert not {g["verdict"] for g in doc["geomean"].values()} & {"faster", "slower"}
+    code, out, err = main_inprocess(["compare", first_id, busy_id, "--db", db], capsys)
+    assert code == 0 and "side B was contended" in out.replace("\n", " ")
+    code, out, err = main_inprocess(["report", first_id, busy_id, "--db", db, "-f", "markdown", "--no-claims"], capsys)
+    assert code == 0 and "side B was contended" in out.replace("\n", " ")
+    import gpuparity
+
+    df = gpuparity.compare(first_id, busy_id, db=db)
+    assert "B" in [c["side"] for c in df.attrs["contended"]] and df.attrs["counts"]["faster"] == 0
+
+
+def test_nvml_and_amdsmi_readers_of_processes_and_utilisation():
+    """The vendor readers behind device_use, on library stand-ins (the real libraries need a GPU):
+    what they return, and None (unknown, never 'no process') when the library cannot list."""
+    from types import SimpleNamespace
+
+    from gpuparity.measure.samplers import AmdsmiSource, NvmlSource
+
+    class Nvml:
+        def nvmlDeviceGetComputeRunningProcesses(self, h):
+            return [SimpleNamespace(pid=41), SimpleNamespace(pid=7)]
+
+        def nvmlDeviceGetGraphicsRunningProcesses(self, h):
+            raise RuntimeError("NVML_ERROR_NOT_SUPPORTED")
+
+        def nvmlDeviceGetUtilizationRates(self, h):
+            return SimpleNamespace(gpu=37, memory=5)
+
+    nv = object.__new__(NvmlSource)
+    nv.nv, nv.handles = Nvml(), ["h0"]
+    assert nv.use(0) == {"pids": [7, 41], "util_pct": 37.0}
+    nv.nv = SimpleNamespace()          # a driver without either call
+    assert nv.use(0) == {"pids": None, "util_pct": None}
+
+    class Amd:
+        def amdsmi_get_gpu_process_list(self, h):
+            return [{"pid": 12, "name": "python"}, "handle-9", {"pid": "bad"}]
+
+        def amdsmi_get_gpu_process_info(self, h, p):
+            return {"pid": 9}
+
+        def amdsmi_get_gpu_activity(self, h):
+            return {"gfx_activity": 64, "umc_activity": "N/A"}
+
+    amd = object.__new__(AmdsmiSource)
+    amd.smi, amd.handles = Amd(), ["h0"]
+    assert amd.use(0) == {"pids": [9, 12], "util_pct": 64.0}
