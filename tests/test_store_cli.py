@@ -15,7 +15,7 @@ import pytest
 
 from gpuparity.errors import UserError
 from gpuparity.results.schema import new_result, new_run, result_key, validate_run
-from gpuparity.results.store import Store, decode_samples
+from gpuparity.results.store import STORE_VERSION, Store, decode_samples
 
 WORKLOADS = str(Path(__file__).parent / "data" / "slow_workloads.py")
 
@@ -501,7 +501,7 @@ def test_opening_a_store_runs_no_table_scan(small_and_big, monkeypatch):
     for name, db in small_and_big.items():
         log = _sqlite_spy(monkeypatch)
         with Store(db) as store:
-            assert store.version == 3
+            assert store.version == STORE_VERSION
         assert log["sql"] and not _scans(db, log["sql"]), _scans(db, log["sql"])
         assert not any(s.startswith(("BEGIN", "CREATE", "ALTER", "UPDATE")) for s in log["sql"]), log["sql"]
         steps[name] = log["steps"]
@@ -519,7 +519,8 @@ def test_a_store_without_the_version_row_is_upgraded_once(tmp_path, monkeypatch)
         c.execute("ALTER TABLE results DROP COLUMN work")
     log = _sqlite_spy(monkeypatch)
     with Store(db) as store:
-        assert store.version == 3 and store.query("SELECT value FROM gpuparity_meta") == [("3",)]
+        assert store.version == STORE_VERSION and store.query("SELECT value FROM gpuparity_meta") == [
+            (str(STORE_VERSION),)]
         assert "work" in store.columns("results")
         assert {r[0] for r in store.query("SELECT name FROM sqlite_master WHERE type = 'index'")} >= {
             "runs_started", "runs_spec", "runs_product", "runs_host"}

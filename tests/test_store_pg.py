@@ -27,7 +27,7 @@ import pytest
 from gpuparity.errors import UserError
 from gpuparity.results.schema import new_result, new_run
 from gpuparity.results.spool import save_or_spool
-from gpuparity.results.store import Store
+from gpuparity.results.store import STORE_VERSION, Store
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg not installed: pip install 'psycopg[binary]'")
 
@@ -118,7 +118,7 @@ def test_same_behaviour_as_sqlite(pg_db, tmp_path):
 
 WRITER = textwrap.dedent("""
     import copy, json, os, sys, time
-    from gpuparity.results.store import Store
+    from gpuparity.results.store import STORE_VERSION, Store
     url, wid, go = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     docs = json.loads(sys.stdin.read())
     print("ready", flush=True)
@@ -263,9 +263,10 @@ def test_opening_a_postgresql_store_reads_the_version_row_not_the_tables(pg_db, 
     with Store(pg_db) as s, s.writer() as w:
         assert [w.save_run(d) for d in docs] == [True] * 5
     with Store(pg_db) as s:
-        assert s.version == 3 and s.query("SELECT value FROM gpuparity_meta WHERE name = 'schema'") == [("3",)]
+        assert s.version == STORE_VERSION and s.query("SELECT value FROM gpuparity_meta WHERE name = 'schema'") == [
+            (str(STORE_VERSION),)]
         indexes = {r[0] for r in s.query("SELECT indexname FROM pg_indexes WHERE tablename = 'runs'")}
-        assert {"runs_started", "runs_spec", "runs_product", "runs_host"} <= indexes
+        assert {"runs_started", "runs_spec", "runs_product", "runs_host", "runs_platform"} <= indexes
     time.sleep(1.5)                          # the earlier sessions' statistics are flushed by now
     before = _scan_counts(pg_server["url"], pg_db)
     for _ in range(3):
@@ -298,7 +299,7 @@ def test_postgresql_store_of_version_2_is_upgraded_and_reads_the_columns(pg_db, 
             c.execute(f"DROP INDEX {index}")
         c.execute("ALTER TABLE results DROP COLUMN work")
     with Store(pg_db) as s:
-        assert s.version == 3 and "work" in s.columns("results")
+        assert s.version == STORE_VERSION and "work" in s.columns("results")
         assert s.query("SELECT COUNT(*) FROM results WHERE work IS NULL")[0][0] == 6   # rows written before it
     for url in (pg_db, lite):
         p = cli("report", docs[0]["run_id"], docs[1]["run_id"], "--db", url, "-o", str(tmp_path / "r.md"),

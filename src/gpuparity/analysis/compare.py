@@ -111,8 +111,9 @@ def default_priors(side: Side, floor: float | None = None, found: dict | None = 
     return out
 
 
-def resolve_priors(a: Side, b: Side, floor: float | None, history) -> tuple[dict, dict]:
-    """Priors of both sides, with the stores' history where `history` allows (analysis/history)."""
+def resolve_priors(a: Side, b: Side, floor: float | None, history, stores=None) -> tuple[dict, dict]:
+    """Priors of both sides, with the stores' history where `history` allows (analysis/history);
+    stores: the command's StorePool, so a store already open is not opened again."""
     from gpuparity.analysis.history import history_priors, platform_of, store_for
     from gpuparity.results.figure import run_spread_env
 
@@ -127,7 +128,7 @@ def resolve_priors(a: Side, b: Side, floor: float | None, history) -> tuple[dict
         if url and spec and stack:
             ck = (url, spec, stack, tuple(cats))
             if ck not in cache:
-                cache[ck] = history_priors(url, spec, stack, exclude, cats)
+                cache[ck] = history_priors(url, spec, stack, exclude, cats, stores=stores)
             found, why = cache[ck]
         out.append(default_priors(side, floor, found, why))
     return out[0], out[1]
@@ -342,18 +343,19 @@ def _notes(a: Side, b: Side, core: Core, aa: dict, watt_mixed: int, doc_scope: d
 
 @gc_paused
 def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level: float = LEVEL,
-                  floor: float | None = None, history=None) -> dict:
+                  floor: float | None = None, history=None, stores=None) -> dict:
     """The comparison document (see compare_runs); the statistics come from `compare_core`, and
     every per-row figure is computed as a column (100k rows in about a second).
 
     history: where a one-run side's run-to-run spread is learned (analysis/history.store_for):
     None (not at all: the default or `floor`), "auto" (the store a side came from, else the
-    default store if it exists) or {label: store url}."""
+    default store if it exists) or {label: store url}. stores: the command's StorePool (the
+    history is read through the connection the sides came through)."""
     if prices is None:
         from gpuparity.analysis.prices import PriceBook
 
         prices = PriceBook(use_config=False)
-    priors = resolve_priors(a, b, floor, history)
+    priors = resolve_priors(a, b, floor, history, stores)
     core = compare_core(a, b, tolerance, level, floor, priors)
     ident = _idents(a, core.ia)
     order = _row_order(ident)

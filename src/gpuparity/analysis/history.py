@@ -53,19 +53,26 @@ def platform_of(side) -> tuple[str | None, str | None]:
 
 
 def history_priors(url: str, spec_id: str, stack: str, exclude: set, categories: list[str],
-                   limit: int = HISTORY_RUNS) -> tuple[dict[str, Prior], str]:
+                   limit: int = HISTORY_RUNS, stores=None) -> tuple[dict[str, Prior], str]:
     """Priors per category from the store at `url` (see the module notes), and what was found in
-    words ("no earlier runs of h200-sxm/cuda 13.0 in runs.db" when none applies)."""
+    words ("no earlier runs of h200-sxm/cuda 13.0 in runs.db" when none applies). stores: a
+    StorePool to read through (its connection stays open), else the store is opened here."""
+    from contextlib import nullcontext
+
     from gpuparity.errors import UserError
     from gpuparity.results.store import Store
 
     name = f"{spec_id}/{stack}"
     where = os.path.basename(url) if not url.startswith(("postgres", "postgresql")) else "the store"
     try:
-        with Store(url, connect_timeout=2.0) as store:
-            runs = store.query("SELECT run_id FROM runs WHERE (spec_id = ? OR product = ?) AND stack = ?"
-                               " ORDER BY started_at DESC, run_id DESC LIMIT ?",
-                               (spec_id, spec_id, stack, int(limit + len(exclude))))
+        with nullcontext(stores.get(url)) if stores is not None else Store(url, connect_timeout=2.0) as store:
+            # by spec id through the runs_platform index (the same cost in any store); by product
+            # only for runs no spec row matched
+            runs = []
+            for column in ("spec_id", "product"):
+                runs = runs or store.query(f"SELECT run_id FROM runs WHERE {column} = ? AND stack = ?"
+                                           " ORDER BY started_at DESC, run_id DESC LIMIT ?",
+                                           (spec_id, stack, int(limit + len(exclude))))
             ids = [r[0] for r in runs if r[0] not in exclude][:limit]
             if len(ids) < 2:
                 return {}, f"no earlier runs of {name} in {where}"

@@ -97,7 +97,8 @@ def register(app: typer.Typer) -> None:
         with StorePool() as stores:         # each store opened once for both sides
             side_a = load_side(a, "A", db, stores, gpu=gpu_a, stack=stack_a, since=since, host=host)
             side_b = load_side(b, "B", db, stores, gpu=gpu_b, stack=stack_b, since=since, host=host)
-        result = compare_sides(side_a, side_b, tol, prices, floor=floor, history="auto" if history else None)
+            result = compare_sides(side_a, side_b, tol, prices, floor=floor, history="auto" if history else None,
+                                   stores=stores)
         if threshold is not None:
             result["gate"] = regression_gate(result, threshold)
         emit(result, output_format, max_rows, wide)

@@ -89,7 +89,7 @@ def register(app: typer.Typer) -> None:
             claims = None
             if (with_claims or claims_file) and not no_claims:
                 claims = evaluate_claims(stores.get(db), claims_file)
-        ctx = build(side_a, side_b, tol, prices, claims, title, history=history)
+            ctx = build(side_a, side_b, tol, prices, claims, title, history=history, stores=stores)
         text = render_html(ctx) if output_format == "html" else render_markdown(ctx)
         if output is None:
             output = "report.html" if output_format == "html" else "-"

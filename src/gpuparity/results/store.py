@@ -82,12 +82,14 @@ INDEXES = [
     "CREATE INDEX IF NOT EXISTS runs_spec ON runs(LOWER(spec_id))",
     "CREATE INDEX IF NOT EXISTS runs_product ON runs(LOWER(product))",
     "CREATE INDEX IF NOT EXISTS runs_host ON runs(host)",
+    # a product and stack's newest runs (analysis/history: a one-run side's run-to-run spread)
+    "CREATE INDEX IF NOT EXISTS runs_platform ON runs(spec_id, stack, started_at, run_id)",
 ]
 # The store's layout, kept in gpuparity_meta (name 'schema') so that opening a store reads one row
 # instead of inspecting its tables: 1 the first stores (samples as JSON text), 2 runs.fingerprint,
 # runs.label and the trial columns of results (stores of 1 and 2 have no metadata row), 3 the
-# metadata row, the indexes above and results.work.
-STORE_VERSION = 3
+# metadata row, the indexes above and results.work, 4 the runs_platform index.
+STORE_VERSION = 4
 
 
 def default_db() -> str:
