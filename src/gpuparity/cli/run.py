@@ -374,51 +374,15 @@ def print_notes(doc: dict, out) -> None:
             out.print(f"trace {escape(info['trace'])}" + (f"  top: {escape(head)}" if head else ""))
 
 
-def _time(seconds) -> str:
-    if not seconds:
-        return ""
-    for unit, scale in (("s", 1), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
-        if seconds >= scale:
-            return f"{seconds / scale:.3g} {unit}"
-    return f"{seconds:.2e} s"
-
-
 def print_results(doc: dict, stderr: bool = False, rows: int = 0) -> None:
-    """The run table (at most `rows` results, 0: all). `throughput` and its CI are the result's
-    figure (results/figure.py), the same number every other view shows; `median` is the median
-    time of one invocation."""
-    from rich.table import Table
-
-    from gpuparity.runner import short
+    """The run table (at most `rows` results, 0: all): the table `show` prints (cli/tables.py),
+    fitted to the terminal. `throughput` and its CI are the result's figure (results/figure.py),
+    the same number every other view shows."""
+    from gpuparity.cli.tables import print_run_rows
 
     results = doc["results"][:rows] if rows else doc["results"]
-    t = Table(title=f"run {escape(doc['run_id'])} ({escape(doc['status'])})")
-    for col, just in (("workload", "left"), ("params", "left"), ("dtype", "left"), ("median", "right"),
-                      ("throughput", "right"), ("95% CI", "right"), ("trials", "right"), ("% peak", "right"),
-                      ("status", "left")):
-        t.add_column(col, justify=just)
-    for r in results:
-        s = r.get("summary") or {}
-        m = r.get("metric") or {}
-        d = r.get("derived") or {}
-        ci = f"{fmt(m['ci_low'])} .. {fmt(m['ci_high'])}" if m.get("ci_low") and m.get("ci_high") else ""
-        flags = [f for f in r.get("flags") or [] if f != "unstable"]
-        status = r["status"] if r["status"] == "ok" else f"{r['status']}: {r.get('reason')}"
-        if "unstable" in (r.get("flags") or []):
-            status += " (unstable)"
-        if flags and r["status"] == "ok":
-            status += f" [{', '.join(flags)}]"
-        style = {"ok": "", "skipped": "yellow", "failed": "red"}[r["status"]]
-        t.add_row(
-            escape(r["workload"]), escape(short({k: v for k, v in (r.get("params") or {}).items() if k != "dtype"})),
-            escape(r.get("dtype") or ""), _time(s.get("median")),
-            f"{fmt(m.get('value'))} {escape(m.get('unit', ''))}" if m else "", ci,
-            str(m.get("trials") or "") if r["status"] == "ok" else "",
-            fmt(d.get("pct_peak"), 3) if d.get("pct_peak") is not None else "",
-            f"[{style}]{escape(status)}[/]" if style else escape(status),
-        )
+    print_run_rows(doc, rows=rows, stderr=stderr)
     con = console(stderr=stderr)
-    con.print(t)
     if len(results) < len(doc["results"]):
         con.print(f"... {len(doc['results']) - len(results):,} more results not shown (--rows 0 shows all, "
                   "--json prints the document)")

@@ -200,7 +200,7 @@ def print_run_rows(doc: dict, rows: int = 0, wide: bool = False, stderr: bool = 
             con.print(f"[{'yellow' if r['status'] == 'skipped' else 'red'}]{r['status']}[/]: "
                       f"{escape(name)}: {escape(r.get('reason'))}")
     if any(r.get("flags") for r in results) and not wide:
-        con.print("* flagged (unstable, host_bound, peak_exceeded, timed_out, max_samples): --wide names the flags")
+        con.print("* flagged (unstable, host_bound, contended, peak_exceeded, timed_out, max_samples): --wide names the flags")
     if not wide:
         line = constants_line(results)
         if line:
