@@ -41,7 +41,7 @@ def test_choices_and_argument_help_are_shown(capsys):
     assert "-f, --format [html|markdown]" in out and "[default: html]" in out
     assert re.search(r"\[A\]\s+Side A: an exported run file", out)
     _, out, _ = main_inprocess(["trend", "--help"], capsys)
-    assert "--by [all|date|label|stack|torch|driver]" in out and "[table|markdown|json]" in out
+    assert "--by [all|date|label|stack|torch|driver|run]" in out and "[table|markdown|json]" in out
     _, out, _ = main_inprocess(["show", "--help"], capsys)
     assert re.search(r"\[RUN\]\s+Run id, a unique prefix, or 'latest'", out)
 
