@@ -358,6 +358,16 @@ def test_stop_reasons_on_constructed_samples():
     assert should_stop(noisy * 9, 5.0, cfg) == MAX_SAMPLES
 
 
+def test_a_median_on_one_repeated_value_is_quiet_however_wide_the_rest():
+    # The rule watches the median, not the spread: 18 of 30 samples on one value hold the
+    # interval's ranks (9 and 20), so the samples far off either side do not matter. Sums of two
+    # fixed spin lengths are such a workload: not "too noisy for any target".
+    cfg = LoopConfig(min_samples=5, min_time_s=0.0, max_time_s=10, max_samples=50, target_noise=1e-4)
+    samples = [0.2] * 6 + [1.1] * 18 + [2.0] * 6
+    assert median_ci_ranks(30) == (9, 20)
+    assert median_rel_halfwidth(samples) == 0.0 and should_stop(samples, 1.0, cfg) == QUIET
+
+
 @pytest.mark.parametrize("n", [6, 7, 10, 31, 100, 999, 1000, 1001, 5000])
 def test_median_ci_ranks_reach_the_level_and_are_the_narrowest(n):
     lo, hi = median_ci_ranks(n)
