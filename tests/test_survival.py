@@ -110,6 +110,39 @@ def test_signals_at_twenty_points_keep_every_finished_result(tmp_path):
                     assert doc["interrupted_by"] == signal.Signals(signum).name
 
 
+MID_IMPORT = """
+import os, signal, sys
+from gpuparity.errors import exit_on_sigterm, interrupt_on_sigint
+from gpuparity.platform.detect import fingerprint
+signum = int(sys.argv[1])
+signal.signal(signal.SIGINT, interrupt_on_sigint)       # the handlers of the CLI, as during `run`
+signal.signal(signal.SIGTERM, exit_on_sigterm)
+fired = []
+def hook(event, args):                                    # the signal at a fixed point inside torch's import
+    if event == "import" and args[0] == "torch.functional" and not fired:
+        fired.append(1)
+        os.kill(os.getpid(), signum)
+sys.addaudithook(hook)
+try:
+    fingerprint()
+    print("not stopped")
+except KeyboardInterrupt as exc:
+    import torch
+    print("stopped after the import", type(exc).__name__, fired, torch.ones(2).sum().item())
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_inside_the_torch_import_waits_for_it(signum):
+    """Half-way through, a KeyboardInterrupt leaves torch half-initialised (every later use
+    fails; in native code the process may abort or lose the signal): the fingerprint's import
+    holds the signal until torch is whole, then the signal stops the run as anywhere else."""
+    p = subprocess.run([sys.executable, "-c", MID_IMPORT, str(int(signum))], capture_output=True, text=True,
+                       timeout=300, preexec_fn=_default_sigint)
+    name = "KeyboardInterrupt" if signum == signal.SIGINT else "Terminated"
+    assert p.returncode == 0 and p.stdout.strip() == f"stopped after the import {name} [1] 2.0", p.stderr[-3000:]
+
+
 def test_sigkill_mid_run_keeps_the_results_before_it(tmp_path):
     proc, env = start(tmp_path, "t_tick", "--in-order")
     deadline = time.time() + 120
