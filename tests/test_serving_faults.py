@@ -33,23 +33,29 @@ def strings(obj):
 
 REQUEST_DEADLINE, POINT_DEADLINE = 1.5, 4.0
 STALLS = {"trickle", "stall", "slow_headers"}           # only the deadline ends these
+# The others end on their own (an error), long before this deadline on the slowest machine: had
+# one waited for it, it would be a timeout, not an error.
+OWN_END_DEADLINE = 30.0
+SLACK_S = 10.0      # start-up and cancellation on a loaded machine; a stall alone lasts for hours
 
 
 @pytest.mark.parametrize("mode", [m for m in FAULTS if m not in ("slow_models", "refuse_ignore_eos", *LIES)])
 def test_every_fault_ends_within_the_deadline_with_errors_counted(fault_base, mode):
+    request_s, point_s = (REQUEST_DEADLINE, POINT_DEADLINE) if mode in STALLS else (OWN_END_DEADLINE,
+                                                                                     2 * OWN_END_DEADLINE)
     t0 = time.monotonic()
     (r,), _ = run_points(url=f"{fault_base}/fault/{mode}/v1", model="fault", concurrency=2, num_prompts=3,
-                         input_len=4, output_len=4, warmup=0, tokenizer="none", timeout_s=REQUEST_DEADLINE,
-                         point_timeout_s=POINT_DEADLINE)
+                         input_len=4, output_len=4, warmup=0, tokenizer="none", timeout_s=request_s,
+                         point_timeout_s=point_s)
     took = time.monotonic() - t0
-    assert took < POINT_DEADLINE + 2, took
+    assert took < POINT_DEADLINE + SLACK_S, took
     s = r["info"]["serving"]
     assert r["status"] == "failed" and s["requests"] == 3 and s["completed"] == 0
     assert s["errors"] + s["timeouts"] == 3
     if mode in STALLS:
         assert s["timeouts"] == 3 and "deadline" in r["reason"]
     else:
-        assert s["errors"] == 3 and took < REQUEST_DEADLINE, (took, r["reason"])
+        assert s["errors"] == 3 and s["timeouts"] == 0, (took, r["reason"])
     if mode in MALFORMED and mode.startswith("usage"):
         assert "usage" in r["reason"]
     doc = json.dumps(r)      # strict JSON, nothing PostgreSQL would refuse (a NUL escape)
@@ -60,7 +66,7 @@ def test_point_deadline_counts_running_and_unsent_requests(fault_base):
     t0 = time.monotonic()
     (r,), _ = run_points(url=f"{fault_base}/fault/trickle/v1", model="fault", concurrency=1, num_prompts=4,
                          input_len=4, output_len=4, warmup=1, tokenizer="none", timeout_s=30, point_timeout_s=1.0)
-    assert time.monotonic() - t0 < 3.0
+    assert time.monotonic() - t0 < 1.0 + SLACK_S          # the point's deadline, not the requests' 30 s
     s = r["info"]["serving"]
     assert s["requests"] == 4 and s["completed"] == 0 and s["deadline_hit"]
     kinds = {e["error"] for e in s["error_kinds"]}

@@ -19,12 +19,16 @@ from gpuparity.results.schema import new_result, new_run
 from gpuparity.results.spool import redact, save_or_spool
 from gpuparity.results.store import Store
 
+_HELD: list[socket.socket] = []
+
 
 def dead_pg_url() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    return f"postgresql://gp:secret@127.0.0.1:{port}/gpuparity"
+    """A port this process holds bound and never listens on: connections are refused, and no
+    server another test starts meanwhile can take it."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    _HELD.append(s)
+    return f"postgresql://gp:secret@127.0.0.1:{s.getsockname()[1]}/gpuparity"
 
 
 def small_doc() -> dict:

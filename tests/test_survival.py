@@ -30,6 +30,23 @@ def start(tmp_path: Path, *args: str) -> tuple[subprocess.Popen, dict]:
     return proc, env
 
 
+def handling_signals(proc: subprocess.Popen, limit_s: float = 120) -> None:
+    """Wait until the CLI has its handlers (Linux: SIGTERM in the SigCgt mask; the interpreter
+    catches SIGINT itself from its start, SIGTERM only the CLI does). Before that the process is
+    an interpreter still starting: a signal's default action ends it and no code of ours has run."""
+    status = Path(f"/proc/{proc.pid}/status")
+    deadline = time.monotonic() + limit_s
+    while status.exists() and proc.poll() is None and time.monotonic() < deadline:
+        try:
+            caught = next(int(line.split()[1], 16) for line in status.read_text().splitlines()
+                          if line.startswith("SigCgt:"))
+        except (OSError, StopIteration):
+            return
+        if caught >> (signal.SIGTERM - 1) & 1:
+            return
+        time.sleep(0.002)
+
+
 def started(tmp_path: Path) -> int:
     log = tmp_path / "log"
     return len(log.read_text().splitlines()) if log.exists() else 0
@@ -65,15 +82,17 @@ def test_signals_at_twenty_points_keep_every_finished_result(tmp_path):
     probe = tmp_path / "probe"
     probe.mkdir()
     proc, _ = start(probe, "t_tick", "--in-order")
+    handling_signals(proc)
     t0 = time.monotonic()
     proc.communicate(timeout=120)
-    natural = time.monotonic() - t0
+    natural = time.monotonic() - t0                      # from the first instant the CLI handles signals
     for i in range(20):
         folder = tmp_path / f"p{i}"
         folder.mkdir()
         signum = signal.SIGINT if i % 2 else signal.SIGTERM
         proc, env = start(folder, "t_tick", "--in-order")
-        time.sleep(natural * (0.02 + 1.03 * i / 19))     # start-up, every case, the table, the save
+        handling_signals(proc)
+        time.sleep(natural * 1.05 * i / 19)              # start-up, every case, the table, the save
         proc.send_signal(signum)
         out, err = proc.communicate(timeout=120)
         assert proc.returncode in (0, 128 + signum), (i, proc.returncode, err[-2000:])
@@ -89,6 +108,39 @@ def test_signals_at_twenty_points_keep_every_finished_result(tmp_path):
                 assert doc["status"] in ("interrupted", "complete")
                 if doc["status"] == "interrupted":
                     assert doc["interrupted_by"] == signal.Signals(signum).name
+
+
+MID_IMPORT = """
+import os, signal, sys
+from gpuparity.errors import exit_on_sigterm, interrupt_on_sigint
+from gpuparity.platform.detect import fingerprint
+signum = int(sys.argv[1])
+signal.signal(signal.SIGINT, interrupt_on_sigint)       # the handlers of the CLI, as during `run`
+signal.signal(signal.SIGTERM, exit_on_sigterm)
+fired = []
+def hook(event, args):                                    # the signal at a fixed point inside torch's import
+    if event == "import" and args[0] == "torch.functional" and not fired:
+        fired.append(1)
+        os.kill(os.getpid(), signum)
+sys.addaudithook(hook)
+try:
+    fingerprint()
+    print("not stopped")
+except KeyboardInterrupt as exc:
+    import torch
+    print("stopped after the import", type(exc).__name__, fired, torch.ones(2).sum().item())
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_inside_the_torch_import_waits_for_it(signum):
+    """Half-way through, a KeyboardInterrupt leaves torch half-initialised (every later use
+    fails; in native code the process may abort or lose the signal): the fingerprint's import
+    holds the signal until torch is whole, then the signal stops the run as anywhere else."""
+    p = subprocess.run([sys.executable, "-c", MID_IMPORT, str(int(signum))], capture_output=True, text=True,
+                       timeout=300, preexec_fn=_default_sigint)
+    name = "KeyboardInterrupt" if signum == signal.SIGINT else "Terminated"
+    assert p.returncode == 0 and p.stdout.strip() == f"stopped after the import {name} [1] 2.0", p.stderr[-3000:]
 
 
 def test_sigkill_mid_run_keeps_the_results_before_it(tmp_path):

@@ -169,9 +169,10 @@ def test_open_sampler_finds_rapl(tmp_path, monkeypatch):
 
 
 def test_real_thread_reads_rapl_files_through_a_workload(tmp_path):
-    """Background sampling of a real file that another thread advances at 80 W, wrapping at 200 J
-    0.4 s into a >= 0.6 s measurement loop; then --power-required keeps the result ok."""
-    tree = PowercapTree(tmp_path, watts=80.0, range_j=200.0, start_j=200.0 - 80 * 0.4)
+    """Background sampling of a real file that another thread advances at 80 W, wrapping 0.4 s
+    into a >= 0.6 s measurement loop (and not again for 25 s, however slow the machine); then
+    --power-required keeps the result ok."""
+    tree = PowercapTree(tmp_path, watts=80.0, range_j=2000.0, start_j=2000.0 - 80 * 0.4)
     sampler = ThreadedSampler(RaplSource(str(tmp_path)), rate_hz=50.0,
                               rules=Rules(rate_hz=50.0, max_gap_s=1.0, min_samples=3))
     with tree:

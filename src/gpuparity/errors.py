@@ -1,5 +1,7 @@
 """Errors a user can fix: the CLI prints them as one line and exits 2, never a traceback."""
 
+from contextlib import contextmanager
+
 
 class UserError(Exception):
     """Bad input (file, option, run id). Message is shown as is."""
@@ -38,3 +40,27 @@ def exit_on_sigterm(signum, frame):
 def interrupt_on_sigint(signum, frame):
     RECEIVED.append(signum)
     raise KeyboardInterrupt()
+
+
+@contextmanager
+def signals_deferred():
+    """Ctrl-C and SIGTERM held for the length of the block, then delivered to the handler the
+    process had: for an import of native code that a KeyboardInterrupt half-way leaves broken
+    (torch, half-initialised: every later use fails, or the process aborts). Ignored signals stay
+    ignored; outside the main thread (signals go to the main thread) nothing changes."""
+    import signal
+    import threading
+
+    held: list[int] = []
+    old = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            if signal.getsignal(signum) != signal.SIG_IGN:
+                old[signum] = signal.signal(signum, lambda s, f: held.append(s))
+    try:
+        yield
+    finally:
+        for signum, handler in old.items():
+            signal.signal(signum, handler)
+        for signum in dict.fromkeys(held):
+            signal.raise_signal(signum)

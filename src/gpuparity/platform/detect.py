@@ -202,8 +202,11 @@ def _s(value) -> str:
 
 
 def _torch_info(fp: dict, unknown: dict) -> None:
+    from gpuparity.errors import signals_deferred
+
     try:
-        import torch
+        with signals_deferred():     # a Ctrl-C half-way through leaves torch broken: it waits
+            import torch
     except Exception as exc:
         unknown["torch"] = f"torch not importable: {exc}"
         fp["backend"] = "cpu"
