@@ -165,12 +165,12 @@ VERDICT_STYLE = {"faster": "green", "slower": "red", "parity": "cyan", "inconclu
 
 
 def side_line(s: dict) -> str:
-    from gpuparity.report.headline import side_title
+    from gpuparity.report.headline import side_title, spread_text
 
     price = f"${s['usd_per_hour']:.2f}/GPU-h" if s.get("usd_per_hour") else "price unknown"
     labels = s.get("labels") or []
     label = f" label {', '.join(labels)};" if len(labels) > 1 else ""
-    spread = f"; run spread: {s['run_spread']}" if s.get("run_spread") else ""
+    spread = f"; run-to-run spread: {spread_text(s)}" if spread_text(s) else ""
     return (f"{side_title(s, s['label'])}: {', '.join(s['products']) or '-'} ({', '.join(s['stacks']) or '-'};"
             f" torch {', '.join(s['torch']) or '-'}) on {', '.join(s['hosts']) or '-'};{label}"
             f" {len(s['run_ids'])} run(s), {s.get('trials_per_result', 0):g} trial(s) per result;"
@@ -228,6 +228,16 @@ def print_table(result: dict, max_rows: int = 0, wide: bool = False) -> None:
             con.print(f"{title} ({len(result[name])}): " + escape(", ".join(
                 f"{r['workload']} {params_text(r['params'])}" for r in result[name][:20]))
                 + (" ..." if len(result[name]) > 20 else ""))
+    from collections import Counter
+
+    sides = Counter((r["key"], r["status"], r["reason"]) for r in result["not_compared"])
+    said = set()       # a case skipped on both sides for one reason is said once
     for r in result["not_compared"]:
-        con.print(escape(f"not compared: {r['workload']} {params_text(r['params'])} {r['dtype'] or ''}"
-                         f" is {r['status']} on {r['side']}: {r['reason']} (other side: {r['other_side']})"))
+        case = f"{r['workload']} {params_text(r['params'])} {r['dtype'] or ''}".strip()
+        ident = (r["key"], r["status"], r["reason"])
+        if ident in said:
+            continue
+        both = sides[ident] > 1
+        said.add(ident)
+        where = "on both sides" if both else f"on {r['side']} (other side: {r['other_side']})"
+        con.print(escape(f"not compared: {case} is {r['status']} {where}: {r['reason']}"))

@@ -107,6 +107,23 @@ def contended_lines(result: dict) -> list[str]:
     return out
 
 
+SPREAD_SOURCE = {"default": "assumed", "set": "set by --run-spread", "history": "from earlier runs",
+                 "runs": "measured"}
+
+
+def spread_text(summary: dict) -> str | None:
+    """A side's run-to-run spread per category in a few words ("kernel 6% assumed, model 2.1% from
+    earlier runs"); the comparison's notes say where each came from."""
+    spreads = summary.get("run_spread")
+    if not isinstance(spreads, dict):
+        return str(spreads) if spreads else None
+    parts = []
+    for cat, v in spreads.items():
+        if isinstance(v, dict) and isinstance(v.get("spread"), (int, float)):
+            parts.append(f"{cat} {100 * v['spread']:.2g}% {SPREAD_SOURCE.get(v.get('source'), v.get('source') or '')}")
+    return ", ".join(p.strip() for p in parts) or None
+
+
 def _scope_text(result: dict) -> str | None:
     """What the comparison can claim (doc["scope"]: its text, or a plain sentence), unless the
     comparison's notes already say it."""

@@ -21,7 +21,7 @@ from markupsafe import Markup, escape
 from gpuparity.analysis import compare as compare_mod
 from gpuparity.analysis.sides import side_from_runs
 from gpuparity.report import fingerprint, onerun, plots, serving
-from gpuparity.report.headline import counts_text, headline, pair
+from gpuparity.report.headline import counts_text, headline, pair, spread_text
 
 MAX_TABLE_ROWS = 2000
 METHOD = [
@@ -231,7 +231,7 @@ def platforms_table(summaries: list[dict]) -> dict:
         ("trials", lambda s: s.get("trials"), "text"),
         ("$/GPU-hour", lambda s: f"${s['usd_per_hour']:.2f}" if s.get("usd_per_hour") else None, "text"),
         ("power basis", lambda s: s.get("power"), "text"),
-        ("run-to-run spread", lambda s: s.get("run_spread"), "text"),
+        ("run-to-run spread", spread_text, "text"),
     ])
 
 

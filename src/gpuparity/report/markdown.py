@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuparity.report.headline import counts_text, headline, pair
+from gpuparity.report.headline import counts_text, headline, pair, spread_text
 from gpuparity.validate import markdown_safe
 
 
@@ -48,7 +48,7 @@ def sides_markdown(result: dict) -> str:
         rows.append([s["label"], ", ".join(s.get("labels") or []), ", ".join(s["products"]), ", ".join(s["stacks"]),
                      ", ".join(s["torch"]), ", ".join(s["hosts"]), len(s["run_ids"]),
                      f"${s['usd_per_hour']:.2f}" if s.get("usd_per_hour") else "unknown", s["power"],
-                     s.get("run_spread")])
+                     spread_text(s)])
     return table(["side", "label", "product", "stack", "torch", "host", "runs", "$/GPU-h", "power",
                   "run-to-run spread"], rows, drop_empty=True)
 
