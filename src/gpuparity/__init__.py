@@ -13,7 +13,7 @@ def load(db=None, *, wide=False, samples=False, **filters):
     """Stored results as a tidy pandas DataFrame, one row per result: platform columns, workload,
     params (a dict; wide=True: one typed column each), value with ci_low/ci_high, unit, n, trials,
     flags, pct_peak. Filters: gpu, stack, since, host, run_ids, label, workload, category, status."""
-    from gpuparity.analysis.frame import load as _load
+    from gpuparity.comparison.frame import load as _load
 
     return _load(db, wide=wide, samples=samples, **filters)
 
@@ -23,6 +23,6 @@ def compare(a, b, db=None, *, tolerance=0.05, wide=False, **filters):
     (ratio B/A with its 95% CI and verdict); df.attrs["headline"] says it in a sentence.
     a, b: a run id, an exported run file, a store file, 'gpu=mi300x,stack=rocm', a dict of
     those filters, or run documents."""
-    from gpuparity.analysis.frame import compare as _compare
+    from gpuparity.comparison.frame import compare as _compare
 
     return _compare(a, b, db, tolerance=tolerance, wide=wide, **filters)

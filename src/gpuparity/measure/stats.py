@@ -2,7 +2,7 @@
 the standard error of a log median (order statistics, drift-inflated), Student-t quantiles.
 
 These are the estimator's building blocks; results/figure.py turns them into a result's figure
-and analysis/estimate.py into comparisons.
+and comparison/estimate.py into comparisons.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ What is recomputed, per ok result (the first disagreement beyond rounding is nam
 - each trial's figure and log standard error from its slice of the samples (trials keep `n`
   samples each, trial after trial): seconds per invocation with the work (figure.timing_value),
   throughput per sample (metric.samples: figure.rate_value), or, for a serving point, its
-  request rows (workloads.serving_summary.summarize_point, the point summary `run` made);
+  request rows (results.serving_summary.summarize_point, the point summary `run` made);
 - the result's figure, CI, spread and trial count (figure.combine); its summary's n and median;
 - the derived rates and % of the spec's peak (figure.derive_rates; a serving point's per-GPU
   and interactivity figures and the summary table `show` prints);
@@ -369,8 +369,8 @@ def _serving(r: dict, chk: _Checker, where: str) -> None:
     """Each trial's summary from its request rows, the point's summary, figure, samples, derived
     figures and table from those, as the serving workload's execute and merge_trials make them."""
     from gpuparity.results.figure import combine
-    from gpuparity.workloads import serving as sv
-    from gpuparity.workloads.serving_summary import merge_summaries, summarize_point
+    from gpuparity.results.serving_summary import merge_summaries, summarize_point
+    from gpuparity.workloads.serving import workload as sv
 
     info = r["info"]
     stated = info["serving"]
@@ -443,7 +443,7 @@ def _request(row: dict, tokenizer: str | None, chk: _Checker, where: str) -> Non
     """A completed request's token figures are the counts beside them, as the client chose them
     (workloads.serving.token_counts): the server's output count, else the client's; with a
     tokenizer the two agree within the client's tolerance; never past max_tokens."""
-    from gpuparity.workloads.serving_client import OUTPUT_TOLERANCE, beyond
+    from gpuparity.workloads.serving.client import OUTPUT_TOLERANCE, beyond
 
     if not row.get("ok"):
         return

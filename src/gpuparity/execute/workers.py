@@ -5,7 +5,7 @@ library autotuning, JIT caches) between trials as it varies between runs, so the
 the run-to-run spread; and a crash in native code (a segfault in a kernel library, a GPU memory
 fault aborting the process, the OOM killer) costs one case, not the run.
 
-Protocol. The parent starts `python -m gpuparity.workers` in its own session (terminal signals
+Protocol. The parent starts `python -m gpuparity.execute.workers` in its own session (terminal signals
 go to the parent, which stops the workers), writes one JSON line (the job) on its stdin and keeps
 stdin open: EOF there means the parent is gone and the worker exits. The worker writes JSON lines
 on the pipe named by GPUPARITY_WORKER_FD (stdout and stderr stay free for libraries):
@@ -38,7 +38,7 @@ READY_TIMEOUT_S = 180.0
 # -- parent side --------------------------------------------------------------------------
 def run_in_workers(pairs: list[tuple], orders: list[list[int]], ctx, isolate: bool, started, finished) -> None:
     """Run each trial's cases (in its order) in a fresh worker, or each case alone with isolate."""
-    from gpuparity.runner import case_timeout
+    from gpuparity.execute.runner import case_timeout
 
     job = {"suite": ctx.suite, "options": ctx.options, "profile_dir": ctx.profile_dir,
            "fingerprint": {k: v for k, v in ctx.fingerprint.items() if k != "telemetry"},
@@ -69,7 +69,7 @@ class Worker:
         self.log = tempfile.TemporaryFile()
         env = dict(os.environ, **{WORKER_FD_ENV: str(write_fd)})
         env.pop("WORLD_SIZE", None)     # a worker is one process, never a torchrun rank
-        self.proc = subprocess.Popen([sys.executable, "-m", "gpuparity.workers"], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([sys.executable, "-m", "gpuparity.execute.workers"], stdin=subprocess.PIPE,
                                      stdout=self.log, stderr=self.log, env=env, pass_fds=(write_fd,),
                                      start_new_session=True)
         os.close(write_fd)
@@ -208,7 +208,7 @@ def main() -> None:
     out = os.fdopen(int(os.environ[WORKER_FD_ENV]), "w", buffering=1)
     job = json.loads(sys.stdin.buffer.readline())
     threading.Thread(target=_exit_with_parent, daemon=True).start()
-    from gpuparity.runner import build_context, run_case
+    from gpuparity.execute.runner import build_context, run_case
     from gpuparity.workloads import base
 
     for path in job.get("workload_files") or []:

@@ -19,8 +19,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from gpuparity.workloads.serving_datasets import Prompt
-from gpuparity.workloads.serving_wire import (
+from gpuparity.workloads.serving.datasets import Prompt
+from gpuparity.workloads.serving.wire import (
     BodyDecoder,
     EventStream,
     ProtocolError,

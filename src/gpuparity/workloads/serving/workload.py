@@ -1,5 +1,5 @@
 """Serving benchmark: a streaming client for any OpenAI-compatible server (vLLM, SGLang,
-TensorRT-LLM, llama.cpp's server, `transformers serve`, `python -m gpuparity.serving_server`),
+TensorRT-LLM, llama.cpp's server, `transformers serve`, `python -m gpuparity.demo.serving_server`),
 measuring what `vllm bench serve` measures, one result per sweep point.
 
     gpuparity run serving --set url=http://127.0.0.1:8000/v1 [--set model=NAME]
@@ -13,7 +13,7 @@ point is a closed loop of `concurrency` clients, or arrivals at `request_rate` r
 gaps of shape `burstiness`, 1 = Poisson; inf = all at once) capped at `max_concurrency` in
 flight, or a ramp (`ramp_up=linear|exponential`, `ramp_start_rps`, `ramp_end_rps`). `warmup`
 requests run before timing and are not counted. `num_prompts` defaults to 10 x concurrency.
-Prompts (workloads/serving_datasets.py) come from the served model's tokenizer where one is on
+Prompts (workloads/serving/datasets.py) come from the served model's tokenizer where one is on
 this machine (`--set tokenizer=` names one); they change from trial to trial (prefix caches
 cannot carry over). `ignore_eos` is off by default, as in vLLM's client; a server that refuses
 it is named in the errors. Deadlines: `timeout_s` per request (overall), `point_timeout_s` per
@@ -178,7 +178,7 @@ class Server:
     model: str                      # the name sent in requests
     models: list = field(default_factory=list)
     identity: dict = field(default_factory=dict)
-    tokenizer: object = None        # serving_datasets.Tokenizer or None
+    tokenizer: object = None        # datasets.Tokenizer or None
     note: str | None = None
 
 
@@ -214,9 +214,9 @@ class Serving(Workload):
         """/v1/models (alias, identity) and the tokenizer, once per URL and model."""
         import asyncio
 
-        from gpuparity.workloads.serving_client import fetch_models
-        from gpuparity.workloads.serving_datasets import load_tokenizer
-        from gpuparity.workloads.serving_wire import ProtocolError
+        from gpuparity.workloads.serving.client import fetch_models
+        from gpuparity.workloads.serving.datasets import load_tokenizer
+        from gpuparity.workloads.serving.wire import ProtocolError
 
         key = (st.url, st.model, st.tokenizer)
         if key in self._servers:
@@ -236,7 +236,7 @@ class Serving(Workload):
         return server
 
     def cases(self, suite: str, ctx: Context) -> list[dict]:
-        from gpuparity.workloads.serving_datasets import dataset_name, file_digest
+        from gpuparity.workloads.serving.datasets import dataset_name, file_digest
 
         o = ctx.options
         st = Settings.from_options(o)
@@ -305,7 +305,7 @@ class Serving(Workload):
     def _prompts(self, params: dict, st: Settings, server: Server, trial: int, n: int) -> list:
         import random
 
-        from gpuparity.workloads import serving_datasets as ds
+        from gpuparity.workloads.serving import datasets as ds
 
         rng = random.Random(f"{canonical(params)}:{trial}")
         tok = server.tokenizer
@@ -326,7 +326,7 @@ class Serving(Workload):
     def plan(self, params: dict, st: Settings, server: Server, trial: int):
         import random
 
-        from gpuparity.workloads.serving_client import PointPlan, arrival_times
+        from gpuparity.workloads.serving.client import PointPlan, arrival_times
 
         n = params["num_prompts"]
         prompts = self._prompts(params, st, server, trial, n + st.warmup)
@@ -354,8 +354,8 @@ class Serving(Workload):
     def execute(self, params: dict, ctx: Context) -> dict:
         import asyncio
 
-        from gpuparity.workloads.serving_client import run_point
-        from gpuparity.workloads.serving_summary import load_label, request_rows, summarize_point
+        from gpuparity.results.serving_summary import load_label, request_rows, summarize_point
+        from gpuparity.workloads.serving.client import run_point
 
         st = Settings.from_options(ctx.options)
         server = self.server(st)
@@ -383,7 +383,7 @@ class Serving(Workload):
 
     def merge_trials(self, trials: list[dict], ctx: Context) -> dict:
         """The base merge (figure and CI over trials), then the point's summary over trials."""
-        from gpuparity.workloads.serving_summary import merge_summaries, summarize_point
+        from gpuparity.results.serving_summary import merge_summaries, summarize_point
 
         merged = merge_trials(trials, ctx.spec)
         infos = [t.get("info") or {} for t in trials]
@@ -438,9 +438,9 @@ def token_counts(records, prompts, tokenizer) -> list[dict]:
     one, else the client's count (tokenizer, or streamed pieces without one); input: the
     client's count (as vLLM), else the server's, else the prompt's words (estimated). With a
     tokenizer the server's output count must agree with the streamed text's (else the request is
-    invalid: serving_client.verify_output); without one the counts are unverified (the point is
+    invalid: client.verify_output); without one the counts are unverified (the point is
     flagged, serving_summary)."""
-    from gpuparity.workloads.serving_client import verify_output
+    from gpuparity.workloads.serving.client import verify_output
 
     out = []
     for rec, prompt in zip(records, prompts, strict=True):
@@ -483,7 +483,7 @@ class Progress:
 
 
 def table_of(result: dict, s: dict) -> None:
-    from gpuparity.workloads.serving_summary import load_label, summary_table
+    from gpuparity.results.serving_summary import load_label, summary_table
 
     metric = result.get("metric") or {}
     title = f"{result['info']['curve_key']} {load_label(result['params'])}"

@@ -42,8 +42,8 @@ def cases_for(names: list[str], suite: str, ctx, sets: dict | None = None, judge
     per key, so a workload named twice is measured once). `sets` (--set values that name a
     workload's axes) replace those axes in every case of that workload (runner.apply_sets).
     judge: ask each workload whether it runs there (supports()); the runner asks again per trial."""
+    from gpuparity.execute.runner import apply_sets
     from gpuparity.results.schema import result_key
-    from gpuparity.runner import apply_sets
     from gpuparity.workloads.base import get
 
     out, seen = [], set()
