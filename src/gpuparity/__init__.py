@@ -1,12 +1,13 @@
 """gpuparity: measure whether ROCm is at parity with CUDA for a workload.
 
-Kept import-light: the CLI verbs that never touch a device must start fast.
+Kept import-light: the CLI verbs that never touch a device must start fast. This is the public
+API's top, above every layer: nothing inside the package imports it (the version numbers live in
+version.py).
 """
 
-__version__ = "0.1.0"
-# Bumped whenever a change makes new figures incomparable with stored ones (mamf-style).
-BENCHMARK_VERSION = 2
-SCHEMA_VERSION = 2
+from gpuparity.version import BENCHMARK_VERSION, SCHEMA_VERSION, __version__
+
+__all__ = ["BENCHMARK_VERSION", "SCHEMA_VERSION", "__version__", "compare", "load"]
 
 
 def load(db=None, *, wide=False, samples=False, **filters):

@@ -301,7 +301,7 @@ def _run(names, suite, options, db, json_out, profile, no_store, trials, mode, s
 
 
 def _warn_like_version(like, out) -> None:
-    from gpuparity import BENCHMARK_VERSION
+    from gpuparity.version import BENCHMARK_VERSION
 
     if like is not None and like.benchmark_version not in (None, BENCHMARK_VERSION):
         out.print(f"[yellow]warning: {escape(like.path)} is benchmark version {like.benchmark_version}, this is "

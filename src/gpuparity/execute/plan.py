@@ -105,8 +105,8 @@ def case_seconds(case: Case, ctx) -> tuple[float, float]:
 def plan_document(cases: list[Case], ctx, suite: str, trials: int, seed: int | None) -> dict:
     """What `plan --json` writes and `run --like` reads: the cases with keys and skips, the suite,
     trials and seed, and the estimated duration."""
-    from gpuparity import BENCHMARK_VERSION, __version__
     from gpuparity.results.schema import now_iso
+    from gpuparity.version import BENCHMARK_VERSION, __version__
 
     spans = [case_seconds(c, ctx) for c in cases]
     options = {k: v for k, v in (ctx.options or {}).items() if k not in ("workload_files", "power_required")}

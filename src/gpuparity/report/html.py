@@ -433,8 +433,8 @@ def _claims_view(claims: dict | None) -> dict | None:
 def render_html(ctx: dict) -> str:
     from jinja2 import Environment
 
-    from gpuparity import __version__
     from gpuparity.report import plotlyjs
+    from gpuparity.version import __version__
 
     env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
     env.filters["soft"] = soft

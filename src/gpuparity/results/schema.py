@@ -13,7 +13,7 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any
 
-from gpuparity import BENCHMARK_VERSION, SCHEMA_VERSION, __version__
+from gpuparity.version import BENCHMARK_VERSION, SCHEMA_VERSION, __version__
 
 STATUSES = ("ok", "skipped", "failed")
 CATEGORIES = ("kernel", "model", "serving", "comm")
