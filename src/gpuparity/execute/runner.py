@@ -25,10 +25,9 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
-from gpuparity.errors import Terminated
+from gpuparity.errors import Terminated, is_oom
 from gpuparity.results.schema import mark, new_result, now_iso
 
-OOM_MARKERS = ("out of memory", "CUDA out of memory", "HIP out of memory", "DefaultCPUAllocator: can't allocate")
 CASE_TIMEOUT_S = 900.0          # watchdog default; a workload may set its own `timeout_s`
 
 
@@ -107,12 +106,6 @@ def watchdog(seconds: float | None, what: str) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
-
-
-def is_oom(exc: BaseException) -> bool:
-    name = type(exc).__name__
-    return name == "OutOfMemoryError" or isinstance(exc, MemoryError) or any(
-        m in str(exc) for m in OOM_MARKERS)
 
 
 def case_timeout(workload, ctx) -> float:
