@@ -270,7 +270,8 @@ def execute_plan(pairs: list[tuple], ctx, doc: dict, on_result: Callable[[dict],
         else:
             from gpuparity.execute.workers import run_in_workers
 
-            run_in_workers(pairs, orders, ctx, isolate=(mode == "isolate"), started=started, finished=finished)
+            run_in_workers(pairs, orders, ctx, isolate=(mode == "isolate"), case_timeout=case_timeout,
+                           started=started, finished=finished)
         if hold is not None:
             hold.start()
         doc["status"] = "complete"
