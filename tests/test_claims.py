@@ -14,8 +14,9 @@ from gpuparity.evidence.claims import evaluate_claims, load_claims
 from gpuparity.evidence.reference import import_file
 from gpuparity.platform.prices import price_book
 from gpuparity.platform.specs import lookup
+from gpuparity.results.document import validate_run
 from gpuparity.results.figure import derive
-from gpuparity.results.schema import new_result, new_run, now_iso, validate_run
+from gpuparity.results.schema import new_result, new_run, now_iso
 from gpuparity.results.store import Store
 from tests.test_mlperf_training import TREE, TREE51, expected_score
 from tests.test_reference import V41, V51, cli_inprocess, one_line_error

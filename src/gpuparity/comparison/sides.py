@@ -374,7 +374,7 @@ def _is_sqlite(path: str) -> bool:
 
 def load_run_docs(path: str) -> list[dict]:
     """An exported run file (one run document, or a JSON list of them), bounded and validated."""
-    from gpuparity.results.schema import validate_run
+    from gpuparity.results.document import validate_run
     from gpuparity.validate import load_json
 
     data = load_json(path, None, "run file")

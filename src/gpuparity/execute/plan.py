@@ -169,8 +169,7 @@ def _plan_model():
 def load_like(path: str) -> Like:
     """A run document or a plan file, validated, as the cases to measure (one-line error if it is
     neither)."""
-    from gpuparity.results.document import check_bounds
-    from gpuparity.results.schema import validate_run
+    from gpuparity.results.document import check_bounds, validate_run
     from gpuparity.validate import load_json, parse
 
     doc = load_json(path, None, "--like file")
