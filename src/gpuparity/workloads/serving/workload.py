@@ -56,6 +56,7 @@ from itertools import product
 
 from gpuparity.errors import UserError
 from gpuparity.results.schema import canonical, mark, new_result
+from gpuparity.results.serving_summary import curve_key, fill_derived, table_of
 from gpuparity.workloads.base import Context, Workload, merge_trials, telemetry_window
 from gpuparity.workloads.llm import int_list
 
@@ -406,33 +407,6 @@ class Serving(Workload):
         return merged
 
 
-def curve_key(params: dict) -> str:
-    """What a curve's points share: everything that defines the workload except the load."""
-    p = params
-    parts = [p["dataset"]]
-    if "dataset_sha" in p:
-        parts.append(f"{p['dataset_file']}@{p['dataset_sha']}")
-    if "input_len" in p:
-        parts.append(f"in={p['input_len']}")
-    parts.append(f"out={p.get('output_len', 'dataset')}")
-    if p.get("range_ratio"):
-        parts.append(f"range={p['range_ratio']:g}")
-    if "prefix_len" in p:
-        parts.append(f"prefix={p['prefix_len']}x{p['num_prefixes']}")
-    parts.append(p["endpoint"])
-    if p["ignore_eos"]:
-        parts.append("ignore_eos")
-    if "concurrency" not in p:
-        parts.append("ramp" if p.get("ramp_up") else "rate")
-        if p.get("max_concurrency"):
-            parts.append(f"cap={p['max_concurrency']}")
-        if p.get("burstiness"):
-            parts.append(f"burst={p['burstiness']:g}")
-    if p.get("seed"):
-        parts.append(f"seed={p['seed']}")
-    return " ".join(parts)
-
-
 def token_counts(records, prompts, tokenizer) -> list[dict]:
     """Per record: the token figures of its export row. Output: the server's usage where it sent
     one, else the client's count (tokenizer, or streamed pieces without one); input: the
@@ -480,20 +454,6 @@ class Progress:
         eta = elapsed / self.done_n * (self.total - self.done_n)
         self.ctx.say(f"{self.label}: {self.done_n}/{self.total} done, {self.failed} failed, "
                      f"{self.pieces / elapsed:.1f} tok/s, ETA {eta:.0f} s")
-
-
-def table_of(result: dict, s: dict) -> None:
-    from gpuparity.results.serving_summary import load_label, summary_table
-
-    metric = result.get("metric") or {}
-    title = f"{result['info']['curve_key']} {load_label(result['params'])}"
-    result["info"]["table"] = summary_table(title, s, (metric.get("ci_low"), metric.get("ci_high")))
-
-
-def fill_derived(result: dict, s: dict) -> None:
-    result["derived"] = {
-        "tokens_per_s": result["metric"]["value"] * s["gpus"], "interactivity": s["interactivity"],
-        **{f"{lat}_ms": s[f"{lat}_ms"]["median"] for lat in ("ttft", "tpot", "itl", "e2el")}}
 
 
 def finish(result: dict, s: dict, params: dict) -> dict:
