@@ -4,7 +4,7 @@ Each store holds RUNS runs x RESULTS results (distinct keys per run: a GEMM shap
 every one of the 100k keys is matched; each key has one run of 3 trials, so every side takes the
 run-to-run prior and moderates its trial variances). The timed part is what
 `gpuparity compare a.db b.db` does: read both stores through the fast path and compute ratios,
-CIs (analysis/estimate.py's model) and verdicts. Also printed: the full comparison document (100k rows of
+CIs (comparison/estimate.py's model) and verdicts. Also printed: the full comparison document (100k rows of
 per-peak/$/W figures) and the whole CLI end to end, as JSON and as a table. The peer, measured in the same run, is the naive
 per-key bootstrap (a resample matrix and np.median per key) on a subset, extrapolated.
 
@@ -27,9 +27,9 @@ import time
 import numpy as np
 import scipy.special  # noqa: F401 - the statistics' import, once per process: outside the timed part, as numpy's
 
-from gpuparity.analysis.compare import compare_core, compare_sides
-from gpuparity.analysis.estimate import VERDICTS
-from gpuparity.analysis.sides import side_from_store
+from gpuparity.comparison.compare import compare_core, compare_sides
+from gpuparity.comparison.estimate import VERDICTS
+from gpuparity.comparison.sides import side_from_store
 from gpuparity.platform.specs import all_specs
 from gpuparity.results.figure import combine
 from gpuparity.results.schema import new_result, new_run

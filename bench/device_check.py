@@ -36,7 +36,7 @@ def row(check: str, figure: str, target: str = "", ok: bool | None = None) -> No
 
 
 def run(workload: str, params: dict, ctx) -> dict:
-    from gpuparity.runner import run_case
+    from gpuparity.execute.runner import run_case
     from gpuparity.workloads.base import get
 
     result = run_case(get(workload), params, ctx)
@@ -188,7 +188,7 @@ def main() -> int:
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
 
-    from gpuparity.runner import build_context
+    from gpuparity.execute.runner import build_context
 
     t0 = time.perf_counter()
     ctx = build_context("standard", {})

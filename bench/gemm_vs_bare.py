@@ -54,8 +54,8 @@ def bare_tflops(m: int, n: int, k: int, dtype, device: str, seconds: float) -> f
 
 
 def main() -> None:
+    from gpuparity.execute.runner import build_context, run_case
     from gpuparity.platform.detect import fingerprint, torch_device
-    from gpuparity.runner import build_context, run_case
     from gpuparity.workloads.dtypes import torch_dtype
     from gpuparity.workloads.gemm import GemmSearch
 

@@ -18,7 +18,7 @@ import time
 
 import torch
 
-from gpuparity.runner import build_context
+from gpuparity.execute.runner import build_context
 from gpuparity.workloads.gemm import Gemm
 from gpuparity.workloads.memory import Memory, array_elems
 

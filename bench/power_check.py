@@ -16,8 +16,8 @@ import sys
 
 def power_run(seconds: float = 8.0, size: int = 8192, dtype: str = "bf16") -> tuple[dict, dict]:
     """(context, result) of a bf16 GEMM (fp32 1024 on a CPU) timed for a fixed-length window."""
+    from gpuparity.execute.runner import build_context
     from gpuparity.measure.loop import LoopConfig
-    from gpuparity.runner import build_context
     from gpuparity.workloads.base import get
 
     ctx = build_context("standard", {})

@@ -40,7 +40,7 @@ import time
 from datetime import datetime, timedelta, timezone
 
 from gpuparity.platform.specs import all_specs
-from gpuparity.results.schema import validate_run
+from gpuparity.results.document import validate_run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TEMPLATE = os.path.join(HERE, "..", "tests", "data", "quick-run-cpu.json.gz")

@@ -8,4 +8,5 @@ bash scripts/system-deps.sh
 . .venv/bin/activate
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 ruff check src tests bench
+lint-imports --no-cache --no-logo   # the layers (pyproject.toml [tool.importlinter]): none imports upward, no loops
 python -m pytest -q -p no:cacheprovider "$@"

@@ -40,9 +40,9 @@ def wait_healthy(proc: subprocess.Popen, base: str, log_path, limit_s: float = 2
 
 
 def start_own(tmp_path, name: str, *args: str) -> tuple[subprocess.Popen, str]:
-    """python -m gpuparity.serving_server ARGS on a free port; returns (process, base URL of /v1)."""
+    """python -m gpuparity.demo.serving_server ARGS on a free port; returns (process, base URL of /v1)."""
     log = tmp_path / f"{name}.err"
-    proc = subprocess.Popen([sys.executable, "-m", "gpuparity.serving_server", "--port", "0", *args],
+    proc = subprocess.Popen([sys.executable, "-m", "gpuparity.demo.serving_server", "--port", "0", *args],
                             stdout=subprocess.PIPE, stderr=open(log, "w"), text=True,
                             env=dict(os.environ, **SERVER_ENV))
     line = proc.stdout.readline()  # "serving MODEL at URL" once the model is loaded
@@ -88,7 +88,7 @@ def context(**options):
 
 def run_points(**options) -> list[dict]:
     """Every point of a serving sweep, measured in this process (one trial each)."""
-    from gpuparity.workloads.serving import Serving
+    from gpuparity.workloads.serving.workload import Serving
 
     w = Serving()
     ctx = context(**options)

@@ -1,5 +1,5 @@
 """Calibration of the comparison statistics on simulated worlds with a known truth, through the
-real estimator (analysis.compare.compare_core on columnar sides, as the CLI's loaders build them).
+real estimator (comparison.compare.compare_core on columnar sides, as the CLI's loaders build them).
 
 A world: K keys measured on two platforms, R runs x T trials a side. The log figure of key k in
 run r, trial t is truth + key level + run effect (shared by every key of the run) + key x run
@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 from test_compare import make_result, make_run
 
-from gpuparity.analysis.compare import compare_core, compare_runs
-from gpuparity.analysis.estimate import VERDICTS, gate_failures, group_means
-from gpuparity.analysis.history import fit_priors
-from gpuparity.analysis.sides import MAX_TRIALS, Side
+from gpuparity.comparison.compare import compare_core, compare_runs
+from gpuparity.comparison.estimate import VERDICTS, gate_failures, group_means
+from gpuparity.comparison.history import fit_priors
+from gpuparity.comparison.sides import MAX_TRIALS, Side
 
 WORLDS = 600
 KEYS = 20
@@ -158,7 +158,7 @@ def test_contended_sides_never_read_faster_or_slower():
 def history_rows(rng: np.random.Generator, worlds: int, keys: int, runs: int, spread: float,
                  trials: int = 3) -> tuple[list, list, list]:
     """Result rows (run_id, key, category, trial figures, value, flags) of `runs` earlier runs per
-    world at the true spread: what analysis.history reads from a store."""
+    world at the true spread: what comparison.history reads from a store."""
     rows, run_ids = [], []
     for w in range(worlds):
         levels = rng.normal(4.0, 1.0, keys)
@@ -250,8 +250,8 @@ def closed_loop_rows(durations: list[float], tokens: int, concurrency: int, tria
 def serving_side(scale: float, skew: float, rng: np.random.Generator, run_id: str) -> dict:
     """One run, 3 trials, of a concurrency-4 point whose aggregate output rate is `scale` x 100 tok/s;
     `skew` spreads the request durations (uneven requests), which the aggregate must not care about."""
-    from gpuparity.workloads.serving import Serving, finish
-    from gpuparity.workloads.serving_summary import summarize_point
+    from gpuparity.results.serving_summary import summarize_point
+    from gpuparity.workloads.serving.workload import Serving, finish
 
     w, trials = Serving(), []
     params = {"dataset": "random", "input_len": 64, "output_len": 64, "concurrency": 4}

@@ -9,20 +9,21 @@ from pathlib import Path
 
 import pytest
 
-from gpuparity.analysis.claims import evaluate_claims, load_claims
-from gpuparity.analysis.prices import price_book
-from gpuparity.analysis.reference import import_file
 from gpuparity.errors import UserError
+from gpuparity.evidence.claims import evaluate_claims, load_claims
+from gpuparity.evidence.reference import import_file
+from gpuparity.platform.prices import price_book
 from gpuparity.platform.specs import lookup
+from gpuparity.results.document import validate_run
 from gpuparity.results.figure import derive
-from gpuparity.results.schema import new_result, new_run, now_iso, validate_run
+from gpuparity.results.schema import new_result, new_run, now_iso
 from gpuparity.results.store import Store
 from tests.test_mlperf_training import TREE, TREE51, expected_score
 from tests.test_reference import V41, V51, cli_inprocess, one_line_error
 
 ROOT = Path(__file__).parent.parent
 EXAMPLE = ROOT / "examples" / "claims" / "rocm-vs-cuda-2025.yaml"
-SHIPPED = ROOT / "src" / "gpuparity" / "analysis" / "data" / "rocm-vs-cuda-2025.yaml"
+SHIPPED = ROOT / "src" / "gpuparity" / "evidence" / "data" / "rocm-vs-cuda-2025.yaml"
 VERDICTS = {"supported", "partly", "contradicted", "untested"}
 
 
@@ -308,7 +309,7 @@ def test_bad_claims_files_one_line_and_fast(tmp_path, body, message):
 
 
 def test_claims_file_bounded_by_bytes(tmp_path, monkeypatch):
-    from gpuparity.analysis import claims
+    from gpuparity.evidence import claims
 
     monkeypatch.setattr(claims, "MAX_CLAIMS_BYTES", 1000)
     path = tmp_path / "big.yaml"

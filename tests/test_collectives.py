@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from gpuparity import dist
 from gpuparity.errors import UserError
+from gpuparity.platform import dist
 from gpuparity.results.store import Store
 from gpuparity.workloads.base import Context
 from gpuparity.workloads.collectives import OPS, Collectives, bandwidths, bus_factor, parse_bytes, sizes

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from gpuparity import SCHEMA_VERSION
-from gpuparity.analysis.compare import compare_runs, compare_sides
-from gpuparity.analysis.estimate import verdict
-from gpuparity.analysis.prices import PriceBook
-from gpuparity.analysis.serving_compare import pareto
-from gpuparity.analysis.sides import side_from_runs, side_from_store
+from gpuparity.comparison.compare import compare_runs, compare_sides
+from gpuparity.comparison.estimate import verdict
+from gpuparity.comparison.serving_compare import pareto
+from gpuparity.comparison.sides import side_from_runs, side_from_store
 from gpuparity.measure.stats import log_median_se
+from gpuparity.platform.prices import PriceBook
 from gpuparity.platform.specs import all_specs
 from gpuparity.results.figure import combine
 from gpuparity.results.schema import new_result
@@ -280,7 +280,7 @@ def test_pareto_keeps_the_best_curve_and_errors_are_dropped():
     xs, ys = pareto([(10, 100), (10, 90), (20, 50), (15, 40), (5, 120)])
     assert xs.tolist() == [5, 10, 20] and ys.tolist() == [120, 100, 50]
     side = side_from_runs([serving_run(1.0, "a", "mi300x", errors_at=64)])
-    from gpuparity.analysis.serving_compare import serving_curves
+    from gpuparity.comparison.serving_compare import serving_curves
 
     (curve,) = serving_curves(side).values()
     assert len(curve["points"]) == 3
@@ -516,8 +516,8 @@ def test_store_history_sets_a_one_run_sides_spread(tmp_path, capsys, monkeypatch
 def test_gate_and_counts_correct_for_many_results():
     """Holm for the gate, Benjamini-Hochberg for the counts: 40 results 4% slower (inside a 5% gate)
     with a noisy per-result interval do not fail the gate, 40 results 30% faster all count."""
-    from gpuparity.analysis.compare import regression_gate
-    from gpuparity.analysis.estimate import bh, holm
+    from gpuparity.comparison.compare import regression_gate
+    from gpuparity.comparison.estimate import bh, holm
 
     assert holm(np.array([0.01, 0.04, 0.03])).tolist() == pytest.approx([0.03, 0.06, 0.06])
     assert bh(np.array([0.01, 0.04, 0.03])).tolist() == pytest.approx([0.03, 0.04, 0.04])
@@ -533,7 +533,7 @@ def test_gate_and_counts_correct_for_many_results():
 
 
 def test_parity_band_is_symmetric_on_the_log_scale():
-    from gpuparity.analysis.estimate import band
+    from gpuparity.comparison.estimate import band
 
     lo, hi = band(0.05)
     assert lo == pytest.approx(1 / 1.05) and hi == 1.05

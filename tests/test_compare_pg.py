@@ -7,8 +7,8 @@ import uuid
 from test_compare import make_result, make_run, noisy
 from test_store_pg import pg_server, psycopg, with_db  # noqa: F401  (the session's server fixture)
 
-from gpuparity.analysis.compare import compare_runs, compare_sides
-from gpuparity.analysis.sides import side_from_store
+from gpuparity.comparison.compare import compare_runs, compare_sides
+from gpuparity.comparison.sides import side_from_store
 from gpuparity.results.store import Store
 
 

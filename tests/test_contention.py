@@ -16,7 +16,7 @@ import time
 import pytest
 from test_compare import main_inprocess, make_result, make_run, noisy
 
-from gpuparity.analysis.compare import compare_runs
+from gpuparity.comparison.compare import compare_runs
 from gpuparity.measure.energy import Sample
 from gpuparity.measure.telemetry import NullSampler, ThreadedSampler
 from gpuparity.platform.machine import (

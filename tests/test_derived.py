@@ -10,9 +10,9 @@ import math
 import pytest
 from test_compare import make_result, make_run, noisy
 
-from gpuparity.analysis.compare import compare_sides
-from gpuparity.analysis.prices import PriceBook
-from gpuparity.analysis.sides import side_from_runs, side_from_store
+from gpuparity.comparison.compare import compare_sides
+from gpuparity.comparison.sides import side_from_runs, side_from_store
+from gpuparity.platform.prices import PriceBook
 from gpuparity.platform.specs import all_specs, cpu_spec
 from gpuparity.results.figure import PEAK_EXCEEDED, derive_rates, pct_of_peak, peak_kind_for, unit_peak
 from gpuparity.results.store import Store

@@ -1,4 +1,4 @@
-"""analysis.frame: parameters spread into typed columns (ints stay ints), name clashes, filters."""
+"""comparison.frame: parameters spread into typed columns (ints stay ints), name clashes, filters."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_compare import make_result, make_run, noisy
 
-from gpuparity.analysis.frame import typed_column, widen
+from gpuparity.comparison.frame import typed_column, widen
 from gpuparity.results.store import Store
 
 SCALARS = st.none() | st.booleans() | st.integers(-2 ** 62, 2 ** 62) | st.floats(allow_nan=False) | st.text(max_size=5)

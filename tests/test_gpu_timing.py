@@ -14,7 +14,7 @@ import torch
 from test_compare import make_result, make_run, noisy_trials
 from test_loop import QueueDevice, sim_cfg
 
-from gpuparity.analysis.compare import compare_runs
+from gpuparity.comparison.compare import compare_runs
 from gpuparity.measure import loop as loop_module
 from gpuparity.measure.clocks import TorchGpuClock
 from gpuparity.measure.energy import Sample

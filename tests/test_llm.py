@@ -16,7 +16,7 @@ def smollm2_dir():
 
 
 def _ctx(suite="quick", **options):
-    from gpuparity.runner import build_context
+    from gpuparity.execute.runner import build_context
 
     return build_context(suite, options)
 

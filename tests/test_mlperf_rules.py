@@ -1,4 +1,4 @@
-"""The comparison rules (analysis/evidence_rules) on constructed rows, one rule at a time: division,
+"""The comparison rules (evidence/rules) on constructed rows, one rule at a time: division,
 availability, precision class, scale, product variants, distinct runs, rounds, units, the
 inferred flag and driver versions in the stack field; and the CLI's rules line and empty store."""
 
@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from gpuparity.analysis import mlperf
-from gpuparity.analysis.evidence_rules import Rules, annotate, compare_groups
 from gpuparity.errors import UserError
+from gpuparity.evidence import mlperf
+from gpuparity.evidence.rules import Rules, annotate, compare_groups
 from gpuparity.results.store import Store
 from tests.test_reference import cli_inprocess, one_line_error
 
@@ -138,7 +138,7 @@ def test_units_flagged_and_compared_under_the_benchmarks_metric():
 def test_inferred_flag_kept_and_shown():
     r = row(MI325X, 8000, inferred=1)
     assert r["inferred"] is True and row(MI325X, 8000, inferred=0)["inferred"] is False
-    from gpuparity.analysis.reference import describe
+    from gpuparity.evidence.reference import describe
 
     assert "inferred by MLPerf" in describe(r)
     with pytest.raises(UserError, match="not a 0/1 flag"):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuparity.analysis import mlperf_training
+from gpuparity.evidence import mlperf_training
 from tests.test_reference import cli_inprocess, one_line_error, ref_rows
 
 DATA = Path(__file__).parent / "data"

@@ -9,8 +9,8 @@ from itertools import combinations
 
 import pytest
 
-from gpuparity.plan import cases_for, spec_context
-from gpuparity.suites import workloads_for
+from gpuparity.execute.plan import cases_for, spec_context
+from gpuparity.execute.suites import workloads_for
 
 GPUS = ("h100-sxm", "h200-sxm", "b200", "mi300x", "mi325x", "mi355x")
 
@@ -64,7 +64,7 @@ def test_gpu_quick_gemm_is_compute_bound_and_cpu_sizes_do_not_follow_the_cpu():
 
 
 def test_collective_sizes_are_the_suites_and_what_does_not_fit_is_skipped(monkeypatch):
-    from gpuparity import dist
+    from gpuparity.platform import dist
 
     monkeypatch.setattr(dist, "initialized", lambda: True)     # as in a 2-rank torchrun job
     monkeypatch.setattr(dist, "world_size", lambda: 2)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from gpuparity.analysis.prices import (
+from gpuparity.errors import UserError
+from gpuparity.platform.prices import (
     PriceBook,
     config_path,
     parse_price_args,
     price_book,
     usd_per_million_tokens,
 )
-from gpuparity.errors import UserError
 
 
 @pytest.fixture

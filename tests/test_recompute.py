@@ -14,9 +14,10 @@ import pytest
 from test_compare import main_inprocess, noisy
 
 from gpuparity.errors import UserError
+from gpuparity.results.document import validate_run
 from gpuparity.results.figure import derive
 from gpuparity.results.recompute import read_back, recompute_run
-from gpuparity.results.schema import new_result, new_run, validate_run
+from gpuparity.results.schema import new_result, new_run
 from gpuparity.workloads.base import merge_trials
 
 SPEC = {"id": "tiny", "fp32_tflops": 0.5, "estimated": True}

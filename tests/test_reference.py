@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from gpuparity.analysis import mlperf
-from gpuparity.analysis.evidence_rules import Rules, annotate, compare_groups
-from gpuparity.analysis.reference import import_file
 from gpuparity.cli import main as cli_main
 from gpuparity.errors import UserError
+from gpuparity.evidence import mlperf
+from gpuparity.evidence.reference import import_file
+from gpuparity.evidence.rules import Rules, annotate, compare_groups
 from gpuparity.results.store import Store
 
 DATA = Path(__file__).parent / "data"

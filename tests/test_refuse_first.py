@@ -166,7 +166,7 @@ def journal_files(spool) -> list:
 
 
 def test_the_journal_is_written_only_once_a_case_starts(home, monkeypatch):
-    from gpuparity.results.journal import Journal, recover
+    from gpuparity.execute.journal import Journal, recover
     from gpuparity.results.schema import new_run
 
     doc = new_run({"host": "h", "backend": "cpu"})
@@ -182,8 +182,8 @@ def test_the_journal_is_written_only_once_a_case_starts(home, monkeypatch):
 
 
 def test_a_run_that_stopped_but_was_not_saved_is_recovered_with_its_real_state(home):
+    from gpuparity.execute.journal import Journal, recover
     from gpuparity.results.figure import derive
-    from gpuparity.results.journal import Journal, recover
     from gpuparity.results.schema import new_result, new_run
     from gpuparity.results.store import Store
 

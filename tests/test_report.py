@@ -52,7 +52,7 @@ def _latency(median_ms: float) -> dict:
 
 
 def _serving_point(c: int, scale: float, seed: int) -> dict:
-    """A sweep point in the layout workloads/serving.py writes (vllm bench serve's summary)."""
+    """A sweep point in the layout workloads/serving/workload.py writes (vllm bench serve's summary)."""
     inter = 100.0 / c ** 0.5
     tput = scale * 50.0 * c ** 0.7
     summary = {"completed": 8 * c, "failed": 0, "errors": 0, "timeouts": 0, "duration_s": 10.0,
@@ -224,7 +224,7 @@ def test_report_sections_without_data_are_left_out(run_files, tmp_path, tmp_db, 
 
 
 def test_report_markdown_headline_and_claims_failure(run_files, tmp_path, tmp_db, capsys, monkeypatch):
-    from gpuparity.analysis import claims
+    from gpuparity.evidence import claims
 
     def boom(store, claims_file=None, **kw):
         raise RuntimeError("claims file unreadable")
@@ -245,7 +245,7 @@ def test_report_markdown_headline_and_claims_failure(run_files, tmp_path, tmp_db
 
 
 def test_report_claims_with_reasoning_and_bad_format(run_files, tmp_path, tmp_db, capsys, monkeypatch):
-    from gpuparity.analysis import claims
+    from gpuparity.evidence import claims
 
     def fake(store, claims_file=None, **kw):
         return [{"id": "c1", "text": "MI300X <b>beats</b> H100", "verdict": "untested",
@@ -298,7 +298,7 @@ def _row(verdict: str, **kw) -> dict:
 
 
 def test_headline_sentence_per_category_and_trials():
-    from gpuparity.report.headline import headline
+    from gpuparity.comparison.headline import headline
 
     geo = {"kernel": {"ratio": 1.8, "ci_low": 1.6, "ci_high": 2.0, "verdict": "faster", "n": 4},
            "model": {"ratio": 1.01, "ci_low": 0.98, "ci_high": 1.03, "verdict": "parity", "n": 2},
@@ -325,7 +325,7 @@ def test_headline_sentence_per_category_and_trials():
 def test_headline_uses_adjusted_counts_contention_scope_and_labels():
     """The fields the comparison adds (counts with their method, contended sides, scope, each side's
     run spread) reach the headline when present; documents without them read as before."""
-    from gpuparity.report.headline import counts_text, headline
+    from gpuparity.comparison.headline import counts_text, headline
 
     geo = {"kernel": {"ratio": 0.58, "ci_low": 0.44, "ci_high": 0.76, "verdict": "slower", "n": 3},
            "model": {"ratio": 0.55, "ci_low": 0.34, "ci_high": 0.89, "verdict": "inconclusive", "n": 2}}
@@ -350,7 +350,7 @@ def test_headline_uses_adjusted_counts_contention_scope_and_labels():
 def test_compare_and_report_show_the_comparison_extras(run_files, tmp_path, tmp_db, capsys, monkeypatch):
     """compare's terminal output, the HTML report and its markdown say which side was contended,
     the counts' method, the scope and each side's run spread, from the comparison document."""
-    from gpuparity.analysis import compare as compare_mod
+    from gpuparity.comparison import compare as compare_mod
 
     real = compare_mod.compare_sides
 
@@ -610,7 +610,7 @@ def escape_html(text):
 
 
 def test_one_run_report_has_every_workload_and_every_ok_result(tmp_path, tmp_db, capsys, monkeypatch):
-    from gpuparity.analysis import claims
+    from gpuparity.evidence import claims
 
     def boom(*a, **k):
         raise AssertionError("the default report must not read claims")

@@ -1,5 +1,5 @@
 """Serving benchmark against the project's own OpenAI-compatible server (SmolLM2 behind
-`python -m gpuparity.serving_server`) on loopback, mostly through the CLI as a user runs it."""
+`python -m gpuparity.demo.serving_server`) on loopback, mostly through the CLI as a user runs it."""
 
 from __future__ import annotations
 
@@ -173,7 +173,7 @@ def test_rate_mode_chat_prefix_and_sharegpt(server, tmp_path):
 def test_trials_merge_into_one_point_with_fresh_prompts(server):
     from serving_fixtures import context
 
-    from gpuparity.workloads.serving import Serving, Settings
+    from gpuparity.workloads.serving.workload import Serving, Settings
 
     w = Serving()
     ctx = context(url=server, concurrency="2", num_prompts=4, input_len=6, output_len=3, warmup=0)

@@ -9,7 +9,7 @@ import time
 import pytest
 from serving_fixtures import CONTROL, run_points, start_own, stop
 
-from gpuparity.serving_server import FAULTS, LIES, MALFORMED
+from gpuparity.demo.serving_server import FAULTS, LIES, MALFORMED
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +139,7 @@ def test_a_server_lying_about_usage_never_gives_an_ok_figure(fault_base, tokeniz
 def test_an_unverified_point_makes_no_claim_in_a_comparison(fault_base):
     from test_compare import make_run
 
-    from gpuparity.analysis.compare import compare_runs
+    from gpuparity.comparison.compare import compare_runs
 
     (a,), _ = run_points(url=f"{fault_base}/fault/lie_completion/v1", tokenizer="none", **LIE_POINT)
     (b,), _ = run_points(url=f"{fault_base}/fault/refuse_ignore_eos/v1", tokenizer="none", **LIE_POINT)

@@ -14,12 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuparity.analysis.serving_compare import serving_at_equal_interactivity
-from gpuparity.analysis.sides import side_from_runs
+from gpuparity.comparison.serving_compare import serving_at_equal_interactivity
+from gpuparity.comparison.sides import side_from_runs
 from gpuparity.errors import UserError
-from gpuparity.workloads.serving_client import arrival_times
-from gpuparity.workloads.serving_summary import merge_summaries, summarize_point
-from gpuparity.workloads.serving_wire import (
+from gpuparity.results.serving_summary import merge_summaries, summarize_point
+from gpuparity.workloads.serving.client import arrival_times
+from gpuparity.workloads.serving.wire import (
     BodyDecoder,
     EventStream,
     ProtocolError,
@@ -194,7 +194,7 @@ def test_arrivals_poisson_gamma_and_ramps():
 
 # -- datasets ----------------------------------------------------------------------------------------
 def test_sharegpt_file_is_validated(tmp_path):
-    from gpuparity.workloads.serving_datasets import load_sharegpt, sharegpt_prompts
+    from gpuparity.workloads.serving.datasets import load_sharegpt, sharegpt_prompts
 
     good = tmp_path / "s.json"
     good.write_text(json.dumps([{"conversations": [{"from": "human", "value": "hello there friend"},
@@ -212,7 +212,7 @@ def test_sharegpt_file_is_validated(tmp_path):
 
 
 def test_random_token_prompts_have_exact_lengths_with_the_served_tokenizer():
-    from gpuparity.workloads.serving_datasets import (
+    from gpuparity.workloads.serving.datasets import (
         as_prompts,
         load_tokenizer,
         prefix_prompts,
@@ -286,9 +286,9 @@ def test_equal_interactivity_single_trial_assumes_a_floor_and_equal_sides_are_no
 
 
 def test_usage_is_checked_against_what_was_received():
-    from gpuparity.workloads.serving_client import Record, check_usage
-    from gpuparity.workloads.serving_datasets import Prompt
-    from gpuparity.workloads.serving_wire import Usage
+    from gpuparity.workloads.serving.client import Record, check_usage
+    from gpuparity.workloads.serving.datasets import Prompt
+    from gpuparity.workloads.serving.wire import Usage
 
     prompt = Prompt("a b c", max_tokens=4, tokens=3)
     cases = [(Usage(prompt_tokens=3, completion_tokens=4), True), (Usage(completion_tokens=2), False),

@@ -30,3 +30,17 @@ def test_relative_noise_shrinks_with_steadier_samples():
     steady = 1 + rng.normal(0, 0.002, 50)
     assert relative_noise(steady) < 0.01 < relative_noise(noisy)
     assert relative_noise([1.0]) == float("inf")
+
+
+def test_t_quantiles_are_the_tables():
+    """Student-t quantiles (scipy.special) against the printed tables, fractional and infinite df."""
+    import math
+
+    from gpuparity.measure.stats import t_quantile
+
+    assert math.isclose(t_quantile(0.975, 1), 12.7062, rel_tol=1e-4)
+    assert math.isclose(t_quantile(0.975, 10), 2.2281, rel_tol=1e-4)
+    assert math.isclose(t_quantile(0.95, 30), 1.6973, rel_tol=1e-4)
+    assert math.isclose(t_quantile(0.975, float("inf")), 1.95996, rel_tol=1e-5)
+    assert t_quantile(0.975, 3) < t_quantile(0.975, 2.5) < t_quantile(0.975, 2)
+    assert abs(t_quantile(0.5, 4)) < 1e-12

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from gpuparity.errors import UserError
-from gpuparity.results.schema import new_result, new_run, result_key, validate_run
+from gpuparity.results.document import validate_run
+from gpuparity.results.schema import new_result, new_run, result_key
 from gpuparity.results.store import STORE_VERSION, Store, decode_samples
 
 WORKLOADS = str(Path(__file__).parent / "data" / "slow_workloads.py")

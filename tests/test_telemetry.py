@@ -10,11 +10,11 @@ import time
 
 import pytest
 
+from gpuparity.execute.runner import run_case
 from gpuparity.measure.energy import DeviceTrace, Rules, Sample
 from gpuparity.measure.loop import LoopConfig
 from gpuparity.measure.samplers import RaplSource
 from gpuparity.measure.telemetry import NullSampler, ThreadedSampler, open_sampler, summarize
-from gpuparity.runner import run_case
 from gpuparity.workloads.base import Context, Prepared, Workload
 
 
@@ -201,7 +201,7 @@ def test_power_required_fails_results_without_power():
 
 
 def test_power_required_lengthens_quick_windows():
-    from gpuparity.runner import build_context
+    from gpuparity.execute.runner import build_context
 
     assert build_context("quick", {"power_required": True}).loop.min_time_s >= 1.0
     assert build_context("quick", {}).loop.min_time_s < 1.0

@@ -38,7 +38,7 @@ def test_flops_per_token_formula():
 
 @pytest.mark.parametrize("checkpointing", [False, True])
 def test_training_workload_fills_mfu_and_memory(checkpointing):
-    from gpuparity.runner import build_context
+    from gpuparity.execute.runner import build_context
     from gpuparity.workloads.training import Training
 
     ctx = build_context("quick", {"hidden": "64", "layers": "2", "seq": "32", "vocab": "512",

@@ -7,7 +7,7 @@ import json
 import pytest
 from test_compare import main_inprocess, make_result, make_run, noisy
 
-from gpuparity.analysis.trend import trend, version_label
+from gpuparity.comparison.trend import trend, version_label
 from gpuparity.results.store import Store
 
 
@@ -94,7 +94,7 @@ def test_trend_label_read_from_the_document_when_the_store_has_no_column(tmp_pat
     """A store written before runs.label existed: the label comes from the run document."""
     import sqlite3
 
-    from gpuparity.analysis.frame import run_labels
+    from gpuparity.comparison.frame import run_labels
 
     path = str(tmp_path / "old.db")
     with Store(path) as s:

@@ -14,6 +14,16 @@ class Terminated(KeyboardInterrupt):
     does on Ctrl-C, keeping the results that finished; the exit status is 143 instead of 130."""
 
 
+OOM_MARKERS = ("out of memory", "CUDA out of memory", "HIP out of memory", "DefaultCPUAllocator: can't allocate")
+
+
+def is_oom(exc: BaseException) -> bool:
+    """The device (or the host) ran out of memory: a case that is too big, skipped, not a failure."""
+    name = type(exc).__name__
+    return name == "OutOfMemoryError" or isinstance(exc, MemoryError) or any(
+        m in str(exc) for m in OOM_MARKERS)
+
+
 RECEIVED: list[int] = []     # stop signals seen, newest last: the exit status says which one
 
 

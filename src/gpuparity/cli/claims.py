@@ -29,7 +29,7 @@ def check_cmd(
     """Give each claim a verdict with its reasoning and evidence, or the command that would settle it."""
     if out_format not in FORMATS:
         raise UserError(f"unknown format {out_format[:40]!r}; choose table, json or markdown")
-    from gpuparity.analysis.claims import evaluate_claims
+    from gpuparity.evidence.claims import evaluate_claims
     from gpuparity.results.store import Store
 
     with Store(db) as store:
@@ -71,7 +71,7 @@ def print_table(results: list[dict]) -> None:
     counts = {v: sum(1 for r in results if r["verdict"] == v) for v in COLOURS}
     c.print(", ".join(f"{n} {v}" for v, n in counts.items()))
     if any(e.get("kind") == "mlperf" and e.get("note") for r in results for e in r["evidence"]):
-        from gpuparity.analysis.mlperf import USAGE_NOTE
+        from gpuparity.evidence.mlperf import USAGE_NOTE
 
         c.print(f"[dim]MLPerf: {USAGE_NOTE}[/dim]")
 

@@ -33,7 +33,7 @@ def parse_fraction(text: str, option: str) -> float:
 
 
 def price_options(basis: str, prices: list[str] | None):
-    from gpuparity.analysis.prices import PriceBook, parse_price_args
+    from gpuparity.platform.prices import PriceBook, parse_price_args
 
     return PriceBook(basis, parse_price_args(prices))
 
@@ -80,8 +80,8 @@ def register(app: typer.Typer) -> None:
         on a side are pooled by result key. Exit status: 0, 1 with --fail-if-slower when slower, 2 on
         bad input.
         """
-        from gpuparity.analysis.compare import compare_sides, regression_gate
-        from gpuparity.analysis.sides import load_side
+        from gpuparity.comparison.compare import compare_sides, regression_gate
+        from gpuparity.comparison.sides import load_side
 
         if output_format not in FORMATS:
             raise UserError(f"--format must be one of {', '.join(FORMATS)}")
@@ -165,7 +165,7 @@ VERDICT_STYLE = {"faster": "green", "slower": "red", "parity": "cyan", "inconclu
 
 
 def side_line(s: dict) -> str:
-    from gpuparity.report.headline import side_title, spread_text
+    from gpuparity.comparison.headline import side_title, spread_text
 
     price = f"${s['usd_per_hour']:.2f}/GPU-h" if s.get("usd_per_hour") else "price unknown"
     labels = s.get("labels") or []
@@ -181,7 +181,7 @@ def print_table(result: dict, max_rows: int = 0, wide: bool = False) -> None:
     from rich.table import Table
 
     from gpuparity.cli.tables import Col, print_compare_rows, render
-    from gpuparity.report.headline import counts_text, headline
+    from gpuparity.comparison.headline import counts_text, headline
 
     con = console()
     for s in result["sides"].values():

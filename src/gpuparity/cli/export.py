@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
                 write_output(output, text, f"{n_results} results")
                 return
             doc = store.get_run(run)
-        from gpuparity.workloads.serving_summary import exported_requests
+        from gpuparity.results.serving_summary import exported_requests
 
         rows = exported_requests(doc)
         if not rows:

@@ -25,7 +25,7 @@ def register(app: typer.Typer) -> None:
         stored, nothing from it on. A run id already stored is left as it is (run it again once fixed)."""
         from contextlib import ExitStack
 
-        from gpuparity.results.schema import load_run_file
+        from gpuparity.results.document import load_run_file
         from gpuparity.results.store import Store
 
         done: list[str] = []            # lines of runs written since the last commit

@@ -23,7 +23,7 @@ def register(app: typer.Typer) -> None:
         wide: bool = typer.Option(False, "--wide", help="Every column, however wide."),
     ) -> None:
         """List stored runs, newest first."""
-        from gpuparity.results.journal import recover
+        from gpuparity.execute.journal import recover
         from gpuparity.results.store import Store
         from gpuparity.validate import iso_date
 

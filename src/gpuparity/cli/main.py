@@ -69,7 +69,7 @@ def _register_all() -> None:
 
 def _print_version(value: bool) -> None:
     if value:
-        from gpuparity import BENCHMARK_VERSION, __version__
+        from gpuparity.version import BENCHMARK_VERSION, __version__
 
         typer.echo(f"gpuparity {__version__} (benchmark version {BENCHMARK_VERSION})")
         raise typer.Exit(0)

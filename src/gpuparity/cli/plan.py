@@ -34,14 +34,14 @@ def register(app: typer.Typer) -> None:
         import os
 
         from gpuparity.cli.run import DEFAULT_TRIALS, _parse_sets, check_dtypes, check_sets
-        from gpuparity.plan import cases_for, plan_document, spec_context
+        from gpuparity.execute.plan import cases_for, plan_document, spec_context
         from gpuparity.workloads import base
 
         for path in workload_file or []:
             base.load_workload_file(os.path.abspath(path))
         names = list(workloads or [])
         if not names:
-            from gpuparity.suites import workloads_for
+            from gpuparity.execute.suites import workloads_for
 
             names = workloads_for(suite)
         chosen = [base.get(n) for n in names]
@@ -54,7 +54,7 @@ def register(app: typer.Typer) -> None:
         if spec is not None:
             ctx = spec_context(spec, suite, options)
         else:
-            from gpuparity.runner import build_context
+            from gpuparity.execute.runner import build_context
 
             ctx = build_context(suite, options)
         cases = cases_for(names, suite, ctx, options)
@@ -68,7 +68,7 @@ def register(app: typer.Typer) -> None:
 def print_plan(doc: dict) -> None:
     from rich.table import Table
 
-    from gpuparity.runner import short
+    from gpuparity.execute.runner import short
 
     where = doc.get("product") or doc.get("spec_id") or "this machine"
     basis = "from the spec table" if doc.get("from_spec_table") else "on this machine"

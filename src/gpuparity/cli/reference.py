@@ -38,7 +38,7 @@ def import_cmd(
 ) -> None:
     """Import reference results: readable rows are stored in one transaction (rows already stored are
     kept), unreadable ones are listed with the reason."""
-    from gpuparity.analysis.reference import import_file, read_input
+    from gpuparity.evidence.reference import import_file, read_input
     from gpuparity.results.store import Store
 
     parsed = read_input(fmt_name, path, strict=strict, round=round_)     # a bad input opens no store
@@ -117,9 +117,9 @@ def list_cmd(
 ) -> None:
     """List imported reference results: closed division and available systems unless widened
     (per-accelerator figures are derived, not MLCommons-verified)."""
-    from gpuparity.analysis.evidence_rules import Rules, admit, distinct
-    from gpuparity.analysis.mlperf import USAGE_NOTE
-    from gpuparity.analysis.reference import require_rows, select
+    from gpuparity.evidence.mlperf import USAGE_NOTE
+    from gpuparity.evidence.reference import require_rows, select
+    from gpuparity.evidence.rules import Rules, admit, distinct
     from gpuparity.results.store import Store
 
     rules = Rules.make(division=division, status=status, pool_variants=pool_variants)
@@ -175,7 +175,7 @@ def show_cmd(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Every field of the reference rows with this ref_id or result ID."""
-    from gpuparity.analysis.reference import stored_rows
+    from gpuparity.evidence.reference import stored_rows
     from gpuparity.results.store import Store
 
     with Store(db) as store:
@@ -220,9 +220,9 @@ def compare_cmd(
 ) -> None:
     """Per benchmark and scenario: B relative to A per accelerator (training: time to train), like
     for like only (see the rules line above the table)."""
-    from gpuparity.analysis.evidence_rules import Rules
-    from gpuparity.analysis.mlperf import USAGE_NOTE
-    from gpuparity.analysis.reference import compare, require_rows, select
+    from gpuparity.evidence.mlperf import USAGE_NOTE
+    from gpuparity.evidence.reference import compare, require_rows, select
+    from gpuparity.evidence.rules import Rules
     from gpuparity.results.store import Store
 
     if statistic not in ("best", "median"):

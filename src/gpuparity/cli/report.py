@@ -18,7 +18,7 @@ def _side(token, label: str, db, stores, documents: bool, **filters):
     `compare` reads them (no stored document parsed but serving ones). documents: a one-platform
     report of at most MAX_DOCUMENT_RUNS stored runs reads their documents, for the per-workload
     details (latencies, MFU, best shapes) and the machine's state that only documents hold."""
-    from gpuparity.analysis.sides import resolve_runs, side_from_store, stored_results
+    from gpuparity.comparison.sides import resolve_runs, side_from_store, stored_results
 
     origin, docs, ids = resolve_runs(token, db, stores, **filters)
     if docs is not None:

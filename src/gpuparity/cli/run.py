@@ -1,7 +1,7 @@
 """`gpuparity run`: benchmark this machine and store the run.
 
 Nothing measured is lost: every finished trial goes to the run's journal first (a process that
-dies keeps it, see results/journal.py); Ctrl-C and SIGTERM stop the measuring but never the
+dies keeps it, see execute/journal.py); Ctrl-C and SIGTERM stop the measuring but never the
 printing and saving that follow (they are held and the run exits 130 / 143 afterwards).
 Exit status: 0 when every result is ok or skipped, 1 when a result failed or none is ok,
 2 for bad input, 130 / 143 when stopped by a signal.
@@ -111,7 +111,7 @@ def register(app: typer.Typer) -> None:
                                            "plan --json file: its workloads, parameters, suite, trials and seed."),
     ) -> None:
         """Run workloads (default: the quick suite), print a table, save the run in the store."""
-        from gpuparity.suites import SUITES
+        from gpuparity.execute.suites import SUITES
 
         like_file = None
         if like is not None:
@@ -137,7 +137,7 @@ def register(app: typer.Typer) -> None:
         if like_file is not None:
             names = list(dict.fromkeys(c[0] for c in like_file.cases if c[0] in base.registry()))
         elif not names:
-            from gpuparity.suites import workloads_for
+            from gpuparity.execute.suites import workloads_for
 
             names = workloads_for(suite)
         chosen = [base.get(n) for n in names]  # unknown names fail before any work
@@ -152,7 +152,7 @@ def register(app: typer.Typer) -> None:
         if dtypes:
             options["dtypes"] = dtypes
         if "case_timeout" in options:
-            from gpuparity.runner import coerce
+            from gpuparity.execute.runner import coerce
 
             options["case_timeout"] = float(coerce(1.0, options["case_timeout"], "case_timeout")) or None
         if label is not None:
@@ -168,7 +168,7 @@ def register(app: typer.Typer) -> None:
         check_profile(profile)
         options["power_required"] = power_required
         options["workload_files"] = files
-        from gpuparity import dist
+        from gpuparity.platform import dist
 
         n_trials = trials or (like_file.trials if like_file is not None else DEFAULT_TRIALS.get(suite, 1))
         if like_file is not None and seed is None:
@@ -177,7 +177,7 @@ def register(app: typer.Typer) -> None:
                 else "isolate" if isolate else "workers")
         if dist.is_distributed() and isolate:
             raise UserError("--isolate does not apply to a torchrun job (its ranks must stay together)")
-        from gpuparity.runner import sigterm_stops_the_run
+        from gpuparity.execute.runner import sigterm_stops_the_run
 
         try:
             dist.init()  # under torchrun: join the job's process group (a no-op for one process)
@@ -192,7 +192,7 @@ def register(app: typer.Typer) -> None:
     def _print_list() -> None:
         from rich.table import Table
 
-        from gpuparity.suites import SUITES
+        from gpuparity.execute.suites import SUITES
         from gpuparity.workloads.base import registry
 
         t = Table(title="Workloads")
@@ -210,7 +210,7 @@ def _load_like(path: str, workloads, dtype, suite):
     cases are what the run measures."""
     if workloads or dtype:
         raise UserError("--like takes its cases from the file: drop the workload names and --dtype")
-    from gpuparity.plan import load_like
+    from gpuparity.execute.plan import load_like
 
     like = load_like(path)
     if suite is not None and suite != like.suite:
@@ -229,14 +229,14 @@ def _run(names, suite, options, db, json_out, profile, no_store, trials, mode, s
          like=None) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from gpuparity import dist
-    from gpuparity.plan import cases_for, like_cases
-    from gpuparity.runner import HeldSignals, build_context, execute_plan, short, start_run
+    from gpuparity.execute.plan import cases_for, like_cases
+    from gpuparity.execute.runner import HeldSignals, build_context, execute_plan, short, start_run
+    from gpuparity.platform import dist
 
     out = console(stderr=True)
     writer = dist.is_writer()
     if writer and not no_store:
-        from gpuparity.results.journal import recover
+        from gpuparity.execute.journal import recover
 
         recover(out)
     ctx = build_context(suite, options, profile)
@@ -258,7 +258,7 @@ def _run(names, suite, options, db, json_out, profile, no_store, trials, mode, s
         doc["like"] = {"file": os.path.basename(like.path), "source": like.source}
     journal = None
     if writer and not no_store:
-        from gpuparity.results.journal import Journal
+        from gpuparity.execute.journal import Journal
 
         journal = Journal(doc, db)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -301,7 +301,7 @@ def _run(names, suite, options, db, json_out, profile, no_store, trials, mode, s
 
 
 def _warn_like_version(like, out) -> None:
-    from gpuparity import BENCHMARK_VERSION
+    from gpuparity.version import BENCHMARK_VERSION
 
     if like is not None and like.benchmark_version not in (None, BENCHMARK_VERSION):
         out.print(f"[yellow]warning: {escape(like.path)} is benchmark version {like.benchmark_version}, this is "

@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
         wide: bool = typer.Option(False, "--wide", help="Every column and every parameter, however wide."),
     ) -> None:
         """Show a run: its platform and its results."""
-        from gpuparity.results.journal import recover
+        from gpuparity.execute.journal import recover
         from gpuparity.results.store import Store
 
         recover(console(stderr=True))     # a run whose process died is stored from its journal first

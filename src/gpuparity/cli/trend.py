@@ -7,8 +7,8 @@ from typing import Optional
 import click
 import typer
 
-from gpuparity.analysis.trend import BY
 from gpuparity.cli.common import console, db_option, escape, print_json
+from gpuparity.comparison.trend import BY
 from gpuparity.errors import UserError
 
 FORMATS = ["table", "markdown", "json"]
@@ -32,9 +32,9 @@ def register(app: typer.Typer) -> None:
                                           help="Output format."),
     ) -> None:
         """Track one platform across versions, days or run labels and flag the changes."""
-        from gpuparity.analysis.sides import resolve_runs
-        from gpuparity.analysis.trend import trend
         from gpuparity.cli.compare import parse_fraction
+        from gpuparity.comparison.sides import resolve_runs
+        from gpuparity.comparison.trend import trend
         from gpuparity.results.store import Store
 
         tol = parse_fraction(tolerance, "--tolerance")

@@ -1,8 +1,9 @@
 """Statistics of raw samples: summaries (median, mean, p10/p90, bootstrap 95% CI, relative noise),
-the standard error of a log median (order statistics, drift-inflated), Student-t quantiles.
+the standard error of a log median (order statistics, drift-inflated), Student-t quantiles
+(scipy.special).
 
 These are the estimator's building blocks; results/figure.py turns them into a result's figure
-and analysis/estimate.py into comparisons.
+and comparison/estimate.py into comparisons.
 """
 
 from __future__ import annotations
@@ -149,69 +150,11 @@ def log_median_se_many(flat: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return out
 
 
-# -- Student-t quantiles (no SciPy: one small, tested routine) ----------------------------------
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the regularised incomplete beta function (modified Lentz)."""
-    tiny, qab, qap, qam = 1e-300, a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 300):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < 1e-15:
-            break
-    return h
-
-
-def _betainc(a: float, b: float, x: float) -> float:
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
-    if x < (a + 1.0) / (a + b + 2.0):
-        return front * _betacf(a, b, x) / a
-    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
-
-
-def t_cdf(t: float, df: float) -> float:
-    """P(T <= t) for Student's t with df > 0 degrees of freedom (df may be fractional)."""
-    if math.isinf(df):
-        return 0.5 * math.erfc(-t / math.sqrt(2.0))
-    tail = 0.5 * _betainc(df / 2.0, 0.5, df / (df + t * t))
-    return 1.0 - tail if t > 0 else tail
-
-
+# -- Student-t quantiles -----------------------------------------------------------------------
 @lru_cache(maxsize=4096)
 def t_quantile(p: float, df: float) -> float:
-    """The p-quantile (p > 0.5) of Student's t; df = inf gives the normal quantile."""
-    from statistics import NormalDist
+    """The p-quantile of Student's t with df > 0 degrees of freedom (df may be fractional; df = inf
+    gives the normal quantile). scipy.special, imported on first use: CLI start stays fast."""
+    from scipy.special import ndtri, stdtrit
 
-    z = NormalDist().inv_cdf(p)
-    if math.isinf(df) or df > 1e7:
-        return z
-    lo, hi = z, max(z * 2, 1.0)
-    while t_cdf(hi, df) < p:
-        hi *= 2.0
-    for _ in range(200):
-        mid = (lo + hi) / 2.0
-        if t_cdf(mid, df) < p:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo < 1e-10 * hi:
-            break
-    return (lo + hi) / 2.0
+    return float(ndtri(p) if math.isinf(df) else stdtrit(df, p))

@@ -19,7 +19,7 @@ A run is contended (doc.machine.contention, and every result gets the flag "cont
 A result whose timed windows read thermal or hardware-slowdown throttling in more than
 THROTTLE_SHARE of the telemetry readings is flagged "contended" on its own (power capping is how
 GPUs run at full load: it is part of the platform measured, not contention).
-Comparisons give no faster/slower verdict with a contended side (analysis/compare.py).
+Comparisons give no faster/slower verdict with a contended side (comparison/compare.py).
 
 Linux files read: /proc/loadavg, /proc/stat (all CPUs' busy time), /proc/self/stat (ours),
 /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor. Elsewhere the fields are None.

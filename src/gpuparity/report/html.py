@@ -18,10 +18,10 @@ from importlib import resources
 
 from markupsafe import Markup, escape
 
-from gpuparity.analysis import compare as compare_mod
-from gpuparity.analysis.sides import side_from_runs
+from gpuparity.comparison import compare as compare_mod
+from gpuparity.comparison.headline import counts_text, headline, pair, spread_text
+from gpuparity.comparison.sides import side_from_runs
 from gpuparity.report import fingerprint, onerun, plots, serving
-from gpuparity.report.headline import counts_text, headline, pair, spread_text
 
 MAX_TABLE_ROWS = 2000
 METHOD = [
@@ -74,11 +74,11 @@ def _short(summary: dict) -> str:
 
 
 def evaluate_claims(store, claims_file: str | None = None) -> dict:
-    """{"items": [...]} from gpuparity.analysis.claims, or {"error": reason}."""
+    """{"items": [...]} from gpuparity.evidence.claims, or {"error": reason}."""
     try:
-        from gpuparity.analysis import claims as claims_mod
+        from gpuparity.evidence import claims as claims_mod
     except ImportError as exc:
-        return {"error": f"gpuparity.analysis.claims is not available ({exc})"}
+        return {"error": f"gpuparity.evidence.claims is not available ({exc})"}
     if store is None:
         return {"error": "no store to evaluate claims against"}
     try:
@@ -347,7 +347,7 @@ def build(docs_a, docs_b=None, tolerance: float = 0.05, prices=None,
     one-run sides' spread from their stores' earlier runs (as compare), through `stores` (a
     StorePool) where given."""
     if prices is None:
-        from gpuparity.analysis.prices import PriceBook
+        from gpuparity.platform.prices import PriceBook
 
         prices = PriceBook(use_config=False)
     inputs = [side_input(docs_a, "A")] + ([side_input(docs_b, "B")] if docs_b else [])
@@ -433,8 +433,8 @@ def _claims_view(claims: dict | None) -> dict | None:
 def render_html(ctx: dict) -> str:
     from jinja2 import Environment
 
-    from gpuparity import __version__
     from gpuparity.report import plotlyjs
+    from gpuparity.version import __version__
 
     env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
     env.filters["soft"] = soft

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuparity.report.headline import counts_text, headline, pair, spread_text
+from gpuparity.comparison.headline import counts_text, headline, pair, spread_text
 from gpuparity.validate import markdown_safe
 
 

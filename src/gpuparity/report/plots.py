@@ -310,7 +310,7 @@ def has_roofline(sides: list[dict]) -> bool:
 def serving_chart(sides: list[tuple[str, str, dict]]):
     """Output tokens/s per GPU against tokens/s per user, per side and curve: each sweep point
     labelled with its load, and the best-throughput (Pareto) envelope the comparison uses."""
-    from gpuparity.analysis.serving_compare import pareto
+    from gpuparity.comparison.serving_compare import pareto
 
     go = _go()
     fig = _figure()

@@ -2,7 +2,7 @@
 interactivity, goodput) and the latency statistics (TTFT, TPOT, ITL, E2EL in ms), in the shape
 `vllm bench serve` prints.
 
-Reads result["info"]["serving"] written by workloads/serving.py (its docstring is the data
+Reads result["info"]["serving"] written by workloads/serving/workload.py (its docstring is the data
 contract). Tolerant of both layouts: the current one (ttft_ms = {mean, median, std, p50, p90,
 p99, ...}, goodput = {slos, request_goodput, fraction, ...}, trials = per-trial summaries) and
 the earlier flat one (ttft_p50_s, ...); a missing figure is None, never an error.

@@ -237,3 +237,21 @@ def validate_document(doc: Any, origin: str) -> dict:
     check_bounds(doc, origin)
     parse(Run, doc, origin)
     return doc
+
+
+# -- the one gate for a document from outside: its schema, then its figures recomputed -----------
+def validate_run(doc: Any, origin: str = "document", recompute: bool = False) -> dict:
+    """Raise UserError (one line) unless doc is a run document this version can store and show
+    (the schema and bounds above) whose figures are what its samples give
+    (results/recompute.py); recompute=True replaces disagreeing figures instead, flagged.
+    One document at a time: a streaming reader calls it per document."""
+    from gpuparity.results.recompute import recompute_run
+
+    return recompute_run(validate_document(doc, origin), origin, fix=recompute)
+
+
+def load_run_file(path: str, recompute: bool = False) -> dict:
+    """Read (bounded by bytes read; gzip allowed; a regular file only) and validate an exported run."""
+    from gpuparity.validate import load_json
+
+    return validate_run(load_json(path, None, "run file"), path, recompute)

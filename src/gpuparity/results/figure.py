@@ -16,7 +16,7 @@ The estimator, written down (the README's "Statistics" repeats it):
   deviation of log v_t (trials are independent draws of the machine's state, so within-trial
   noise and drift are inside s); one trial: log v_1 +- z * se_1, labelled "within-trial" (it
   cannot know the run-to-run spread; comparisons take it from other runs, the store's history or
-  RUN_SPREAD_DEFAULTS, see analysis.estimate).
+  RUN_SPREAD_DEFAULTS, see comparison.estimate).
 - Flags: "unstable" when a trial's within-trial relative CI half-width (z * se_t) or the trials'
   spread (s) is above GPUPARITY_UNSTABLE (default 10%, as pyperf's warning); "timed_out" /
   "max_samples" when a trial stopped before reaching its noise target; "host_bound" when the host
@@ -40,7 +40,7 @@ from gpuparity.results.schema import UNITS, primary_metric
 LEVEL = 0.95
 UNSTABLE_DEFAULT = 0.10
 # Run-to-run spread of one trial's figure assumed for a side with one run of a key when the store
-# holds no earlier runs of its product and stack (analysis/history.py). Chosen so that one-run
+# holds no earlier runs of its product and stack (comparison/history.py). Chosen so that one-run
 # comparisons stay calibrated (tests/test_calibration.py) for true run-to-run spreads up to 5%
 # plus 1% trial noise: sqrt(5^2 + 1^2) = 5.1%, and the default must exceed what it claims to cover.
 # Serving (a server, its scheduler and HTTP on top) and communication (fabric, topology) vary

@@ -8,7 +8,7 @@ What is recomputed, per ok result (the first disagreement beyond rounding is nam
 - each trial's figure and log standard error from its slice of the samples (trials keep `n`
   samples each, trial after trial): seconds per invocation with the work (figure.timing_value),
   throughput per sample (metric.samples: figure.rate_value), or, for a serving point, its
-  request rows (workloads.serving_summary.summarize_point, the point summary `run` made);
+  request rows (results.serving_summary.summarize_point, the point summary `run` made);
 - the result's figure, CI, spread and trial count (figure.combine); its summary's n and median;
 - the derived rates and % of the spec's peak (figure.derive_rates; a serving point's per-GPU
   and interactivity figures and the summary table `show` prints);
@@ -368,9 +368,8 @@ def _flags(r: dict, derived: list[str], chk: _Checker, where: str) -> None:
 def _serving(r: dict, chk: _Checker, where: str) -> None:
     """Each trial's summary from its request rows, the point's summary, figure, samples, derived
     figures and table from those, as the serving workload's execute and merge_trials make them."""
+    from gpuparity.results import serving_summary as sv
     from gpuparity.results.figure import combine
-    from gpuparity.workloads import serving as sv
-    from gpuparity.workloads.serving_summary import merge_summaries, summarize_point
 
     info = r["info"]
     stated = info["serving"]
@@ -383,8 +382,8 @@ def _serving(r: dict, chk: _Checker, where: str) -> None:
         gpus, pct = int(stated["gpus"]), [float(q) for q in stated["percentiles"]]
         slos = {k[:-3]: v for k, v in ((stated.get("goodput") or {}).get("slos") or {}).items()}
         tokenizer = (stated.get("usage") or {}).get("tokenizer")
-        summaries = [summarize_point(by_trial[t], gpus, pct, slos, tokenizer) for t in numbers]
-        pooled = summarize_point(rows, gpus, pct, slos, tokenizer)
+        summaries = [sv.summarize_point(by_trial[t], gpus, pct, slos, tokenizer) for t in numbers]
+        pooled = sv.summarize_point(rows, gpus, pct, slos, tokenizer)
         curve = sv.curve_key(r["params"])
     except (KeyError, TypeError, ValueError, ZeroDivisionError, AttributeError) as exc:
         chk.refuse(where, f"its request rows cannot be summarised ({type(exc).__name__}: {str(exc)[:80]})")
@@ -410,7 +409,7 @@ def _serving(r: dict, chk: _Checker, where: str) -> None:
         r["metric"] = {}
     _figure(r, units, chk, where)
     c = combine([u[0] for u in units], [u[1] for u in units])
-    merged = merge_summaries(summaries, pooled, c["value"])
+    merged = sv.merge_summaries(summaries, pooled, c["value"])
     merged["log_se"] = c.get("log_se")
     if stated_trials:
         for j, (t, s_t) in enumerate(zip(stated_trials, summaries, strict=True)):
@@ -441,9 +440,9 @@ def _serving(r: dict, chk: _Checker, where: str) -> None:
 
 def _request(row: dict, tokenizer: str | None, chk: _Checker, where: str) -> None:
     """A completed request's token figures are the counts beside them, as the client chose them
-    (workloads.serving.token_counts): the server's output count, else the client's; with a
+    (workloads/serving/workload.token_counts): the server's output count, else the client's; with a
     tokenizer the two agree within the client's tolerance; never past max_tokens."""
-    from gpuparity.workloads.serving_client import OUTPUT_TOLERANCE, beyond
+    from gpuparity.results.serving_summary import OUTPUT_TOLERANCE, beyond
 
     if not row.get("ok"):
         return

@@ -13,7 +13,7 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any
 
-from gpuparity import BENCHMARK_VERSION, SCHEMA_VERSION, __version__
+from gpuparity.version import BENCHMARK_VERSION, SCHEMA_VERSION, __version__
 
 STATUSES = ("ok", "skipped", "failed")
 CATEGORIES = ("kernel", "model", "serving", "comm")
@@ -120,24 +120,6 @@ def run_stack(fp: dict) -> str:
 
 
 MAX_DOC_BYTES = 256 * 1024 * 1024  # GPUPARITY_MAX_IMPORT_BYTES overrides (tests use a small one)
-
-
-def validate_run(doc: Any, origin: str = "document", recompute: bool = False) -> dict:
-    """Raise UserError (one line) unless doc is a run document this version can store and show
-    (the schema and bounds are in results/document.py) whose figures are what its samples give
-    (results/recompute.py); recompute=True replaces disagreeing figures instead, flagged.
-    One document at a time: a streaming reader calls it per document."""
-    from gpuparity.results.document import validate_document
-    from gpuparity.results.recompute import recompute_run
-
-    return recompute_run(validate_document(doc, origin), origin, fix=recompute)
-
-
-def load_run_file(path: str, recompute: bool = False) -> dict:
-    """Read (bounded by bytes read; gzip allowed; a regular file only) and validate an exported run."""
-    from gpuparity.validate import load_json
-
-    return validate_run(load_json(path, None, "run file"), path, recompute)
 
 
 def finite_json(obj: Any) -> Any:

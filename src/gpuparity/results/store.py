@@ -82,7 +82,7 @@ INDEXES = [
     "CREATE INDEX IF NOT EXISTS runs_spec ON runs(LOWER(spec_id))",
     "CREATE INDEX IF NOT EXISTS runs_product ON runs(LOWER(product))",
     "CREATE INDEX IF NOT EXISTS runs_host ON runs(host)",
-    # a product and stack's newest runs (analysis/history: a one-run side's run-to-run spread)
+    # a product and stack's newest runs (comparison/history: a one-run side's run-to-run spread)
     "CREATE INDEX IF NOT EXISTS runs_platform ON runs(spec_id, stack, started_at, run_id)",
 ]
 # The store's layout, kept in gpuparity_meta (name 'schema') so that opening a store reads one row
@@ -260,7 +260,7 @@ class Store:
     def _upgrade(self, cur) -> None:
         """Bring a store written by an earlier version up to this schema, in the same transaction:
         runs.fingerprint (copied out of each document), runs.label, the trial columns of results
-        (rows without them read as one trial: analysis.sides), results.work (NULL in rows written
+        (rows without them read as one trial: comparison.sides), results.work (NULL in rows written
         before it: readers take the work from those runs' documents) and sample blobs (were JSON
         text). Runs once per store: the metadata row records it."""
         blob = "BYTEA" if self.postgres else "BLOB"
@@ -444,7 +444,7 @@ class Store:
             rows = self.query("SELECT doc FROM reference_results")
         return [json.loads(r[0]) for r in rows]
 
-    # -- added for analysis/compare (issue 4): fingerprints without parsing whole documents --
+    # -- added for comparison/compare (issue 4): fingerprints without parsing whole documents --
     def run_fingerprints(self, run_ids: list[str]) -> dict[str, dict]:
         """{run_id: fingerprint}, from its own column: a run's whole document can be megabytes."""
         out = {}

@@ -26,7 +26,7 @@ from gpuparity.results.schema import mark, new_result
 CATEGORIES = ("kernel", "model", "serving", "comm")
 # Built-in workload modules, imported on demand (each defines WORKLOADS = [instances]).
 BUILTIN_MODULES = [
-    "gemm", "memory", "attention", "moe", "conv", "llm", "training", "serving", "collectives",
+    "gemm", "memory", "attention", "moe", "conv", "llm", "training", "serving.workload", "collectives",
     "scaling",
 ]
 

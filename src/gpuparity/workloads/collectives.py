@@ -26,8 +26,8 @@ import math
 import time
 from dataclasses import replace
 
-from gpuparity import dist
 from gpuparity.errors import UserError
+from gpuparity.platform import dist
 from gpuparity.results.figure import derive
 from gpuparity.results.schema import mark
 from gpuparity.workloads.base import Context, Workload, telemetry_window

@@ -452,7 +452,7 @@ def search_shapes(dt: str, ctx: Context, budget_s: float, scaling: str | None = 
                   seed: int = 0) -> dict:
     """Sweep shapes until the budget is spent: seeds, then random grid points, then neighbours of the
     best (half a grid step either way). An out-of-memory shape is recorded and skipped."""
-    from gpuparity.runner import is_oom
+    from gpuparity.errors import is_oom
 
     cpu = ctx.device == "cpu"
     dims = CPU_DIMS if cpu else GPU_DIMS

@@ -17,7 +17,7 @@ override them as for `training`.
 
 from __future__ import annotations
 
-from gpuparity import dist
+from gpuparity.platform import dist
 from gpuparity.results.figure import derive
 from gpuparity.results.schema import canonical
 from gpuparity.workloads.base import Context, Workload

@@ -1,5 +1,5 @@
 """Serving benchmark: a streaming client for any OpenAI-compatible server (vLLM, SGLang,
-TensorRT-LLM, llama.cpp's server, `transformers serve`, `python -m gpuparity.serving_server`),
+TensorRT-LLM, llama.cpp's server, `transformers serve`, `python -m gpuparity.demo.serving_server`),
 measuring what `vllm bench serve` measures, one result per sweep point.
 
     gpuparity run serving --set url=http://127.0.0.1:8000/v1 [--set model=NAME]
@@ -13,7 +13,7 @@ point is a closed loop of `concurrency` clients, or arrivals at `request_rate` r
 gaps of shape `burstiness`, 1 = Poisson; inf = all at once) capped at `max_concurrency` in
 flight, or a ramp (`ramp_up=linear|exponential`, `ramp_start_rps`, `ramp_end_rps`). `warmup`
 requests run before timing and are not counted. `num_prompts` defaults to 10 x concurrency.
-Prompts (workloads/serving_datasets.py) come from the served model's tokenizer where one is on
+Prompts (workloads/serving/datasets.py) come from the served model's tokenizer where one is on
 this machine (`--set tokenizer=` names one); they change from trial to trial (prefix caches
 cannot carry over). `ignore_eos` is off by default, as in vLLM's client; a server that refuses
 it is named in the errors. Deadlines: `timeout_s` per request (overall), `point_timeout_s` per
@@ -56,6 +56,7 @@ from itertools import product
 
 from gpuparity.errors import UserError
 from gpuparity.results.schema import canonical, mark, new_result
+from gpuparity.results.serving_summary import curve_key, fill_derived, table_of
 from gpuparity.workloads.base import Context, Workload, merge_trials, telemetry_window
 from gpuparity.workloads.llm import int_list
 
@@ -178,7 +179,7 @@ class Server:
     model: str                      # the name sent in requests
     models: list = field(default_factory=list)
     identity: dict = field(default_factory=dict)
-    tokenizer: object = None        # serving_datasets.Tokenizer or None
+    tokenizer: object = None        # datasets.Tokenizer or None
     note: str | None = None
 
 
@@ -214,9 +215,9 @@ class Serving(Workload):
         """/v1/models (alias, identity) and the tokenizer, once per URL and model."""
         import asyncio
 
-        from gpuparity.workloads.serving_client import fetch_models
-        from gpuparity.workloads.serving_datasets import load_tokenizer
-        from gpuparity.workloads.serving_wire import ProtocolError
+        from gpuparity.workloads.serving.client import fetch_models
+        from gpuparity.workloads.serving.datasets import load_tokenizer
+        from gpuparity.workloads.serving.wire import ProtocolError
 
         key = (st.url, st.model, st.tokenizer)
         if key in self._servers:
@@ -236,7 +237,7 @@ class Serving(Workload):
         return server
 
     def cases(self, suite: str, ctx: Context) -> list[dict]:
-        from gpuparity.workloads.serving_datasets import dataset_name, file_digest
+        from gpuparity.workloads.serving.datasets import dataset_name, file_digest
 
         o = ctx.options
         st = Settings.from_options(o)
@@ -305,7 +306,7 @@ class Serving(Workload):
     def _prompts(self, params: dict, st: Settings, server: Server, trial: int, n: int) -> list:
         import random
 
-        from gpuparity.workloads import serving_datasets as ds
+        from gpuparity.workloads.serving import datasets as ds
 
         rng = random.Random(f"{canonical(params)}:{trial}")
         tok = server.tokenizer
@@ -326,7 +327,7 @@ class Serving(Workload):
     def plan(self, params: dict, st: Settings, server: Server, trial: int):
         import random
 
-        from gpuparity.workloads.serving_client import PointPlan, arrival_times
+        from gpuparity.workloads.serving.client import PointPlan, arrival_times
 
         n = params["num_prompts"]
         prompts = self._prompts(params, st, server, trial, n + st.warmup)
@@ -354,8 +355,8 @@ class Serving(Workload):
     def execute(self, params: dict, ctx: Context) -> dict:
         import asyncio
 
-        from gpuparity.workloads.serving_client import run_point
-        from gpuparity.workloads.serving_summary import load_label, request_rows, summarize_point
+        from gpuparity.results.serving_summary import load_label, request_rows, summarize_point
+        from gpuparity.workloads.serving.client import run_point
 
         st = Settings.from_options(ctx.options)
         server = self.server(st)
@@ -383,7 +384,7 @@ class Serving(Workload):
 
     def merge_trials(self, trials: list[dict], ctx: Context) -> dict:
         """The base merge (figure and CI over trials), then the point's summary over trials."""
-        from gpuparity.workloads.serving_summary import merge_summaries, summarize_point
+        from gpuparity.results.serving_summary import merge_summaries, summarize_point
 
         merged = merge_trials(trials, ctx.spec)
         infos = [t.get("info") or {} for t in trials]
@@ -406,41 +407,14 @@ class Serving(Workload):
         return merged
 
 
-def curve_key(params: dict) -> str:
-    """What a curve's points share: everything that defines the workload except the load."""
-    p = params
-    parts = [p["dataset"]]
-    if "dataset_sha" in p:
-        parts.append(f"{p['dataset_file']}@{p['dataset_sha']}")
-    if "input_len" in p:
-        parts.append(f"in={p['input_len']}")
-    parts.append(f"out={p.get('output_len', 'dataset')}")
-    if p.get("range_ratio"):
-        parts.append(f"range={p['range_ratio']:g}")
-    if "prefix_len" in p:
-        parts.append(f"prefix={p['prefix_len']}x{p['num_prefixes']}")
-    parts.append(p["endpoint"])
-    if p["ignore_eos"]:
-        parts.append("ignore_eos")
-    if "concurrency" not in p:
-        parts.append("ramp" if p.get("ramp_up") else "rate")
-        if p.get("max_concurrency"):
-            parts.append(f"cap={p['max_concurrency']}")
-        if p.get("burstiness"):
-            parts.append(f"burst={p['burstiness']:g}")
-    if p.get("seed"):
-        parts.append(f"seed={p['seed']}")
-    return " ".join(parts)
-
-
 def token_counts(records, prompts, tokenizer) -> list[dict]:
     """Per record: the token figures of its export row. Output: the server's usage where it sent
     one, else the client's count (tokenizer, or streamed pieces without one); input: the
     client's count (as vLLM), else the server's, else the prompt's words (estimated). With a
     tokenizer the server's output count must agree with the streamed text's (else the request is
-    invalid: serving_client.verify_output); without one the counts are unverified (the point is
+    invalid: client.verify_output); without one the counts are unverified (the point is
     flagged, serving_summary)."""
-    from gpuparity.workloads.serving_client import verify_output
+    from gpuparity.workloads.serving.client import verify_output
 
     out = []
     for rec, prompt in zip(records, prompts, strict=True):
@@ -480,20 +454,6 @@ class Progress:
         eta = elapsed / self.done_n * (self.total - self.done_n)
         self.ctx.say(f"{self.label}: {self.done_n}/{self.total} done, {self.failed} failed, "
                      f"{self.pieces / elapsed:.1f} tok/s, ETA {eta:.0f} s")
-
-
-def table_of(result: dict, s: dict) -> None:
-    from gpuparity.workloads.serving_summary import load_label, summary_table
-
-    metric = result.get("metric") or {}
-    title = f"{result['info']['curve_key']} {load_label(result['params'])}"
-    result["info"]["table"] = summary_table(title, s, (metric.get("ci_low"), metric.get("ci_high")))
-
-
-def fill_derived(result: dict, s: dict) -> None:
-    result["derived"] = {
-        "tokens_per_s": result["metric"]["value"] * s["gpus"], "interactivity": s["interactivity"],
-        **{f"{lat}_ms": s[f"{lat}_ms"]["median"] for lat in ("ttft", "tpot", "itl", "e2el")}}
 
 
 def finish(result: dict, s: dict, params: dict) -> dict:

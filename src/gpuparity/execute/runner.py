@@ -11,7 +11,7 @@
                 that case with the signal, and the run goes on.
 - A watchdog fails a case that gives no result within its deadline ("hung"); in a worker the
   process is killed and a fresh one continues once the device answers again.
-- Every finished trial is appended to the run's journal (results/journal.py) before the next
+- Every finished trial is appended to the run's journal (execute/journal.py) before the next
   starts; Ctrl-C / SIGTERM keep the finished results and mark the run interrupted.
 """
 
@@ -25,10 +25,9 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
-from gpuparity.errors import Terminated
+from gpuparity.errors import Terminated, is_oom
 from gpuparity.results.schema import mark, new_result, now_iso
 
-OOM_MARKERS = ("out of memory", "CUDA out of memory", "HIP out of memory", "DefaultCPUAllocator: can't allocate")
 CASE_TIMEOUT_S = 900.0          # watchdog default; a workload may set its own `timeout_s`
 
 
@@ -109,12 +108,6 @@ def watchdog(seconds: float | None, what: str) -> Iterator[None]:
         signal.signal(signal.SIGALRM, old)
 
 
-def is_oom(exc: BaseException) -> bool:
-    name = type(exc).__name__
-    return name == "OutOfMemoryError" or isinstance(exc, MemoryError) or any(
-        m in str(exc) for m in OOM_MARKERS)
-
-
 def case_timeout(workload, ctx) -> float:
     return float(getattr(workload, "timeout_s", None) or ctx.options.get("case_timeout") or CASE_TIMEOUT_S)
 
@@ -157,7 +150,7 @@ def short(params: dict) -> str:
         f" {params['dtype']}" if params.get("dtype") else "")
 
 
-# -- planning (the case list itself: gpuparity.plan.cases_for) ------------------------------
+# -- planning (the case list itself: gpuparity.execute.plan.cases_for) ------------------------------
 def apply_sets(cases: list[dict], sets: dict) -> list[dict]:
     """Cases with every --set axis a case has replaced by each given value (comma lists multiply),
     values converted to the type the case uses; axes not set keep the suite's values."""
@@ -234,7 +227,7 @@ def execute_plan(pairs: list[tuple], ctx, doc: dict, on_result: Callable[[dict],
 
     if shuffle and seed is None:
         seed = random.SystemRandom().randrange(2**31)
-        from gpuparity import dist
+        from gpuparity.platform import dist
 
         if dist.initialized():       # every rank of a torchrun job must run the cases in one order
             seed = int(dist.reduce_max([float(seed)])[0])
@@ -275,9 +268,10 @@ def execute_plan(pairs: list[tuple], ctx, doc: dict, on_result: Callable[[dict],
                     w, params = pairs[i]
                     finished(i, t, position, run_case(w, params, ctx))
         else:
-            from gpuparity.workers import run_in_workers
+            from gpuparity.execute.workers import run_in_workers
 
-            run_in_workers(pairs, orders, ctx, isolate=(mode == "isolate"), started=started, finished=finished)
+            run_in_workers(pairs, orders, ctx, isolate=(mode == "isolate"), case_timeout=case_timeout,
+                           started=started, finished=finished)
         if hold is not None:
             hold.start()
         doc["status"] = "complete"
@@ -293,7 +287,7 @@ def execute_plan(pairs: list[tuple], ctx, doc: dict, on_result: Callable[[dict],
 
     doc["results"] = finite_json(merge_all(pairs, done, ctx))
     doc["machine"]["end"] = snapshot(ctx.telemetry, window_s=0.0 if doc["status"] != "complete" else 0.3)
-    from gpuparity import dist
+    from gpuparity.platform import dist
     from gpuparity.platform.machine import mark_contention
 
     # a busy machine is evidence: results of a contended run never support faster/slower
@@ -329,7 +323,7 @@ def build_context(suite: str, options: dict, profile_dir: str | None = None, fin
     device = torch_device(fp)
     sampler = open_sampler(fp)
     fp = dict(fp, telemetry=sampler.describe())
-    from gpuparity import dist
+    from gpuparity.platform import dist
 
     if fingerprint is None and dist.is_distributed():  # torchrun job: its shape and this node's GPU links
         fp["distributed"] = dict(dist.describe(), topology=dist.topology(fp.get("backend", "cpu")))

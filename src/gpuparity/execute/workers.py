@@ -5,9 +5,10 @@ library autotuning, JIT caches) between trials as it varies between runs, so the
 the run-to-run spread; and a crash in native code (a segfault in a kernel library, a GPU memory
 fault aborting the process, the OOM killer) costs one case, not the run.
 
-Protocol. The parent starts `python -m gpuparity.workers` in its own session (terminal signals
-go to the parent, which stops the workers), writes one JSON line (the job) on its stdin and keeps
-stdin open: EOF there means the parent is gone and the worker exits. The worker writes JSON lines
+Protocol. The parent (this module) starts `python -m gpuparity.execute.worker_process` (the
+worker's side) in its own session (terminal signals go to the parent, which stops the workers),
+writes one JSON line (the job) on its stdin and keeps stdin open: EOF there means the parent is
+gone and the worker exits. The worker writes JSON lines
 on the pipe named by GPUPARITY_WORKER_FD (stdout and stderr stay free for libraries):
   {"event": "ready", "pid": ..}                      context built, device answered
   {"event": "start", "case": i}                      a case begins
@@ -28,7 +29,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 WORKER_FD_ENV = "GPUPARITY_WORKER_FD"
@@ -36,10 +36,10 @@ READY_TIMEOUT_S = 180.0
 
 
 # -- parent side --------------------------------------------------------------------------
-def run_in_workers(pairs: list[tuple], orders: list[list[int]], ctx, isolate: bool, started, finished) -> None:
-    """Run each trial's cases (in its order) in a fresh worker, or each case alone with isolate."""
-    from gpuparity.runner import case_timeout
-
+def run_in_workers(pairs: list[tuple], orders: list[list[int]], ctx, isolate: bool, case_timeout, started,
+                   finished) -> None:
+    """Run each trial's cases (in its order) in a fresh worker, or each case alone with isolate;
+    case_timeout(workload, ctx): a case's watchdog deadline (the runner's)."""
     job = {"suite": ctx.suite, "options": ctx.options, "profile_dir": ctx.profile_dir,
            "fingerprint": {k: v for k, v in ctx.fingerprint.items() if k != "telemetry"},
            "workload_files": ctx.options.get("workload_files") or []}
@@ -69,7 +69,7 @@ class Worker:
         self.log = tempfile.TemporaryFile()
         env = dict(os.environ, **{WORKER_FD_ENV: str(write_fd)})
         env.pop("WORLD_SIZE", None)     # a worker is one process, never a torchrun rank
-        self.proc = subprocess.Popen([sys.executable, "-m", "gpuparity.workers"], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([sys.executable, "-m", "gpuparity.execute.worker_process"], stdin=subprocess.PIPE,
                                      stdout=self.log, stderr=self.log, env=env, pass_fds=(write_fd,),
                                      start_new_session=True)
         os.close(write_fd)
@@ -187,50 +187,3 @@ class Worker:
                 self.kill()
         os.close(self.fd)
         self.log.close()
-
-
-# -- worker side ----------------------------------------------------------------------------
-def _emit(out, event: dict) -> None:
-    out.write(json.dumps(event, default=str) + "\n")
-    out.flush()
-
-
-def _exit_with_parent() -> None:
-    """The parent keeps our stdin open; EOF means it is gone, so stop measuring for nobody."""
-    try:
-        while sys.stdin.buffer.read(1 << 16):
-            pass
-    finally:
-        os._exit(3)
-
-
-def main() -> None:
-    out = os.fdopen(int(os.environ[WORKER_FD_ENV]), "w", buffering=1)
-    job = json.loads(sys.stdin.buffer.readline())
-    threading.Thread(target=_exit_with_parent, daemon=True).start()
-    from gpuparity.runner import build_context, run_case
-    from gpuparity.workloads import base
-
-    for path in job.get("workload_files") or []:
-        base.load_workload_file(path)
-    ctx = build_context(job["suite"], job["options"], job.get("profile_dir"), fingerprint=job["fingerprint"])
-    ctx.trial = job.get("trial")
-    if ctx.device != "cpu":             # the device answers before any case is started
-        import torch
-
-        torch.ones(1, device=ctx.device).add_(1)
-        torch.cuda.synchronize()
-    _emit(out, {"event": "ready", "pid": os.getpid()})
-    for i, name, params in job["cases"]:
-        _emit(out, {"event": "start", "case": i})
-        ctx.progress = lambda text, i=i: _emit(out, {"event": "say", "case": i, "text": text})
-        result = run_case(base.get(name), params, ctx)
-        result.setdefault("info", {})["pid"] = os.getpid()
-        _emit(out, {"event": "result", "case": i, "result": result})
-    _emit(out, {"event": "done"})
-    out.close()
-    os._exit(0)      # skip interpreter teardown: a wedged device cannot hang the exit
-
-
-if __name__ == "__main__":
-    main()

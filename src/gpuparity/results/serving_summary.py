@@ -1,4 +1,7 @@
-"""A serving point's summary from its per-request records, in the shape of `vllm bench serve`.
+"""A serving point's summary from its per-request records, in the shape of `vllm bench serve`, and
+the figures a serving result carries (curve key, derived rates, the table `show` prints, the token
+count tolerances). One definition in the results layer: the serving workload makes a point with
+it (workloads/serving/) and recompute holds a stored document to it, without the workload.
 
 The records (`request_rows`, stored in result info "requests" and written by `gpuparity export
 RUN --requests`) hold everything the summary is computed from, so any figure can be redone:
@@ -126,7 +129,7 @@ def summarize_point(rows: list[dict], gpus: int, percentiles=DEFAULT_PERCENTILES
         "server_output_tokens": _sum_known(good, "server_output_tokens"),
         "client_output_tokens": _sum_known(good, "client_output_tokens"),
         "client_counts": "tokenizer" if tokenizer else "streamed pieces",
-        # the output counts were checked against the served model's tokenizer (serving_client.verify_output)
+        # the output counts were checked against the served model's tokenizer (workloads/serving/client.verify_output)
         "verified": bool(tokenizer),
     }
     s["log_se"] = _log_rate_se([r["output_tokens"] for r in good], e2el)
@@ -256,6 +259,56 @@ def summary_table(title: str, s: dict, ci: tuple | None = None) -> dict:
 
 def _opt(v) -> str:
     return "-" if v is None else str(v)
+
+
+def curve_key(params: dict) -> str:
+    """What a curve's points share: everything that defines the workload except the load."""
+    p = params
+    parts = [p["dataset"]]
+    if "dataset_sha" in p:
+        parts.append(f"{p['dataset_file']}@{p['dataset_sha']}")
+    if "input_len" in p:
+        parts.append(f"in={p['input_len']}")
+    parts.append(f"out={p.get('output_len', 'dataset')}")
+    if p.get("range_ratio"):
+        parts.append(f"range={p['range_ratio']:g}")
+    if "prefix_len" in p:
+        parts.append(f"prefix={p['prefix_len']}x{p['num_prefixes']}")
+    parts.append(p["endpoint"])
+    if p["ignore_eos"]:
+        parts.append("ignore_eos")
+    if "concurrency" not in p:
+        parts.append("ramp" if p.get("ramp_up") else "rate")
+        if p.get("max_concurrency"):
+            parts.append(f"cap={p['max_concurrency']}")
+        if p.get("burstiness"):
+            parts.append(f"burst={p['burstiness']:g}")
+    if p.get("seed"):
+        parts.append(f"seed={p['seed']}")
+    return " ".join(parts)
+
+
+def table_of(result: dict, s: dict) -> None:
+    metric = result.get("metric") or {}
+    title = f"{result['info']['curve_key']} {load_label(result['params'])}"
+    result["info"]["table"] = summary_table(title, s, (metric.get("ci_low"), metric.get("ci_high")))
+
+
+def fill_derived(result: dict, s: dict) -> None:
+    result["derived"] = {
+        "tokens_per_s": result["metric"]["value"] * s["gpus"], "interactivity": s["interactivity"],
+        **{f"{lat}_ms": s[f"{lat}_ms"]["median"] for lat in ("ttft", "tpot", "itl", "e2el")}}
+
+
+# How far a server's usage may be from the client's own count before the request is invalid:
+# re-tokenizing streamed text can merge or split a few tokens, a chat template differs a little
+# from server to server, an EOS token may be counted or not.
+OUTPUT_TOLERANCE = (4, 0.10)       # tokens + share of the client's count
+PROMPT_TOLERANCE = (32, 0.10)
+
+
+def beyond(server: int, client: int, tolerance: tuple[int, float]) -> bool:
+    return abs(server - client) > tolerance[0] + tolerance[1] * client
 
 
 EXPORT_FIELDS = ("run_id", "key", "curve_key", "load", "trial", "i", "ok", "error", "timeout", "start_us", "end_us",

@@ -1,7 +1,7 @@
 """A small OpenAI-compatible completions server around a transformers model (default: SmolLM2-135M),
 with fault injection for testing clients.
 
-    python -m gpuparity.serving_server [--model smollm2|PATH|synthetic:<arch>|none] [--port 8000] [--faults]
+    python -m gpuparity.demo.serving_server [--model smollm2|PATH|synthetic:<arch>|none] [--port 8000] [--faults]
 
 Speaks what the serving benchmark (and vLLM, SGLang, llama.cpp's server) speak:
 POST /v1/completions and /v1/chat/completions with "stream": true -> server-sent events
@@ -331,7 +331,7 @@ def serve(model: str, host: str, port: int, device: str, dtype: str, faults: boo
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="python -m gpuparity.serving_server", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m gpuparity.demo.serving_server", description=__doc__.splitlines()[0])
     p.add_argument("--model", default="smollm2",
                    help="smollm2 | PATH (.gguf or HF folder) | synthetic:<arch> | none (fault routes only)")
     p.add_argument("--faults", action="store_true", help="also serve /fault/<mode>/... (misbehaviour for tests)")

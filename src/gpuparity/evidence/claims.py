@@ -8,7 +8,7 @@ widened by `tolerance` (relative). A ratio always reads "subject is x times base
 to train: baseline time / subject time). `kind` (one or a list) says which evidence answers it:
   mlperf           per-accelerator throughput of single-node, one-accelerator-type inference rows
                    of one model and scenario, compared as `reference compare` compares them
-                   (analysis/evidence_rules: division, availability, precision class, accelerator
+                   (evidence/rules: division, availability, precision class, accelerator
                    count, variants, distinct runs; one check per round); `statistic: best` (the
                    highest submission per side: what each platform can reach) or `median`.
   mlperf-training  MLPerf Training time to train of one benchmark, under the same rules, at equal
@@ -17,7 +17,7 @@ to train: baseline time / subject time). `kind` (one or a list) says which evide
                    rounds: later / earlier result, subject = the later round.
   spec             a datasheet field (tdp_w, memory_gb, ...): the ratio, plus optional absolute bounds.
   price            $/GPU-hour in the shipped price book, one check per basis.
-  own-runs         stored runs of each platform compared by analysis.compare.compare_runs.
+  own-runs         stored runs of each platform compared by comparison.compare.compare_runs.
   porting          the tree-level score of a `gpuparity port` report (--port-report).
 Verdicts: supported (every check holds), partly (some hold, or only the direction holds),
 contradicted (the evidence there is contradicts it: every check fails), untested (no evidence
@@ -33,8 +33,8 @@ from importlib import resources
 from pathlib import Path
 
 from gpuparity import validate
-from gpuparity.analysis.claims_models import KINDS, Claim, ClaimsFile, Side
 from gpuparity.errors import UserError
+from gpuparity.evidence.claims_models import KINDS, Claim, ClaimsFile, Side
 
 __all__ = ["KINDS", "VERDICTS", "evaluate_claim", "evaluate_claims", "load_claims"]
 
@@ -46,7 +46,7 @@ MAX_PORT_REPORT_BYTES = 64 * validate.MiB
 
 # -- loading --------------------------------------------------------------------------------------
 def default_claims_text() -> str:
-    return resources.files("gpuparity.analysis").joinpath(f"data/{DEFAULT_FILE}").read_text()
+    return resources.files("gpuparity.evidence").joinpath(f"data/{DEFAULT_FILE}").read_text()
 
 
 def load_claims(path: str | Path | None = None) -> list[Claim]:
@@ -83,7 +83,7 @@ def load_claims(path: str | Path | None = None) -> list[Claim]:
 
 
 def resolve_spec(ref: str) -> str:
-    from gpuparity.analysis.reference import resolve_spec as resolve
+    from gpuparity.evidence.reference import resolve_spec as resolve
 
     return resolve(ref)
 
@@ -209,7 +209,7 @@ class References:
         self.store, self._rows = store, {}
 
     def rows(self, source: str) -> list[dict]:
-        from gpuparity.analysis.reference import stored_rows
+        from gpuparity.evidence.reference import stored_rows
 
         if source not in self._rows:
             self._rows[source] = stored_rows(self.store, source)[0]
@@ -217,7 +217,7 @@ class References:
 
 
 def _row_evidence(kind: str, side: str, row: dict, value: float) -> dict:
-    from gpuparity.analysis.reference import citation, describe
+    from gpuparity.evidence.reference import citation, describe
 
     return {"kind": kind, "side": side, "ref_id": row["ref_id"], "result_id": row["result_id"],
             "round": row.get("round"), "submitter": row.get("submitter"), "value": value,
@@ -235,7 +235,7 @@ def _import_hint(source: str, rnd: str | None) -> str:
 def _pairs(claim: Claim, rows: list[dict], rules, statistic: str) -> dict:
     """The comparison rules' groups for a claim: A = baseline, B = subject, so each group's ratio
     (B / A, as `reference compare` reports it) is the claim's subject / baseline."""
-    from gpuparity.analysis.evidence_rules import compare_groups
+    from gpuparity.evidence.rules import compare_groups
 
     def stack_ok(side: str, row: dict) -> bool:
         return _stack_ok(row, (claim.baseline if side == "a" else claim.subject).stack)
@@ -273,8 +273,8 @@ def _unpaired(kind: str, result: dict) -> list[dict]:
 
 
 def evidence_mlperf(claim: Claim, refs: References) -> tuple[list, list, str | None]:
-    from gpuparity.analysis.evidence_rules import Rules
-    from gpuparity.analysis.mlperf import SOURCE
+    from gpuparity.evidence.mlperf import SOURCE
+    from gpuparity.evidence.rules import Rules
 
     m = claim.mlperf
     rnd = m.round.lstrip("v") if m.round else None
@@ -321,8 +321,8 @@ def _elsewhere(refs: list[dict], side: Side, m) -> str:
 def evidence_training(claim: Claim, refs: References) -> tuple[list, list, str | None]:
     """Time to train per side at equal accelerator counts, one round at a time;
     ratio = baseline time / subject time."""
-    from gpuparity.analysis.evidence_rules import Rules
-    from gpuparity.analysis.mlperf_training import SOURCE
+    from gpuparity.evidence.mlperf_training import SOURCE
+    from gpuparity.evidence.rules import Rules
 
     t = claim.training
     rnd = t.round.lstrip("v") if t.round else None
@@ -367,8 +367,8 @@ def _system_key(row: dict) -> tuple:
 
 def evidence_rounds(claim: Claim, refs: References) -> tuple[list, list, str | None]:
     """The same system in two inference rounds: later / earlier result (subject = later round)."""
-    from gpuparity.analysis.evidence_rules import Rules, admit
-    from gpuparity.analysis.mlperf import SOURCE
+    from gpuparity.evidence.mlperf import SOURCE
+    from gpuparity.evidence.rules import Rules, admit
 
     m = claim.mlperf
     early, late = (r.lstrip("v") for r in m.rounds)
@@ -433,7 +433,7 @@ def evidence_spec(claim: Claim) -> tuple[list, list, str | None]:
 
 
 def evidence_price(claim: Claim) -> tuple[list, list, str | None]:
-    from gpuparity.analysis.prices import BASES, price_book
+    from gpuparity.platform.prices import BASES, price_book
 
     book = price_book()
     ids = {s: resolve_spec(getattr(claim, s).gpu) for s in ("subject", "baseline")}
@@ -467,8 +467,8 @@ def evidence_own_runs(claim: Claim, store) -> tuple[list, list, str | None]:
     lacking = [s for s, runs in (("subject", subject), ("baseline", baseline)) if not runs]
     if lacking:
         return [missing("own-runs", f"no stored runs on {side_label(getattr(claim, s))}", s) for s in lacking], [], command
-    from gpuparity.analysis.compare import compare_sides
-    from gpuparity.analysis.sides import side_from_store
+    from gpuparity.comparison.compare import compare_sides
+    from gpuparity.comparison.sides import side_from_store
 
     # The results table's columns, as `compare` reads them: the cost of these runs' rows only.
     result = compare_sides(side_from_store(store, baseline, "A"), side_from_store(store, subject, "B"),

@@ -19,8 +19,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from gpuparity.workloads.serving_datasets import Prompt
-from gpuparity.workloads.serving_wire import (
+from gpuparity.results.serving_summary import OUTPUT_TOLERANCE, PROMPT_TOLERANCE, beyond
+from gpuparity.workloads.serving.datasets import Prompt
+from gpuparity.workloads.serving.wire import (
     BodyDecoder,
     EventStream,
     ProtocolError,
@@ -213,11 +214,8 @@ def http_error(status: int, body: str, ignore_eos: bool) -> str:
     return f"HTTP {status}: {one_line(body, 200)}"
 
 
-# How far a server's usage may be from the client's own count before the request is invalid:
-# re-tokenizing streamed text can merge or split a few tokens, a chat template differs a little
-# from server to server, an EOS token may be counted or not.
-OUTPUT_TOLERANCE = (4, 0.10)       # tokens + share of the client's count
-PROMPT_TOLERANCE = (32, 0.10)
+# The token count tolerances (OUTPUT_TOLERANCE, PROMPT_TOLERANCE) and `beyond` are results/serving_summary's:
+# recompute holds a stored point to the same ones.
 PROMPT_BYTES_SLACK = 1024          # without a tokenizer: a prompt has at most its UTF-8 bytes + a template
 
 
@@ -246,10 +244,6 @@ def check_usage(rec: Record, prompt: Prompt) -> None:
         rec.fail(f"usage says {inp} prompt tokens for a prompt of {prompt.tokens} tokens")
     elif inp is not None and prompt.tokens is None and inp > prompt_bytes(prompt) + PROMPT_BYTES_SLACK:
         rec.fail(f"usage says {inp} prompt tokens for a prompt of {prompt_bytes(prompt)} bytes")
-
-
-def beyond(server: int, client: int, tolerance: tuple[int, float]) -> bool:
-    return abs(server - client) > tolerance[0] + tolerance[1] * client
 
 
 def verify_output(rec: Record, client_tokens: int) -> None:

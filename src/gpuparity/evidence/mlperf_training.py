@@ -37,7 +37,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from gpuparity import validate
-from gpuparity.analysis.mlperf import (
+from gpuparity.errors import UserError
+from gpuparity.evidence.mlperf import (
     Count,
     Figure,
     LongText,
@@ -49,7 +50,6 @@ from gpuparity.analysis.mlperf import (
     map_accelerator,
     parse_software,
 )
-from gpuparity.errors import UserError
 
 SOURCE = "mlperf-training"
 NOTE = ("MLPerf Training time to train (minutes, lower is better): the olympic mean of the runs times "

@@ -25,7 +25,7 @@ inside one run. Trials of one run all see the same rho(r) + e(k,r), so:
   Satterthwaite. A key with one run in such a category takes V + s0^2.
 - A category whose keys each have one run cannot see its run-to-run spread: it takes a Prior
   (shared variance + key x run variance, with degrees of freedom): from the store's history of
-  the same product and stack (analysis/history.py), else a per-category default
+  the same product and stack (comparison/history.py), else a per-category default
   (results/figure.py RUN_SPREAD_DEFAULTS), or --run-spread; every view says which. With T >= 2
   trials in the run, var L(k) = prior + (moderated within-run trial variance) / T; one trial:
   prior + the larger of se^2 and the prior's trial-to-trial variance (history measures it; the

@@ -4,7 +4,7 @@ how a side is named on the command line (run ids, files, stores, filters).
 A side is columnar. Per key (a result's stable hash): metadata from the newest run holding it,
 the number of runs, the union of the results' flags, the peak kind, measured power. Per unit
 (one trial of one key in one run): the trial figure, its log standard error, and a unit id
-(run, trial); the estimator (analysis/estimate.py) averages a key's trials within each run and
+(run, trial); the estimator (comparison/estimate.py) averages a key's trials within each run and
 treats the run as the unit. Per run that was contended (the machine busy, platform/machine.py):
 the reasons, from its document. `origin`: the store a side was read from (for its history).
 """
@@ -374,7 +374,7 @@ def _is_sqlite(path: str) -> bool:
 
 def load_run_docs(path: str) -> list[dict]:
     """An exported run file (one run document, or a JSON list of them), bounded and validated."""
-    from gpuparity.results.schema import validate_run
+    from gpuparity.results.document import validate_run
     from gpuparity.validate import load_json
 
     data = load_json(path, None, "run file")

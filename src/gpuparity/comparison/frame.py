@@ -9,7 +9,7 @@ or where the figure exceeds the peak, which then carries the peak_exceeded flag)
 spreads the parameters into one typed column each (ints stay ints: pandas' nullable Int64 where
 some rows lack the parameter).
 
-compare(): the rows of `gpuparity compare` (analysis.compare.compare_sides) as a DataFrame, with
+compare(): the rows of `gpuparity compare` (comparison.compare.compare_sides) as a DataFrame, with
 the category geometric means, the headline sentence and the sides in `df.attrs`.
 """
 
@@ -57,8 +57,8 @@ def _check_filters(filters: dict, allowed: tuple) -> None:
 def _unit_peak(spec: dict | None, workload: str, params: str | None, peak_kind: str | None, unit: str | None,
                dtype: str | None) -> float | None:
     """The datasheet peak a result is measured against, in its figure's unit (results.figure's rule,
-    with compare's peak kinds from analysis.normalise); None where unknown."""
-    from gpuparity.analysis.normalise import peak_kind_of
+    with compare's peak kinds from comparison.normalise); None where unknown."""
+    from gpuparity.comparison.normalise import peak_kind_of
     from gpuparity.results.figure import unit_peak
 
     return unit_peak(spec, peak_kind_of(workload, unit, dtype, peak_kind, params), unit) if spec else None
@@ -88,7 +88,7 @@ def load(db: str | None = None, *, wide: bool = False, samples: bool = False, co
     each result's raw throughput samples as a list column."""
     import pandas as pd
 
-    from gpuparity.analysis.sides import _check_since
+    from gpuparity.comparison.sides import _check_since
     from gpuparity.results.figure import PEAK_EXCEEDED, pct_of_peak
     from gpuparity.results.store import Store, decode_samples, run_filter_sql
 
@@ -241,7 +241,7 @@ def widen(df):
 def _side(spec, label: str, db: str | None, filters: dict):
     """A side from what a notebook holds: a CLI-style token (run id, file, store, 'gpu=..'),
     run documents (one or a list), or a dict of filters (gpu=, stack=, host=, since=)."""
-    from gpuparity.analysis.sides import load_side, side_from_runs
+    from gpuparity.comparison.sides import load_side, side_from_runs
     from gpuparity.errors import UserError
 
     if isinstance(spec, str) or spec is None:
@@ -269,8 +269,8 @@ def compare(a, b, db: str | None = None, *, tolerance: float = 0.05, wide: bool 
     machine was busy), "scope" and "run_spread"."""
     import pandas as pd
 
-    from gpuparity.analysis.compare import compare_sides
-    from gpuparity.report.headline import headline
+    from gpuparity.comparison.compare import compare_sides
+    from gpuparity.comparison.headline import headline
 
     _check_filters(filters, ("gpu", "stack", "host", "since"))
     result = compare_sides(_side(a, "A", db, filters), _side(b, "B", db, filters), tolerance, prices,

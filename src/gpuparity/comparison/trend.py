@@ -38,8 +38,8 @@ def trend(store, run_ids: list[str], by: str = "all", tolerance: float = 0.05, p
     When every run falls into one group (one stack, one label ...) and there are several runs,
     each run becomes its own group (by "run"), oldest first, and the result's note says so: the
     one group's figures over time."""
-    from gpuparity.analysis.frame import run_labels
-    from gpuparity.analysis.sides import run_summary, side_from_store
+    from gpuparity.comparison.frame import run_labels
+    from gpuparity.comparison.sides import run_summary, side_from_store
 
     fps = store.run_fingerprints(run_ids)
     labels = run_labels(store, run_ids) if by == "label" else {}
@@ -73,7 +73,7 @@ def trend(store, run_ids: list[str], by: str = "all", tolerance: float = 0.05, p
 
 
 def _step(old, new, tolerance: float, prices) -> dict:
-    from gpuparity.analysis.compare import compare_sides
+    from gpuparity.comparison.compare import compare_sides
 
     result = compare_sides(old, new, tolerance, prices)
     changes = [r for r in result["rows"] if r["verdict"] in ("faster", "slower")]

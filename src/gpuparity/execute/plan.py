@@ -42,8 +42,8 @@ def cases_for(names: list[str], suite: str, ctx, sets: dict | None = None, judge
     per key, so a workload named twice is measured once). `sets` (--set values that name a
     workload's axes) replace those axes in every case of that workload (runner.apply_sets).
     judge: ask each workload whether it runs there (supports()); the runner asks again per trial."""
+    from gpuparity.execute.runner import apply_sets
     from gpuparity.results.schema import result_key
-    from gpuparity.runner import apply_sets
     from gpuparity.workloads.base import get
 
     out, seen = [], set()
@@ -105,8 +105,8 @@ def case_seconds(case: Case, ctx) -> tuple[float, float]:
 def plan_document(cases: list[Case], ctx, suite: str, trials: int, seed: int | None) -> dict:
     """What `plan --json` writes and `run --like` reads: the cases with keys and skips, the suite,
     trials and seed, and the estimated duration."""
-    from gpuparity import BENCHMARK_VERSION, __version__
     from gpuparity.results.schema import now_iso
+    from gpuparity.version import BENCHMARK_VERSION, __version__
 
     spans = [case_seconds(c, ctx) for c in cases]
     options = {k: v for k, v in (ctx.options or {}).items() if k not in ("workload_files", "power_required")}
@@ -169,8 +169,7 @@ def _plan_model():
 def load_like(path: str) -> Like:
     """A run document or a plan file, validated, as the cases to measure (one-line error if it is
     neither)."""
-    from gpuparity.results.document import check_bounds
-    from gpuparity.results.schema import validate_run
+    from gpuparity.results.document import check_bounds, validate_run
     from gpuparity.validate import load_json, parse
 
     doc = load_json(path, None, "--like file")

@@ -4,7 +4,7 @@ quick: every workload, small (a 2-core CPU in about two minutes; on a GPU still 
 GEMMs and arrays far above any cache); standard: GPU sizes, about ten minutes on one GPU; full:
 sweeps; comm: collectives only. A workload says which suites it belongs to (`Workload.suites`)
 and sizes its cases per suite and device class (CPU or GPU) with constants, never from the device
-itself, so the same suite has the same keys on every GPU (gpuparity.plan, `gpuparity plan`).
+itself, so the same suite has the same keys on every GPU (gpuparity.execute.plan, `gpuparity plan`).
 """
 
 from __future__ import annotations

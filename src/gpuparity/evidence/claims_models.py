@@ -102,12 +102,12 @@ class Expected(BaseModel):
 
 Round = Annotated[str, _text(10, one_line=True), Field(pattern=r"^v?\d{1,2}\.\d{1,2}$")]
 Statistic = Literal["best", "median"]
-Status = Literal["available", "preview", "rdi", "all"]      # evidence_rules.STATUSES
+Status = Literal["available", "preview", "rdi", "all"]      # evidence.rules.STATUSES
 
 
 class MlperfSpec(BaseModel):
     """MLPerf Inference rows: one benchmark and scenario of one division (and round), compared by
-    analysis/evidence_rules: available systems (status), one precision class and accelerator count
+    evidence/rules: available systems (status), one precision class and accelerator count
     per check."""
 
     model_config = Strict

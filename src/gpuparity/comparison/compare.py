@@ -1,12 +1,12 @@
 """Compare two platforms: per-key ratio B/A with its interval, verdicts, category means, and
 the same ratios normalised per spec peak, per GPU-hour price and per watt.
 
-Two loaders (analysis/sides.py) feed one columnar core (`compare_core`); the statistics are in
-analysis/estimate.py (read its notes: the run as the unit, moderated variances, a prior for the
+Two loaders (comparison/sides.py) feed one columnar core (`compare_core`); the statistics are in
+comparison/estimate.py (read its notes: the run as the unit, moderated variances, a prior for the
 run-to-run spread a one-run side cannot see, random-effects means, the symmetric band,
-multiplicity); the prior comes from the store's history (analysis/history.py) or a default;
-normalisation in analysis/normalise.py; serving at equal interactivity in
-analysis/serving_compare.py.
+multiplicity); the prior comes from the store's history (comparison/history.py) or a default;
+normalisation in comparison/normalise.py; serving at equal interactivity in
+comparison/serving_compare.py.
 
 Rules beyond the statistics:
 - A result flagged unstable, host_bound or contended on either side is at most "inconclusive"; so
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpuparity.analysis.estimate import (
+from gpuparity.comparison.estimate import (
     LEVEL,
     MOSTLY,
     VERDICTS,
@@ -48,9 +48,9 @@ from gpuparity.analysis.estimate import (
     side_estimate,
     verdicts,
 )
-from gpuparity.analysis.normalise import NORMALISED, _facts, _listed, _normalised_columns, _ratio_or_nan
-from gpuparity.analysis.serving_compare import serving_at_equal_interactivity
-from gpuparity.analysis.sides import Side, gc_paused, side_from_runs
+from gpuparity.comparison.normalise import NORMALISED, _facts, _listed, _normalised_columns, _ratio_or_nan
+from gpuparity.comparison.serving_compare import serving_at_equal_interactivity
+from gpuparity.comparison.sides import Side, gc_paused, side_from_runs
 from gpuparity.results.figure import PEAK_EXCEEDED
 
 NO_CLAIM = {"unstable", "host_bound", "unverified_tokens"}      # flags that hold a verdict at "inconclusive"
@@ -112,9 +112,9 @@ def default_priors(side: Side, floor: float | None = None, found: dict | None = 
 
 
 def resolve_priors(a: Side, b: Side, floor: float | None, history, stores=None) -> tuple[dict, dict]:
-    """Priors of both sides, with the stores' history where `history` allows (analysis/history);
+    """Priors of both sides, with the stores' history where `history` allows (comparison/history);
     stores: the command's StorePool, so a store already open is not opened again."""
-    from gpuparity.analysis.history import history_priors, platform_of, store_for
+    from gpuparity.comparison.history import history_priors, platform_of, store_for
     from gpuparity.results.figure import run_spread_env
 
     exclude = {r["run_id"] for s in (a, b) for r in s.runs}
@@ -347,12 +347,12 @@ def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level:
     """The comparison document (see compare_runs); the statistics come from `compare_core`, and
     every per-row figure is computed as a column (100k rows in about a second).
 
-    history: where a one-run side's run-to-run spread is learned (analysis/history.store_for):
+    history: where a one-run side's run-to-run spread is learned (comparison/history.store_for):
     None (not at all: the default or `floor`), "auto" (the store a side came from, else the
     default store if it exists) or {label: store url}. stores: the command's StorePool (the
     history is read through the connection the sides came through)."""
     if prices is None:
-        from gpuparity.analysis.prices import PriceBook
+        from gpuparity.platform.prices import PriceBook
 
         prices = PriceBook(use_config=False)
     priors = resolve_priors(a, b, floor, history, stores)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpuparity.analysis.sides import Side
+from gpuparity.comparison.sides import Side
 
 NORMALISED = ("per_peak", "per_dollar", "per_watt")
 
@@ -80,7 +80,7 @@ def _normalised_columns(value: np.ndarray, peak, price, watts, source, units: li
     """One side's per-peak, per-dollar and per-watt figures, as columns. A figure above its peak
     (results.figure.pct_of_peak) blanks that peak in place, so no per-peak ratio uses it either;
     "_{tag}_exceeded" (a boolean array, for the caller's flags) says where."""
-    from gpuparity.analysis.prices import usd_per_million_tokens
+    from gpuparity.platform.prices import usd_per_million_tokens
     from gpuparity.results.figure import pct_of_peak
 
     pct, exceeded = pct_of_peak(value, peak)

@@ -3,7 +3,7 @@
 A side with one run of each key cannot see how much a second run would move it. The store often
 can: earlier runs of the same product (spec id) and stack in which some keys were measured in two
 or more runs. Their run means are fitted with the same run-level model as a side with several runs
-(analysis/estimate.run_level_fit, per category): the shared run variance (runs - 1 df) and the
+(comparison/estimate.run_level_fit, per category): the shared run variance (runs - 1 df) and the
 moderated key x run variance (prior df) become the Prior of the one-run side (empirical Bayes:
 the earlier runs are the prior; one run adds nothing to it), with the pooled trial-to-trial
 variance inside those runs for a side measured in one trial.
@@ -22,7 +22,7 @@ import os
 
 import numpy as np
 
-from gpuparity.analysis.estimate import Prior, run_level_fit
+from gpuparity.comparison.estimate import Prior, run_level_fit
 
 HISTORY_RUNS = 30            # newest earlier runs of one product and stack read for a prior
 NOT_USUAL = ("unstable", "contended")

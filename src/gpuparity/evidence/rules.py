@@ -155,7 +155,7 @@ def annotate(row: dict) -> dict:
     """The facts the rules read, derived from the row's own fields (so rows stored by any version
     read the same): status_class, precision_class, variant, base_spec_id, units_expected,
     units_flag, run_key. The accelerator mapping is redone from the name as published."""
-    from gpuparity.analysis.mlperf import map_accelerator
+    from gpuparity.evidence.mlperf import map_accelerator
 
     if row.get("accelerator"):
         accel = map_accelerator(str(row["accelerator"]))

@@ -1,7 +1,7 @@
 """Third-party reference results (MLPerf Inference and Training) in the store: import, read back,
 filter, and compare per accelerator.
 
-Which rows compare with which is decided in one place, analysis/evidence_rules (division,
+Which rows compare with which is decided in one place, evidence/rules (division,
 availability, precision class, scale, product variants, distinct runs, one round at a time);
 per-accelerator inference figures are derived, come only from single-node rows with one
 accelerator type, and are quoted with their result IDs. MLPerf's two accuracy targets (-99,
@@ -16,8 +16,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from gpuparity.analysis import evidence_rules, mlperf, mlperf_training
 from gpuparity.errors import UserError
+from gpuparity.evidence import mlperf, mlperf_training
+from gpuparity.evidence import rules as evidence_rules
 
 FORMATS = {"mlperf": mlperf.SOURCE, "mlperf-inference": mlperf.SOURCE, "mlperf-training": mlperf_training.SOURCE}
 SOURCES = (mlperf.SOURCE, mlperf_training.SOURCE)
@@ -218,7 +219,7 @@ def compare(rows: list[dict], acc_a: str, acc_b: str, statistic: str = "best",
             rules: evidence_rules.Rules | None = None) -> dict:
     """Per round, division, benchmark, scenario, precision class and scale: B / A (the second part
     over the first, as `gpuparity compare` reads it; training: A's time to train over B's), under
-    the comparison rules (analysis/evidence_rules)."""
+    the comparison rules (evidence/rules)."""
     rules = rules or evidence_rules.Rules()
     result = evidence_rules.compare_groups(rows, resolve_spec(acc_a), resolve_spec(acc_b), rules, statistic)
     return evidence_rules.public(result)

@@ -1,7 +1,7 @@
 """The answer in one sentence: "B is 1.80x A on kernels [1.60, 2.00]: faster; on models 1.01x [0.98, 1.03]:
 parity; 3 trials a side." Every clause carries its own verdict word.
 
-Built from a comparison document (analysis.compare.compare_sides) and shared by the HTML report,
+Built from a comparison document (comparison.compare.compare_sides) and shared by the HTML report,
 its markdown twin and anything else that wants the short answer. Tolerant of documents written
 before trials and flags existed (it then counts runs).
 """

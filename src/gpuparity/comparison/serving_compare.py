@@ -23,8 +23,8 @@ from statistics import NormalDist
 
 import numpy as np
 
-from gpuparity.analysis.estimate import verdict
-from gpuparity.analysis.sides import Side
+from gpuparity.comparison.estimate import verdict
+from gpuparity.comparison.sides import Side
 
 DRAWS = 2000
 SEED = 20240601

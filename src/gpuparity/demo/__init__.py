@@ -1,0 +1,1 @@
+"""Demo and test helpers that ship with the package: a fault-injecting OpenAI-compatible server."""
