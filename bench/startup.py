@@ -27,8 +27,10 @@ def main() -> None:
         env = dict(os.environ, GPUPARITY_DB=os.path.join(tmp, "s.db"))
         gp = [sys.executable, "-m", "gpuparity"]
         base = timed([sys.executable, "-c", "pass"], env)
-        verbs = [["--help"], ["list"], ["show", "--help"], ["export", "--help"], ["import", "--help"],
-                 ["compare", "--help"], ["report", "--help"], ["port", "--help"], ["claims", "--help"]]
+        # every verb's --help (what starting it costs before it touches a device or a store), plus list
+        verbs = [["--help"], ["list"]] + [[v, "--help"] for v in (
+            "info", "specs", "plan", "run", "list", "show", "export", "import", "compare", "trend",
+            "report", "port", "reference", "claims")]
         worst = ("", 0.0)
         print(f"python -c pass: {base:.3f} s")
         for v in verbs:
