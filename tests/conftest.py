@@ -36,3 +36,29 @@ def run_cli(*args: str, env: dict | None = None, timeout: float = 600, input: st
 @pytest.fixture
 def cli():
     return run_cli
+
+
+@pytest.fixture(scope="session")
+def quick_suite_run(tmp_path_factory):
+    """The quickstart's run, once per test session: `gpuparity run --suite quick --json
+    quick-run.json` into its own store (a few minutes on two busy cores). Returns (doc, db, json
+    path, env, the run's printed table). $GPUPARITY_QUICK_RUN names an existing quick-run.json to
+    reuse instead (imported into the store, so store-reading tests still see it)."""
+    import json
+
+    folder = tmp_path_factory.mktemp("quick-suite")
+    db, out = str(folder / "s.db"), str(folder / "quick-run.json")
+    env = {"GPUPARITY_DB": db, "GPUPARITY_SPOOL": str(folder / "spool")}
+    given = os.environ.get("GPUPARITY_QUICK_RUN")
+    if given:
+        with open(given, encoding="utf-8") as fh, open(out, "w", encoding="utf-8") as dst:
+            dst.write(fh.read())
+        p = run_cli("import", out, env=env)
+        assert p.returncode == 0, p.stderr
+        table = run_cli("show", "latest", env=env).stdout
+    else:
+        p = run_cli("run", "--suite", "quick", "--json", out, env=env)
+        assert p.returncode in (0, 1), p.stderr
+        table = p.stdout
+    with open(out, encoding="utf-8") as fh:
+        return json.load(fh), db, out, env, table

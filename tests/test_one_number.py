@@ -1,4 +1,4 @@
-"""One number per result: the figure a real run prints is the figure `show`, `compare`, the CSV /
+"""One number per result: the figure a real quick-suite run prints is the figure `show`, `compare`, the CSV /
 JSON outputs and `gpuparity.load()` give for it (results/figure.py computes it once), and so are
 its derived columns: % of peak and the per-peak ratio, within (0, 100] or flagged peak_exceeded."""
 
@@ -14,19 +14,13 @@ from gpuparity.cli.common import fmt
 
 
 @pytest.fixture(scope="module")
-def quick_run(tmp_path_factory):
-    from conftest import run_cli
-
-    folder = tmp_path_factory.mktemp("one-number")
-    db, out = str(folder / "s.db"), str(folder / "run.json")
-    env = {"GPUPARITY_DB": db, "GPUPARITY_SPOOL": str(folder / "spool")}
-    p = run_cli("run", "gemm", "memory", "training", "moe", "--json", out, env=env)
-    assert p.returncode in (0, 1), p.stderr
-    with open(out) as fh:
-        doc = json.load(fh)
+def quick_run(quick_suite_run):
+    """The quick suite's run (conftest: once per test session): every workload of the quickstart."""
+    doc, db, out, env, table = quick_suite_run
     ok = [r for r in doc["results"] if r["status"] == "ok"]
-    assert len(ok) >= 5, [(r["workload"], r["reason"]) for r in doc["results"]]
-    return doc, ok, db, out, env, p.stdout
+    assert {"gemm", "memory", "attention", "moe", "conv", "llm", "training"} <= {r["workload"] for r in ok}, \
+        [(r["workload"], r["reason"]) for r in doc["results"] if r["status"] != "ok"]
+    return doc, ok, db, out, env, table
 
 
 def test_run_table_and_show_print_the_figure(quick_run):
@@ -163,3 +157,68 @@ def test_percent_of_peak_is_one_number_in_every_view(quick_run, capsys, tmp_path
     for r in ok:
         if pct[r["key"]] is not None:
             assert f"{_num(pct[r['key']])} / {_num(pct[r['key']])}" in text, r["workload"]
+
+
+def twice_the_peaks(doc: dict) -> dict:
+    """The same run stated for a box whose every datasheet peak is twice this one's: its % of peak
+    (re-derived by the function import uses) halves, so B's per-peak ratio is half its raw ratio."""
+    import copy
+
+    from gpuparity.results.document import validate_run
+    from gpuparity.results.recompute import FLAG
+
+    b = copy.deepcopy(doc)
+    spec = b["fingerprint"]["spec"]
+    for field, value in list(spec.items()):
+        if field.endswith(("_tflops", "_tops", "_tbs", "_gbs")) and isinstance(value, (int, float)):
+            spec[field] = 2 * value
+    b["run_id"] = doc["run_id"] + "-2x"
+    b = validate_run(b, "twice", recompute=True)
+    b.pop("recomputed", None)
+    for r in b["results"]:
+        r["flags"] = [f for f in r.get("flags") or [] if f != FLAG]
+    return validate_run(b, "twice")        # as stated now, it imports
+
+
+def test_per_peak_ratio_is_the_ratio_over_the_peaks_in_every_view(quick_run, tmp_path, capsys):
+    """A side whose peaks are twice A's: every result with a % of peak on both sides reads a per-peak
+    ratio of half its raw ratio, the same in compare (JSON, CSV, store), gpuparity.compare() and
+    the report; a wrong or cancelled peak factor cannot pass (the A/A test above cannot see one)."""
+    from conftest import run_cli
+    from test_compare import main_inprocess
+
+    import gpuparity
+    from gpuparity.report.html import _num
+
+    doc, ok, db, out, env, _ = quick_run
+    b_doc = twice_the_peaks(doc)
+    b_path = tmp_path / "b.json"
+    b_path.write_text(json.dumps(b_doc))
+    assert run_cli("import", str(b_path), env=env).returncode == 0
+    with_peak = {r["key"] for r in ok if r["derived"].get("pct_peak") is not None}
+    assert len(with_peak) >= 5
+    b_pct = {r["key"]: r["derived"].get("pct_peak") for r in b_doc["results"] if r["status"] == "ok"}
+    views = {}
+    for name, args in (("json", [out, str(b_path)]), ("store", [doc["run_id"], b_doc["run_id"], "--db", db])):
+        code, text, err = main_inprocess(["compare", *args, "-f", "json"], capsys)
+        assert code == 0, err
+        views[name] = {r["key"]: r for r in json.loads(text)["rows"]}
+    code, text, err = main_inprocess(["compare", out, str(b_path), "-f", "csv"], capsys)
+    assert code == 0, err
+    views["csv"] = {line["key"]: {k: (float(v) if v not in ("", "None") and k in ("ratio", "ratio_per_peak",
+                                  "a_pct_peak", "b_pct_peak") else v) for k, v in line.items()}
+                    for line in csv.DictReader(io.StringIO(text))}
+    api = gpuparity.compare(out, str(b_path))
+    views["api"] = {row["key"]: row for row in api.to_dict("records")}
+    for name, rows in views.items():
+        for k in with_peak:
+            row = rows[k]
+            assert same(row["b_pct_peak"], row["a_pct_peak"] / 2) and same(b_pct[k], row["b_pct_peak"]), (name, k)
+            assert same(row["ratio_per_peak"], row["ratio"] / 2), (name, row["workload"])
+    html = tmp_path / "r.html"
+    code, _, err = main_inprocess(["report", out, str(b_path), "-o", str(html)], capsys)
+    assert code == 0, err
+    text = html.read_text()
+    for k in with_peak:
+        row = views["json"][k]
+        assert f"{_num(row['a_pct_peak'])} / {_num(row['b_pct_peak'])}" in text, row["workload"]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from gpuparity.measure.gates import elementwise
 from gpuparity.measure.operands import llc_bytes
+from gpuparity.platform.detect import INFINITY_CACHE_BYTES
 from gpuparity.workloads.base import Context, Prepared, Workload
 
 # Arrays touched per element (fp32 = 4 bytes each).
@@ -29,7 +30,9 @@ TRANSFERS = ("h2d", "d2h")
 SCALAR = 3.0
 OVER_LLC = 4
 FP32_TOL = 2.0**-23   # one fp32 rounding, relative (a fused multiply-add vs two roundings)
-LARGEST_LLC = 256 * 2**20   # the largest GPU last-level cache of the spec table (MI300-class Infinity Cache)
+# the largest GPU last-level cache of the spec table: the MI300/MI350-class Infinity Cache (NVIDIA's
+# L2s are smaller: 50 MB on H100/H200); one table of caches, so a new part moves the size with it
+LARGEST_LLC = max(INFINITY_CACHE_BYTES.values())
 # fp32 elements per array, per suite: GPUs 1 GiB (= 4 x 256 MB) and more; CPUs 256 MiB in quick
 # (a 2-core CPU copies that in ~0.1 s), 1 GiB otherwise.
 GPU_ELEMENTS = {"quick": OVER_LLC * LARGEST_LLC // 4, "standard": 2**29, "full": 2**29, "comm": 2**28}
