@@ -179,3 +179,55 @@ def test_load_selects_columns_and_filters_in_sql(store, monkeypatch):
     assert not any(" samples" in q.split("FROM")[0] for q in seen if "FROM results" in q)
     with pytest.raises(UserError, match="unknown column"):
         gpuparity.load(db=db, columns=["value", "colour"])
+
+
+def _traced(monkeypatch) -> list[str]:
+    """Every SQL statement the stores opened from here on run (sqlite3's trace callback)."""
+    seen: list[str] = []
+    real = Store._connect_sqlite
+
+    def connect(self):
+        conn = real(self)
+        conn.set_trace_callback(seen.append)
+        return conn
+
+    monkeypatch.setattr(Store, "_connect_sqlite", connect)
+    return seen
+
+
+def _selected(sql: str) -> set[str]:
+    """The column expressions of a SELECT."""
+    return {c.strip() for c in sql.split(" FROM ", 1)[0].removeprefix("SELECT ").split(",")}
+
+
+@pytest.mark.parametrize("columns, results, runs", [
+    (["run_id", "key", "value"], {"value"}, set()),
+    (["product", "reason"], {"reason"}, {"product"}),
+    (["n"], {"LENGTH(samples) / 8"}, set()),
+    (["pct_peak"], {"value", "unit", "peak_kind", "status", "trials"}, set()),
+    (["stack", "ci_low", "trials"], {"status", "ci_low", "trials"}, {"stack"}),
+])
+def test_a_narrow_load_selects_only_what_it_needs(tmp_path, monkeypatch, columns, results, runs):
+    """columns= builds the SELECT lists: the rows' identity (what they are sorted by) and the
+    asked-for columns with what they are figured from; the frame's values are those of a full load.
+    On the recorded CPU quick run and a run of constructed results."""
+    import gzip
+    from pathlib import Path
+
+    db = str(tmp_path / "real.db")
+    with gzip.open(Path(__file__).parent / "data" / "quick-run-cpu.json.gz", "rt") as fh:
+        quick = json.load(fh)
+    with Store(db) as s:
+        s.save_run(quick)
+        s.save_run(_docs()[0])
+    full = gpuparity.load(db=db)
+    assert len(full) > 10 and full.value.notna().any()
+    seen = _traced(monkeypatch)
+    narrow = gpuparity.load(db=db, columns=columns)
+    pd.testing.assert_frame_equal(narrow, full[columns])
+    (res_sql,) = [q for q in seen if " FROM results " in q]
+    (run_sql,) = [q for q in seen if " FROM runs " in q and "ORDER BY started_at" in q]
+    identity = {"run_id", "workload", "category", "dtype", "key", "params"}
+    assert _selected(res_sql) == identity | results, res_sql
+    assert _selected(run_sql) == {"run_id"} | runs, run_sql
+    assert not any("doc" in _selected(q) for q in seen if q.startswith("SELECT"))    # no document read

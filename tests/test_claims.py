@@ -456,3 +456,120 @@ claims:
     fp8 = out["fp8-only"]
     assert fp8["verdict"] == "untested" and "subject: no single-node b200 rows" in fp8["reasoning"]
     assert "closed/fp4/1 node(s)" in fp8["reasoning"]          # where B200 does appear
+
+
+def _list(db: str, *args: str) -> list[dict]:
+    code, out, err = cli_inprocess("reference", "list", "--db", db, "--json", "--limit", "100000",
+                                   "--source", "mlperf-inference", *args)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_claims_rounds_and_reference_rules_agree(every_round_db, tmp_path):
+    """mlperf-rounds, the one comparison across rounds, under the rules `reference list` and
+    `reference compare` apply: for every part in both inference rounds, each benchmark and scenario,
+    the claim's checks are the same-system ratios of the rows `reference list` admits (closed,
+    available, one per distinct run, a published precision), paired within one precision class,
+    and each pair stands in a group `reference compare P P` reports in both rounds."""
+    early, late = "4.1", "5.1"
+    parts = sorted({p for pair in PAIRS for p in pair})
+    claims, expected, groups = [], {}, {}
+    for part in parts:
+        rows = {rnd: [r for r in _list(every_round_db, "--accelerator", part, "--round", rnd)
+                      if not r.get("duplicate_of") and r.get("precision_class") and r.get("throughput") is not None]
+                for rnd in (early, late)}
+        for rnd in (early, late):
+            code, out, err = cli_inprocess("reference", "compare", part, part, "--db", every_round_db, "--json",
+                                           "--round", rnd)
+            groups[part, rnd] = {(g["benchmark"], g["scenario"], g["precision"], g["accelerators"])
+                                 for g in json.loads(out)["groups"]} if code == 0 else set()
+        benches = ({(r["model"], r["scenario"]) for r in rows[early]} & {(r["model"], r["scenario"]) for r in rows[late]})
+        for model, scenario in sorted(benches):
+            best: dict[tuple, dict] = {}
+            for rnd in (early, late):
+                for r in rows[rnd]:
+                    if (r["model"], r["scenario"]) == (model, scenario):
+                        key = (r["submitter"].lower(), r["system"].lower(), r["accelerators"], r["nodes"],
+                               r["precision_class"])
+                        best.setdefault(key, {}).setdefault(rnd, []).append(r["result"])
+            ratios: dict[str, list] = {}
+            for key, by_round in best.items():
+                if len(by_round) == 2:
+                    ratios.setdefault(key[-1], []).append(max(by_round[late]) / max(by_round[early]))
+                    for rnd in (early, late):   # a pair is a like-for-like group of each round
+                        assert (model, scenario, key[-1], key[2]) in groups[part, rnd], (part, model, key)
+            cid = f"{part}-{model}-{scenario}"
+            claims.append({"id": cid, "text": "x", "kind": "mlperf-rounds", "subject": {"gpu": part},
+                           "baseline": {"gpu": part}, "expected": {"min": 1},
+                           "mlperf": {"model": model, "scenario": scenario, "rounds": [early, late]}})
+            expected[cid] = sorted(max(v) for v in ratios.values())
+    assert sum(1 for v in expected.values() if v) >= 4       # MI300X llama2-70b-99/-99.9, Offline/Server
+    path = tmp_path / "rounds.yaml"
+    path.write_text(json.dumps({"claims": claims}))
+    with Store(every_round_db) as store:
+        verdicts = {c["id"]: c for c in evaluate_claims(store, path)}
+    for cid, ratios in expected.items():
+        c = verdicts[cid]
+        assert sorted(e["value"] for e in c["evidence"] if e["kind"] == "check") == pytest.approx(ratios), cid
+        assert (c["verdict"] == "untested") == (not ratios), cid
+        rules = [e["summary"] for e in c["evidence"] if e["summary"].startswith("rules: ")]
+        assert rules and "rounds 4.1 and 5.1 mixed on purpose: the same system" in rules[0], cid
+        assert "closed division" in rules[0] and "same precision class" in rules[0]
+        for row in c["rows"]:
+            assert row["category"] == "closed" and row["round"] == (late if row["side"] == "subject" else early)
+
+
+def test_rounds_pair_a_system_within_its_precision_class(tmp_path):
+    """One system ran fp4 and fp8 in both rounds (and a repeat, an open and a preview row): fp8 pairs
+    with fp8, fp4 with fp4, one check each; the others never enter the ratio."""
+    from gpuparity.evidence import mlperf
+    from gpuparity.evidence.rules import annotate
+
+    ids = iter(range(1, 100))
+
+    def rec(version: str, result: float, precision: str, **fields) -> dict:
+        raw = {"ID": f"{version.lstrip('v')}-{next(ids):04d}", "Submitter": "AMD", "Category": "closed",
+               "System": "box", "Model": "llama2-70b-99", "Scenario": "Offline", "Performance_Units": "Tokens/s",
+               "Nodes": 1, "Availability": "available", "weight_data_types": precision, "version": version,
+               "Software": "ROCm 6.4", "Accelerator": "AMD Instinct MI300X 192GB HBM3", "a#": 8,
+               "Performance_Result": result, **fields}
+        return annotate(mlperf.parse_row(raw, 1))
+
+    rows = [rec("v4.1", 20000, "fp4"), rec("v4.1", 10000, "fp8"), rec("v4.1", 5000, "fp8", Category="open"),
+            rec("v5.1", 12000, "fp8"), rec("v5.1", 12000, "fp8"), rec("v5.1", 30000, "fp4"),
+            rec("v5.1", 40000, "fp8", Availability="preview")]
+    assert {r["round"] for r in rows} == {"4.1", "5.1"} and {r["precision_class"] for r in rows} == {"fp4", "fp8"}
+    db = str(tmp_path / "r.db")
+    with Store(db) as store:
+        store.save_references(rows)
+    path = tmp_path / "c.yaml"
+    path.write_text("""
+claims:
+  - id: uplift
+    text: A year of ROCm lifts MI300X Llama 2 70B throughput by at least 10%.
+    kind: mlperf-rounds
+    subject: {gpu: mi300x}
+    baseline: {gpu: mi300x}
+    expected: {min: 1.1}
+    tolerance: 0
+    mlperf: {model: llama2-70b-99, scenario: Offline, rounds: ["4.1", "5.1"], statistic: median}
+  - id: fp4-only
+    text: x
+    kind: mlperf-rounds
+    subject: {gpu: mi300x}
+    baseline: {gpu: mi300x}
+    expected: {min: 1.1}
+    mlperf: {model: llama2-70b-99, scenario: Offline, rounds: ["4.1", "5.1"], precision: mxfp4}
+""")
+    with Store(db) as store:
+        out = {c["id"]: c for c in evaluate_claims(store, path)}
+    checks = {e["summary"].split("precision")[0].rsplit(" ", 2)[-2]: e["value"]
+              for e in out["uplift"]["evidence"] if e["kind"] == "check"}
+    assert checks == pytest.approx({"fp8": 12000 / 10000, "fp4": 30000 / 20000})
+    assert out["uplift"]["verdict"] == "supported"
+    cited = [(r["side"], r["value"] * 8) for r in out["uplift"]["rows"]]     # per accelerator, 8 of them
+    assert sorted(cited) == [("baseline", 10000), ("baseline", 20000), ("subject", 12000), ("subject", 30000)]
+    assert rows[3]["result_id"] in {r["result_id"] for r in out["uplift"]["rows"]}     # the lower ID of the repeat
+    assert "mixed on purpose" in out["uplift"]["evidence"][0]["summary"]
+    fp4 = [e["value"] for e in out["fp4-only"]["evidence"] if e["kind"] == "check"]
+    assert fp4 == pytest.approx([1.5]) and "fp4 precision" in out["fp4-only"]["evidence"][0]["summary"]

@@ -166,12 +166,50 @@ def test_log_lines_are_read_as_the_summarizer_reads_them():
         assert not run["valid"] and reason in run["reason"], run
 
 
+SHARED = Path(__file__).parent.parent.parent / "shared" / "reference"
+# The benchmarks of each round in the data (the MLPerf Training rules of v5.0 and v5.1).
+ROUNDS = {
+    "5.0": {"bert", "dlrm_dcnv2", "llama2_70b_lora", "llama31_405b", "retinanet", "rgat", "stable_diffusion"},
+    "5.1": {"dlrm_dcnv2", "flux1", "llama2_70b_lora", "llama31_405b", "llama31_8b", "retinanet", "rgat"},
+}
+
+
 def test_required_runs_cover_every_benchmark_of_the_rounds_in_the_data():
-    benches = {b.name for tree in (TREE, TREE51) for b in tree.glob("*/results/*/*") if b.is_dir()}
+    trees = [TREE, TREE51] + [SHARED / f"mlperf_training_v{r}" for r in ROUNDS if (SHARED / f"mlperf_training_v{r}").is_dir()]
+    benches = {b.name for tree in trees for b in tree.glob("*/results/*/*") if b.is_dir()}
     benches |= {k for r in json.loads(SUMMARY.read_text()) for k in r if k not in mlperf_training.DESCRIPTOR_FIELDS}
-    assert benches >= {"llama31_8b", "llama31_405b", "flux1", "retinanet", "rgat", "dlrm_dcnv2"}
-    assert benches <= set(mlperf_training.REQUIRED_RUNS)
+    assert benches <= set().union(*ROUNDS.values())          # the data holds these rounds' benchmarks only
+    for rnd, names in ROUNDS.items():
+        assert names <= set(mlperf_training.REQUIRED_RUNS), (rnd, names - set(mlperf_training.REQUIRED_RUNS))
     assert mlperf_training.REQUIRED_RUNS["llama31_405b"] == 3 and mlperf_training.REQUIRED_RUNS["llama31_8b"] == 10
+    assert mlperf_training.REQUIRED_RUNS["flux1"] == 10 and mlperf_training.REQUIRED_RUNS["retinanet"] == 5
+
+
+def test_completeness_is_unknown_where_the_run_count_is_not_known(tree, tmp_path):
+    """A benchmark without a required count, and a summary row (no runs), read complete None: unknown."""
+    bench = tree / "AMD" / "results" / "MI300X_EPYC_9575F_pytorch" / "llama2_70b_lora"
+    bench.rename(bench.with_name("new_benchmark"))
+    (tree / "AMD" / "results" / "MI325X_EPYC_9575F_pytorch" / "llama2_70b_lora" / "result_9.txt").unlink()
+    rows, problems = mlperf_training.read(str(tree))
+    assert problems == []
+    by_model = {(r["system_id"], r["model"]): r for r in rows}
+    new = by_model[("MI300X_EPYC_9575F_pytorch", "new_benchmark")]
+    assert new["required_runs"] is None and new["complete"] is None and new["runs_valid"] == 10
+    assert mlperf_training.completeness(new) == "unknown"
+    short = by_model[("MI325X_EPYC_9575F_pytorch", "llama2_70b_lora")]
+    assert short["complete"] is False and mlperf_training.completeness(short) == "incomplete (9 of 10 required runs)"
+    assert by_model[("1xXE9680Lx8B200-SXM-180GB", "llama2_70b_lora")]["complete"] is True
+    summary_rows, _ = mlperf_training.read(str(SUMMARY))
+    assert summary_rows and all(r["complete"] is None and r["required_runs"] for r in summary_rows)
+    db = str(tmp_path / "s.db")
+    code, out, err = cli_inprocess("reference", "import", "mlperf-training", str(SUMMARY), "--db", db, "--json")
+    assert code == 0, err
+    assert {s["complete"] for s in json.loads(out)["scores"]} == {None}
+    from gpuparity.evidence.reference import describe
+
+    assert all("[runs: unknown]" in describe(r) for r in stored(db))
+    assert "[runs: incomplete (9 of 10 required runs)]" in describe(short)
+    assert "[runs:" not in describe(by_model[("1xXE9680Lx8B200-SXM-180GB", "llama2_70b_lora")])
 
 
 def test_summary_json(tmp_path):

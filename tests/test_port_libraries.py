@@ -124,10 +124,42 @@ def test_cudnn_calls_without_a_miopen_counterpart_are_named_with_the_reason():
     assert "miopenOpTensor" in bad["cudnnAddTensor"]
     assert "call shape not recognised" in bad["cudnnConvolutionForward"]
     assert "perf.mathType" in bad
-    for call in ("cudnnSetConvolution2dDescriptor(c, 0, 0, 1, 1, 1, 1, CUDNN_CONVOLUTION, miopenFloat)",
-                 "cudnnSetTensor4dDescriptor(t, miopenTensorNHWC, miopenFloat, 1, 2, 3, 4)",
+    for call in ("cudnnSetConvolution2dDescriptor(c, 0, 0, 1, 1, 1, 1, CUDNN_CONVOLUTION, CUDNN_DATA_FLOAT)",
+                 "cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, 1, 2, 3, 4)",
                  "cudnnConvolutionForward(h, x, t, x)"):
-        assert call in result.text, call  # left as CUDA, so the build says where
+        assert call in result.text, call  # left as CUDA, arguments and all, so the build says where
+    assert "miopenTensorNHWC" not in result.text and "miopenFloat" not in result.text
+
+
+def test_cudnn_lrn_forward_becomes_miopen_lrn_forward_and_the_backward_is_named():
+    """MIOpen's LRN descriptor holds the mode that cuDNN passes to the forward call, and its forward
+    says whether to keep a workspace for a backward pass; the backward needs that workspace."""
+    src = ("#include <cudnn.h>\n"
+           "void lrn(cudnnHandle_t h, cudnnTensorDescriptor_t t, cudnnLRNDescriptor_t d, const float* one,\n"
+           "         const float* zero, float* x, float* y, float* dy, float* dx) {\n"
+           "  cudnnCreateLRNDescriptor(&d);\n"
+           "  cudnnSetLRNDescriptor(d, 5, 1e-4, 0.75, 2.0);\n"
+           "  cudnnLRNCrossChannelForward(h, d, CUDNN_LRN_CROSS_CHANNEL_DIM1, one, t, x, zero, t, y);\n"
+           "  cudnnLRNCrossChannelBackward(h, d, CUDNN_LRN_CROSS_CHANNEL_DIM1, one, t, y, t, dy, t, x, zero, t, dx);\n"
+           "  unsigned n; double a, b, k;\n"
+           "  cudnnGetLRNDescriptor(d, &n, &a, &b, &k);\n"
+           "}\n")
+    result = translate_source(src)
+    out = result.text
+    assert "miopenCreateLRNDescriptor(&d);" in out
+    assert "miopenSetLRNDescriptor(d, miopenLRNCrossChannel, 5, 1e-4, 0.75, 2.0);" in out
+    assert "miopenLRNForward(h, d, one, t, x, zero, t, y, false, nullptr);" in out
+    assert "cudnnLRNCrossChannelForward" not in out
+    bad = unsupported(result)
+    assert set(bad) == {"cudnnLRNCrossChannelBackward", "cudnnGetLRNDescriptor"}
+    back = bad["cudnnLRNCrossChannelBackward"]
+    assert back.startswith("MIOpen's miopenLRNBackward takes no mode") and "do_backward = true" in back
+    assert "miopenLRNGetWorkSpaceSize" in back and "no HIP equivalent" not in back
+    assert "miopenGetLRNDescriptor also returns the mode" in bad["cudnnGetLRNDescriptor"]
+    said = notes(result)
+    assert "lrnMode dropped" in said and "mode miopenLRNCrossChannel added" in said
+    c = translate_source(src, c_only=True).text    # C: no nullptr, no false
+    assert "miopenLRNForward(h, d, one, t, x, zero, t, y, 0, 0);" in c
 
 
 def test_cudnn_activation_coefficient_follows_the_mode():
@@ -195,6 +227,39 @@ def test_cublas_batched_strided_and_gemm_ex_types():
     assert ("rocblas_gemm_ex(handle, rocblas_operation_none, rocblas_operation_none, n, n, n, &alpha, ha, "
             "rocblas_datatype_f16_r, n, hb, rocblas_datatype_f16_r, n, &beta, hc, rocblas_datatype_f32_r, n, hc, "
             "rocblas_datatype_f32_r, n, rocblas_datatype_f32_r, rocblas_gemm_algo_standard, 0, 0)") in out
+
+
+def test_cublas_gemm_ex_algorithms_become_the_rocblas_standard_algorithm():
+    """rocblas_gemm*_ex take (..., compute_type, rocblas_gemm_algo algo, solution_index, flags): every
+    cuBLAS algorithm (DEFAULT, the tensor-op forms, ALGOn) becomes rocblas_gemm_algo_standard."""
+    src = ("#include <cublas_v2.h>\n"
+           "void f(cublasHandle_t h, const void* a, void* c, const void* const* al, void* const* cl, float* s,\n"
+           "       cublasGemmAlgo_t mine) {\n"
+           "  cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, s, a, CUDA_R_16F, 4, a, CUDA_R_16F, 4, s, c,\n"
+           "               CUDA_R_32F, 4, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP);\n"
+           "  cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, s, a, CUDA_R_16F, 4, a, CUDA_R_16F, 4, s, c,\n"
+           "               CUDA_R_32F, 4, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_ALGO7);\n"
+           "  cublasGemmBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, s, al, CUDA_R_16F, 4, al, CUDA_R_16F, 4,\n"
+           "                      s, cl, CUDA_R_32F, 4, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_ALGO15_TENSOR_OP);\n"
+           "  cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, 4, 4, 4, s, a, CUDA_R_16F, 4, 16, a, CUDA_R_16F,\n"
+           "                             4, 16, s, c, CUDA_R_32F, 4, 16, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);\n"
+           "  cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, s, a, CUDA_R_16F, 4, a, CUDA_R_16F, 4, s, c,\n"
+           "               CUDA_R_32F, 4, CUBLAS_COMPUTE_32F, mine);\n"
+           "}\n")
+    result = translate_source(src, Options(roc=True))
+    out = squash(result.text)
+    ab = "s, a, rocblas_datatype_f16_r, 4, a, rocblas_datatype_f16_r, 4, s, c, rocblas_datatype_f32_r, 4, c, rocblas_datatype_f32_r, 4"
+    gemm = "rocblas_gemm_ex(h, rocblas_operation_none, rocblas_operation_none, 4, 4, 4, " + ab
+    assert out.count(gemm + ", rocblas_datatype_f32_r, rocblas_gemm_algo_standard, 0, 0);") == 2
+    assert ("rocblas_gemm_batched_ex(h, rocblas_operation_none, rocblas_operation_none, 4, 4, 4, s, al, "
+            "rocblas_datatype_f16_r, 4, al, rocblas_datatype_f16_r, 4, s, cl, rocblas_datatype_f32_r, 4, cl, "
+            "rocblas_datatype_f32_r, 4, 2, rocblas_datatype_f32_r, rocblas_gemm_algo_standard, 0, 0);") in out
+    assert ("rocblas_gemm_strided_batched_ex(h, rocblas_operation_transpose, rocblas_operation_none, 4, 4, 4, s, a, "
+            "rocblas_datatype_f16_r, 4, 16, a, rocblas_datatype_f16_r, 4, 16, s, c, rocblas_datatype_f32_r, 4, 16, c, "
+            "rocblas_datatype_f32_r, 4, 16, 2, rocblas_datatype_f32_r, rocblas_gemm_algo_standard, 0, 0);") in out
+    assert gemm + ", rocblas_datatype_f32_r, mine, 0, 0);" in out     # a variable is the porter's: kept
+    assert "CUBLAS_GEMM" not in out and unsupported(result) == {}
+    assert "CUBLAS_GEMM_ALGO7 -> rocblas_gemm_algo_standard" in notes(result)
 
 
 def test_cublas_half_and_complex_gemm_and_sgemm_ex():

@@ -78,6 +78,29 @@ def _from_documents(store, run_ids: list[str]) -> dict[tuple[str, str], dict]:
     return out
 
 
+# Frame columns figured from other results columns: pct_peak and the peak_exceeded flag compare
+# the value, in its unit, with the spec's peak of its kind; figures a store keeps only in the run
+# documents are looked for where an ok row has no trials.
+_NEEDS = {"pct_peak": ("value", "unit", "peak_kind"), "flags": ("value", "unit", "peak_kind", "flags"),
+          "n": ("n",), "samples": ("n",)}
+_FROM_DOCS = {"ci_low", "ci_high", "trials", "flags", "pct_peak"}
+
+
+def result_fields(want: set[str], stored: set[str]) -> list[str]:
+    """The results columns to SELECT for the frame columns in want: the identity the rows are
+    sorted by (run_id, workload, category, dtype, key, params) first, then what the asked-for
+    columns show or are figured from, the newer-store columns (EXTRA) last and only where the
+    store has them. 'n' is read as the samples blob's length / 8 (the blob itself for samples)."""
+    need = set(want)
+    for c in want:
+        need.update(_NEEDS.get(c, ()))
+    if want & _FROM_DOCS:
+        need.update(("status", "trials"))
+    fields = ["run_id", "workload", "category", "dtype", "key", "params"]
+    fields += [c for c in ("status", "reason", "value", "unit", "n") if c in need]
+    return fields + [c for c in EXTRA if c in need and c in stored]
+
+
 def load(db: str | None = None, *, wide: bool = False, samples: bool = False, columns: list[str] | None = None,
          **filters):
     """DataFrame of stored results, one row per result (see the module notes).
@@ -111,16 +134,16 @@ def load(db: str | None = None, *, wide: bool = False, samples: bool = False, co
             label = "(doc::json ->> 'label')" if store.postgres else "json_extract(doc, '$.label')"
         if filters.get("label") is not None:
             where, args = (where + " AND " if where else "WHERE ") + f"{label} = ?", [*args, filters["label"]]
-        runs = store.query("SELECT run_id, started_at, host, vendor, product, spec_id, stack, torch, "
-                           f"{label} FROM runs {where} ORDER BY started_at, run_id", args)
+        run_cols = ["run_id"] + [c for c in RUN_COLUMNS[1:] if c in want]
+        runs = store.query(f"SELECT {', '.join(label if c == 'label' else c for c in run_cols)} FROM runs {where} "
+                           "ORDER BY started_at, run_id", args)
         ids = [r[0] for r in runs]
         # fingerprints (the spec) for % of peak and the peak_exceeded flag
         fps = store.run_fingerprints(ids) if want & {"pct_peak", "flags"} else {}
-        extra = [c for c in EXTRA if c in store.columns("results")]
-        # n is the samples blob's length / 8: the blob itself is read only for the samples column
-        select = ("SELECT run_id, workload, category, dtype, key, status, reason, value, unit, params, "
-                  + ("samples" if samples else "LENGTH(samples) / 8") + "".join(f", {c}" for c in extra)
-                  + " FROM results WHERE ")
+        fields = result_fields(want, store.columns("results"))
+        blobs = "samples" in want          # else n is the blob's length, read without the blob
+        n_expr = "samples" if blobs else "LENGTH(samples) / 8"
+        select = "SELECT " + ", ".join(n_expr if f == "n" else f for f in fields) + " FROM results WHERE "
         rows = []
         for chunk in _chunks(ids, 500):
             clauses = ["run_id IN (" + ",".join("?" * len(chunk)) + ")"]
@@ -130,11 +153,12 @@ def load(db: str | None = None, *, wide: bool = False, samples: bool = False, co
                     clauses.append(f"{col} = ?")
                     values.append(filters[col])
             rows += store.query(select + " AND ".join(clauses), values)
+        at = {f: i for i, f in enumerate(fields)}
         # A store written before the trial columns existed (or upgraded since: NULL there) keeps
         # those figures only in the run documents: read the documents of such runs.
-        tcol = 11 + extra.index("trials") if "trials" in extra else None
-        old = sorted({r[0] for r in rows if r[5] == "ok" and (tcol is None or r[tcol] is None)}) \
-            if want & {"ci_low", "ci_high", "trials", "flags", "pct_peak"} else []
+        tcol = at.get("trials")
+        old = sorted({r[0] for r in rows if r[at["status"]] == "ok" and (tcol is None or r[tcol] is None)}) \
+            if want & _FROM_DOCS else []
         docs = _from_documents(store, old)
     order = {r[0]: i for i, r in enumerate(runs)}
     meta = {r[0]: r for r in runs}
@@ -147,25 +171,29 @@ def load(db: str | None = None, *, wide: bool = False, samples: bool = False, co
             parsed[text] = (p, _param_order(p))
         return parsed[text]
 
-    rows.sort(key=lambda r: (order[r[0]], r[2] or "", r[1], r[3] or "", params_of(r[9])[1], r[4]))
+    rows.sort(key=lambda r: (order[r[0]], r[2] or "", r[1], r[3] or "", params_of(r[5])[1], r[4]))
     spec_tokens = {i: json.dumps((fp or {}).get("spec"), sort_keys=True) for i, fp in fps.items()}
     peaks: dict[tuple, float | None] = {}
     cols: dict[str, list] = {c: [] for c in names}
-    run_fields = dict(zip(RUN_COLUMNS, (0, 1, 8, 2, 3, 4, 5, 6, 7), strict=True))
+    run_fields = [(c, i) for i, c in enumerate(run_cols) if c in cols]
+    plain = [(c, at[c]) for c in ("workload", "category", "key", "dtype", "status", "reason", "value", "unit")
+             if c in cols]
+    extra = [c for c in EXTRA if c in at]
+    first_extra = at[extra[0]] if extra else len(fields)
+    i_value, i_unit, i_n = at.get("value"), at.get("unit"), at.get("n")
     for row in rows:
-        run_id, workload, category, dtype, key, status, reason, value, unit, params, blob = row[:11]
+        run_id, workload, category, dtype, key, params = row[:6]
+        value = row[i_value] if i_value is not None else None
+        unit = row[i_unit] if i_unit is not None else None
+        blob = row[i_n] if i_n is not None else None
         run = meta[run_id]
-        more = dict(zip(extra, row[11:], strict=True))
+        more = dict(zip(extra, row[first_extra:], strict=True))
         if docs:
             more = {**docs.get((run_id, key), {}), **{k: v for k, v in more.items() if v is not None}}
-        for c, i in run_fields.items():
-            if c in cols:
-                cols[c].append(run[i])
-        got = {"workload": workload, "category": category, "key": key, "dtype": dtype, "status": status,
-               "reason": reason, "value": value, "unit": unit}
-        for c, v in got.items():
-            if c in cols:
-                cols[c].append(v)
+        for c, i in run_fields:
+            cols[c].append(run[i])
+        for c, i in plain:
+            cols[c].append(row[i])
         if "params" in cols:
             cols["params"].append(dict(params_of(params)[0]))
         if "ci_low" in cols:
@@ -173,7 +201,7 @@ def load(db: str | None = None, *, wide: bool = False, samples: bool = False, co
         if "ci_high" in cols:
             cols["ci_high"].append(more.get("ci_high"))
         if "n" in cols:
-            cols["n"].append(len(blob or b"") // 8 if samples else blob or 0)
+            cols["n"].append(len(blob or b"") // 8 if blobs else blob or 0)
         if "trials" in cols:
             cols["trials"].append(more.get("trials"))
         pct, exceeded = None, False

@@ -13,8 +13,11 @@ to train: baseline time / subject time). `kind` (one or a list) says which evide
                    highest submission per side: what each platform can reach) or `median`.
   mlperf-training  MLPerf Training time to train of one benchmark, under the same rules, at equal
                    accelerator counts; best = the fastest submission per side.
-  mlperf-rounds    the same system (submitter, system, accelerator and count) in two inference
-                   rounds: later / earlier result, subject = the later round.
+  mlperf-rounds    the same system (submitter, system, accelerator count and nodes) in two
+                   inference rounds: later / earlier result, subject = the later round; the rules'
+                   one exception to one round at a time (evidence/rules.compare_rounds: division,
+                   availability, precision class and distinct runs hold; one check per precision
+                   class), stated in the evidence's rules line.
   spec             a datasheet field (tdp_w, memory_gb, ...): the ratio, plus optional absolute bounds.
   price            $/GPU-hour in the shipped price book, one check per basis.
   own-runs         stored runs of each platform compared by comparison.compare.compare_runs.
@@ -360,53 +363,53 @@ def evidence_training(claim: Claim, refs: References) -> tuple[list, list, str |
     return evidence, checks, None
 
 
-def _system_key(row: dict) -> tuple:
-    return (row["submitter"].lower(), str(row.get("system") or "").lower(), row.get("spec_id"),
-            row["accelerators"], row["nodes"])
-
-
 def evidence_rounds(claim: Claim, refs: References) -> tuple[list, list, str | None]:
-    """The same system in two inference rounds: later / earlier result (subject = later round)."""
+    """The same system in two inference rounds: later / earlier result (subject = later round),
+    under the comparison rules' one exception to one round at a time (rules.compare_rounds)."""
     from gpuparity.evidence.mlperf import SOURCE
-    from gpuparity.evidence.rules import Rules, admit
+    from gpuparity.evidence.rules import Rules, aggregate, compare_rounds
 
     m = claim.mlperf
     early, late = (r.lstrip("v") for r in m.rounds)
-    # The one comparison across rounds, on purpose: the same system, so only software changed.
-    refs = [r for r in admit(refs.rows(SOURCE), Rules.make(division=m.category, status=m.status))[0]
-            if r["model"] == m.model and r["scenario"].lower() == m.scenario.lower() and r.get("throughput") is not None]
-    by_round = {rnd: [r for r in refs if r.get("round") == rnd] for rnd in (early, late)}
-    filters = f"{m.model} {m.scenario}, {m.category} division"
-    absent = [rnd for rnd, rows in by_round.items() if not rows]
+    rules = Rules.make(division=m.category, status=m.status, precision=m.precision)
+    rows = [r for r in refs.rows(SOURCE) if r["model"] == m.model and r["scenario"].lower() == m.scenario.lower()]
+    result = compare_rounds(rows, resolve_spec(claim.baseline.gpu), resolve_spec(claim.subject.gpu), (early, late),
+                            rules)
+    filters = f"{m.model} {m.scenario}, {m.category} division" + (f", {m.precision}" if m.precision else "")
+    evidence = [{"kind": "mlperf-rounds", "summary": f"rules: {result['rules']}"}]
+    absent = [rnd for rnd, n in result["rows_per_round"].items() if not n]
     if absent:
-        return ([missing("mlperf-rounds", f"no MLPerf Inference {rnd} results for {filters} imported") for rnd in absent],
-                [], _import_hint(SOURCE, absent[0]))
-    earlier = {}
-    for r in by_round[early]:
-        if r.get("spec_id") == resolve_spec(claim.baseline.gpu):
-            earlier.setdefault(_system_key(r), r)
-    pairs = [(r, earlier[_system_key(r)]) for r in by_round[late]
-             if r.get("spec_id") == resolve_spec(claim.subject.gpu) and _system_key(r) in earlier]
-    matched = [(a, b) for a, b in pairs if _stack_ok(a, claim.subject.stack) and _stack_ok(b, claim.baseline.stack)]
+        return (evidence + [missing("mlperf-rounds", f"no MLPerf Inference {rnd} results for {filters} imported "
+                                    "(under these rules)") for rnd in absent], [], _import_hint(SOURCE, absent[0]))
+    matched, others = [], []
+    for p in result["pairs"]:
+        sides = {"a": [r for r in p["a"] if _stack_ok(r, claim.baseline.stack)],
+                 "b": [r for r in p["b"] if _stack_ok(r, claim.subject.stack)]}
+        if sides["a"] and sides["b"]:   # each round's best result of the system on the claimed stack
+            matched.append((p, *(max(sides[s], key=lambda r: r["result"]) for s in "ba")))
+        else:
+            others.append((p, *(max(p[s], key=lambda r: r["result"]) for s in "ba")))
     if not matched:
-        seen = "; ".join(f"{a['submitter']} {a['system']} ({a['accelerators']}x): {_stack_of(b)} in {early} -> "
-                         f"{_stack_of(a)} in {late}, x{a['result'] / b['result']:.3g}" for a, b in pairs[:5])
-        return [missing("mlperf-rounds",
-                        f"no system appears in both rounds as {side_label(claim.baseline)} in {early} and "
-                        f"{side_label(claim.subject)} in {late} for {filters}"
-                        + (f"; the same systems in both rounds (other stacks): {seen}" if seen else
-                           "; no system appears in both rounds"))], [], _import_hint(SOURCE, late)
-    evidence = []
-    for a, b in matched:
+        seen = "; ".join(f"{a['submitter']} {a['system']} ({a['accelerators']}x, {p['precision']}): {_stack_of(b)} in "
+                         f"{early} -> {_stack_of(a)} in {late}, x{a['result'] / b['result']:.3g}" for p, a, b in others[:5])
+        return evidence + [missing("mlperf-rounds",
+                                   f"no system appears in both rounds as {side_label(claim.baseline)} in {early} and "
+                                   f"{side_label(claim.subject)} in {late} for {filters}"
+                                   + (f"; the same systems in both rounds (other stacks): {seen}" if seen else
+                                      "; no system appears in both rounds"))], [], _import_hint(SOURCE, late)
+    groups: dict[tuple, list] = {}
+    for p, a, b in matched:
         evidence += [_row_evidence("mlperf-rounds", "subject", a, a["result"]),
                      _row_evidence("mlperf-rounds", "baseline", b, b["result"])]
-    ratios = [a["result"] / b["result"] for a, b in matched if b["result"] > 0]
-    if not ratios:
-        return evidence, [], None
-    value = max(ratios) if m.statistic == "best" else sorted(ratios)[len(ratios) // 2]
-    check = ratio_check(value, claim.expected.bounds(), claim.tolerance,
-                        f"{m.statistic} same-system uplift {late} / {early} over {len(ratios)} system(s) ({filters})")
-    return evidence, [check], None
+        if b["result"] > 0:
+            groups.setdefault((p["division"], p["precision"], p["units"]), []).append(a["result"] / b["result"])
+    checks = []
+    for (division, precision, units), ratios in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        value = aggregate(ratios, m.statistic, False)
+        checks.append(ratio_check(value, claim.expected.bounds(), claim.tolerance,
+                                  f"{m.statistic} same-system uplift {late} / {early} over {len(ratios)} system(s) "
+                                  f"({m.model} {m.scenario}, {division} division, {precision} precision, {units})"))
+    return evidence, checks, None
 
 
 # -- spec, price, own runs, porting ---------------------------------------------------------------------

@@ -57,6 +57,7 @@ NOTE = ("MLPerf Training time to train (minutes, lower is better): the olympic m
 # Runs each benchmark requires (the training rules' "Number of Runs", mlperf_logging's
 # benchmark_meta): every benchmark of rounds v0.6-v5.1. llama31_405b follows gpt3 (3 runs, it
 # replaced gpt3 in v5.0); llama31_8b (replaced bert) and flux1 (replaced stable_diffusion) take 10.
+# A benchmark not in the table has an unknown count: its rows read complete None ("unknown").
 REQUIRED_RUNS = {
     "bert": 10, "dlrm": 5, "dlrm_dcnv2": 10, "gnmt": 10, "gpt3": 3, "maskrcnn": 5, "minigo": 10,
     "resnet": 5, "ssd": 5, "retinanet": 5, "stable_diffusion": 10, "transformer": 10, "ncf": 10,
@@ -154,6 +155,16 @@ def _run(start, stop, status, benchmark, reason) -> dict:
             "minutes": minutes, "valid": reason is None, "reason": reason}
 
 
+def completeness(row: dict) -> str:
+    """'complete', 'incomplete (N of R required runs)' or 'unknown' (no required count, or a summary row)."""
+    if row.get("complete") is None:
+        return "unknown"
+    if row["complete"]:
+        return "complete"
+    total = (row.get("runs_valid") or 0) + (row.get("runs_dropped") or 0)
+    return f"incomplete ({total} of {row.get('required_runs')} required runs)"
+
+
 def score_runs(runs: list[dict], benchmark: str, scaling: float = 1.0) -> dict:
     """The benchmark's score fields from its runs (see the module notes)."""
     valid = [r["minutes"] for r in runs if r["valid"]]
@@ -169,7 +180,8 @@ def score_runs(runs: list[dict], benchmark: str, scaling: float = 1.0) -> dict:
         "runs_dropped": dropped,
         "runs_counted": max(len(valid) - max_dropped - (max_dropped - dropped), 0) if mean is not None else 0,
         "required_runs": required,
-        "complete": required is None or len(runs) == required,
+        # None: the rules' count for this benchmark is not known here, so neither is completeness.
+        "complete": None if required is None else len(runs) == required,
         "median_run_min": statistics.median(valid) if valid else None,
     }
 
@@ -467,7 +479,8 @@ def read_summary(path: str, rnd: str | None = None) -> tuple[list[dict], list[di
                 continue
             score = {"olympic_mean_min": None, "scaling_factor": None, "time_to_train_min": minutes,
                      "runs_valid": None, "runs_dropped": None, "runs_counted": None,
-                     "required_runs": REQUIRED_RUNS.get(bench), "complete": True, "median_run_min": None}
+                     # a summary gives the score, not the runs it was scored from
+                     "required_runs": REQUIRED_RUNS.get(bench), "complete": None, "median_run_min": None}
             rows.append(training_row(rnd=record_round, submitter=r.submitter, system_id=system_id,
                                      benchmark=bench, desc=desc, score=score, runs=None,
                                      origin="summary JSON", location=r.details_url or None))

@@ -79,7 +79,8 @@ def import_file(store, fmt: str, path: str | Path, *, strict: bool = False, roun
         summary["distinct_results"] = len(mlperf.distinct(rows))
     else:
         summary["scores"] = [{k: r[k] for k in ("ref_id", "submitter", "system", "model", "accelerators", "spec_id",
-                                                 "time_to_train_min", "runs_valid", "runs_counted")} for r in rows]
+                                                 "time_to_train_min", "runs_valid", "runs_counted",
+                                                 "complete")} for r in rows]
     return summary
 
 
@@ -234,7 +235,8 @@ def describe(row: dict) -> str:
         runs = (f"olympic mean of {row['runs_counted']} of {row['runs_valid'] + row['runs_dropped']} runs"
                 if row.get("runs_counted") is not None else "from the submitter's summary")
         scale = f" x scaling {row['scaling_factor']:.4g}" if (row.get("scaling_factor") or 1) != 1 else ""
-        marks = "".join(f" [{m}]" for m in marks_of(row))
+        done = mlperf_training.completeness(row)
+        marks = "".join(f" [{m}]" for m in ([] if done == "complete" else [f"runs: {done}"]) + marks_of(row))
         return (f"MLPerf Training {row.get('round')} {row['result_id']} ({row['category']}) {row['submitter']}: "
                 f"{row['model']} on {parts}, {sw}: {row['result']:,.2f} min to train ({runs}{scale}){marks}")
     figure = (f"{row['per_accelerator']:,.1f} {row['units']} per accelerator (derived)"

@@ -8,6 +8,9 @@ and gamma instead of one coefficient. The argument orders come from MIOpen's mio
 A call whose shape is not the expected one keeps its CUDA name and is listed with the
 reason (a plain rename would compile into a wrong call).
 
+MIOpen's LRN descriptor holds the mode (cuDNN passes it to the forward call), and its
+forward, like its pooling, says whether to keep a workspace for the backward pass.
+
 The algorithm-performance structs differ in their members (`algo` is `fwd_algo`,
 `bwd_data_algo` or `bwd_weights_algo`; MIOpen lists only algorithms that ran, so it has no
 `status`): `perf_members` renames them on variables declared with those types.
@@ -25,13 +28,13 @@ Build = Callable[[CallSite, Args, list[str]], "tuple[list[str], str] | Refused |
 
 def _args(counts: tuple[int, ...], build: Build) -> Rewrite:
     """A rewrite that rebuilds the argument list: build gets the translated argument texts
-    and returns (new texts, note), a refusal, or None (shape not recognised)."""
+    and returns (new texts, note), a refusal, or None (shape not recognised). A call refused
+    or not recognised keeps its CUDA name and its arguments as written (no half-renamed call)."""
     def rewrite(site: CallSite, i: int, args: Args, close: int) -> str | None:
         texts = arg_texts(site, args) if len(args) in counts else None
-        if texts is None:
-            return None
-        built = build(site, args, texts)
+        built = None if texts is None else build(site, args, texts)
         if built is None or isinstance(built, Refused):
+            site.keep(args)
             return built
         new, note = built
         site.rebuild(args, new)
@@ -190,6 +193,14 @@ DNN_REWRITES: dict[str, Rewrite] = {
         [*a, _false(site), site.null, "0"], "do_backward = false, no workspace (inference; a pooling backward "
                                             "needs do_backward = true and a workspace)")),
     "cudnnSetActivationDescriptor": _args((4,), _activation),
+    # LRN: the mode moves from the forward call into the descriptor (cuDNN has one, cross-channel)
+    "cudnnSetLRNDescriptor": _args((5,), lambda site, args, a: (
+        [a[0], "miopenLRNCrossChannel", *a[1:]], "mode miopenLRNCrossChannel added (MIOpen's descriptor holds it; "
+                                                 "cuDNN passes it to cudnnLRNCrossChannelForward)")),
+    "cudnnLRNCrossChannelForward": _args((9,), lambda site, args, a: (
+        [a[0], a[1], *a[3:], _false(site), site.null],
+        "lrnMode dropped (the descriptor holds miopenLRNCrossChannel); do_backward = false, no workspace "
+        "(inference; a backward pass needs do_backward = true and miopenLRNGetWorkSpaceSize bytes)")),
     # softmax: algorithm and mode last (MIOpen's *_V2)
     "cudnnSoftmaxForward": _args((9,), _order(0, 3, 4, 5, 6, 7, 8, 1, 2, note=(
         "algorithm and mode moved last (MIOpen order)"))),

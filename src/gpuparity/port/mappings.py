@@ -123,7 +123,17 @@ MIOPEN_OVERRIDES: dict[str, dict] = {
     "CUDNN_BATCHNORM_SPATIAL_PERSISTENT": {"hip": "miopenBNSpatial", "added": _M},
     "cudnnPoolingForward": {"hip": "miopenPoolingForward", "added": _M},
     "cudnnSetActivationDescriptor": {"hip": "miopenSetActivationDescriptor", "added": _M},
+    # LRN: MIOpen's descriptor holds the mode, which cuDNN passes to the forward call
+    "cudnnSetLRNDescriptor": {"hip": "miopenSetLRNDescriptor", "added": _M},
+    "cudnnLRNCrossChannelForward": {"hip": "miopenLRNForward", "added": _M},
     # Wrong in the table, or needing a person:
+    "cudnnLRNCrossChannelBackward": {"why": "MIOpen's miopenLRNBackward takes no mode and reads the workspace its "
+                                            "forward filled: run miopenLRNForward with do_backward = true and a "
+                                            "workspace of miopenLRNGetWorkSpaceSize(yDesc) bytes, then call "
+                                            "miopenLRNBackward(handle, desc, alpha, yDesc, y, dyDesc, dy, xDesc, x, "
+                                            "beta, dxDesc, dx, workspace)"},
+    "cudnnGetLRNDescriptor": {"why": "MIOpen's miopenGetLRNDescriptor also returns the mode (a miopenLRNMode_t* "
+                                     "after the descriptor, before lrnN): add a variable for it"},
     "CUDNN_CONVOLUTION": {"why": "MIOpen's miopenConvolution is cross-correlation (cuDNN's "
                                  "CUDNN_CROSS_CORRELATION); a true convolution needs the filter flipped by hand"},
     "CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT": {"why": "MIOpen has no algorithm count: "

@@ -9,6 +9,7 @@ rocBLAS's *_ex calls, HIP's symbol and function-address calls).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import pairwise
@@ -56,6 +57,13 @@ class CallSite:
             if k < len(new) - 1:
                 out.append(seps[k] if k < len(seps) else ", ")
         self.ed.replace(self.toks[args[0][0]].start, self.toks[args[-1][1]].end, "".join(out))
+
+    def keep(self, args: Args) -> None:
+        """Leave the call's arguments as written: a call that keeps its CUDA name keeps CUDA
+        arguments too (one edit over them all, which the editor prefers to the renames inside)."""
+        if args and args[0][0] <= args[-1][1]:
+            start, end = self.toks[args[0][0]].start, self.toks[args[-1][1]].end
+            self.ed.replace(start, end, self.text[start:end])
 
     def replace_call(self, i: int, close: int, text: str) -> None:
         """Replace the whole call (name to closing parenthesis) with an expression; one
@@ -260,10 +268,17 @@ _GEMM_EX_COMPUTE = {
 }
 
 
+# cuBLAS's algorithm choices (cublasGemmAlgo_t): rocBLAS's *_ex calls take a rocblas_gemm_algo, whose
+# one algorithm is rocblas_gemm_algo_standard (rocBLAS picks its kernel by solution_index, 0: default).
+_GEMM_ALGO = re.compile(r"CUBLAS_GEMM_(?:DEFAULT|DFALT|ALGO\d{1,2})(?:_TENSOR_OP)?")
+
+
 def _gemm_ex(n_args: int, c_first: int, c_count: int) -> Rewrite:
     """cublasGemm*Ex(..., C, Ctype, ldc[, strideC], [batch,] compute, algo) ->
     rocblas_gemm*_ex(..., C, Ctype, ldc[, strideC], D=C, Dtype, ldd[, strideD], [batch,]
-    compute, algo, solution_index 0, flags 0): rocBLAS writes D, here the same matrix as C."""
+    compute, rocblas_gemm_algo_standard, solution_index 0, flags 0): rocBLAS writes D, here the
+    same matrix as C; every cuBLAS algorithm (DEFAULT, ALGOn, their _TENSOR_OP forms) becomes the
+    standard one."""
     def rewrite(site: CallSite, i: int, args: Args, close: int) -> str | None:
         if len(args) != n_args:
             return None
@@ -280,6 +295,13 @@ def _gemm_ex(n_args: int, c_first: int, c_count: int) -> Rewrite:
             site.ed.replace(tok.start, tok.end, new)
             site.handled[compute[0]] = new
             note += f"; compute type {tok.text} -> {new}"
+        algo = args[-1]
+        if algo[0] == algo[1] and _GEMM_ALGO.fullmatch(site.toks[algo[0]].text):
+            tok = site.toks[algo[0]]
+            site.ed.replace(tok.start, tok.end, "rocblas_gemm_algo_standard")
+            site.handled[algo[0]] = "rocblas_gemm_algo_standard"
+            if tok.text not in ("CUBLAS_GEMM_DEFAULT", "CUBLAS_GEMM_DFALT"):
+                note += f"; {tok.text} -> rocblas_gemm_algo_standard (rocBLAS has one algorithm)"
         return note
     return rewrite
 
