@@ -6,7 +6,9 @@ and exported (and the export imports again)."""
 from __future__ import annotations
 
 import copy
+import gzip
 import json
+import os
 import sqlite3
 import time
 
@@ -15,7 +17,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from test_compare import main_inprocess, make_result, make_run, noisy, noisy_trials
 
-from gpuparity.results.figure import derive_rates
+from gpuparity.results.figure import WORKLOAD_FIGURES, derive_rates, peak_kind_for
+from gpuparity.results.schema import new_result
+from gpuparity.results.store import Store
 
 SETTINGS = settings(max_examples=80, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -107,7 +111,7 @@ def test_mutated_documents_are_refused_cleanly_or_fully_usable(doc, tmp_path_fac
     db, path = str(folder / "s.db"), str(folder / "run.json")
     with open(path, "w") as fh:
         fh.write(json.dumps(doc, allow_nan=True, default=str))
-    main_inprocess(["list", "--db", db], capsys)              # create the store
+    Store(db).close()                                         # an empty store (a reader never makes one)
     before = counts(db)
     code, _, err = timed(capsys, ["import", path, "--db", db])
     check(code, err, "import")
@@ -177,15 +181,69 @@ EVIDENCE = settings(max_examples=24, deadline=None, derandomize=True, database=N
 FACTORS = (0.1, 0.5, 2.0, 10.0, 1000.0)
 STRUCTURAL = ("duplicate", "copies", "bigint", "future", "power")     # refused even with --recompute
 FIGURE_FIELDS = [("metric", f) for f in ("value", "ci_low", "ci_high", "log_se", "spread")] + \
-    [("derived", f) for f in ("tflops", "gbs", "tokens_per_s", "pct_peak", "interactivity")] + \
+    [("derived", f) for f in ("tflops", "gbs", "tokens_per_s", "pct_peak", "interactivity", "mfu", "ttft_s",
+                              "tpot_s", "prefill_tokens_per_s", "busbw_gbs", "algbw_gbs")] + \
     [("summary", "median")] + [("info", "serving", f) for f in ("throughput_per_gpu", "output_throughput",
                                                                "interactivity", "completed")]
+
+
+QUICK_RUN = os.path.join(os.path.dirname(__file__), "data", "quick-run-cpu.json.gz")
+
+
+def recorded_docs() -> dict:
+    """Results of the recorded CPU quick run (tests/data): an llm and a training result, and a
+    memory result written as schema 1 wrote it (no trials, the interval from the bootstrap of the
+    median time, the peak without its kind); each in a document of its own."""
+    with gzip.open(QUICK_RUN, "rt") as fh:
+        run = json.load(fh)
+    by = {r["workload"]: r for r in run["results"] if r["status"] == "ok"}
+    training = by["training"]
+    # recorded before peak kinds carried a tokens/s figure's FLOP per token: as `run` records it now
+    training["info"]["peak_kind"] = peak_kind_for(training["info"]["peak_kind"], training["work"])
+    legacy = by["memory"]
+    s, amount = legacy["summary"], legacy["work"]["bytes"]
+    legacy["metric"] = {"name": "bytes", "unit": "GB/s", "value": amount / s["median"] / 1e9,
+                        "higher_is_better": True, "ci_low": amount / s["ci_high"] / 1e9,
+                        "ci_high": amount / s["ci_low"] / 1e9}
+    for field in ("trials", "flags"):
+        legacy.pop(field)
+    legacy["info"].pop("peak_kind", None)
+    docs = {name: dict(copy.deepcopy(run), results=[r]) for name, r in
+            (("llm", by["llm"]), ("training", training), ("legacy", legacy))}
+    docs["legacy"]["schema_version"] = 1
+    return docs
+
+
+def collectives_doc(fingerprint: dict) -> dict:
+    """A collectives point as its execute makes each trial (timed samples, work in bus bytes,
+    derive, its bandwidths) and its merge_trials folds two: a real one takes a torchrun job."""
+    from gpuparity.measure.stats import summarize
+    from gpuparity.results.figure import bus_factor, derive, fill_workload_figures
+    from gpuparity.results.schema import new_run
+    from gpuparity.workloads.base import registry
+
+    trials = []
+    for seed in (1, 2):
+        r = new_result("collectives", "comm", {"op": "all_reduce", "bytes": 65536, "nodes": 1, "dtype": "fp32"},
+                       "fp32")
+        r["samples"] = noisy(2e-4, 0.03, 12, seed)
+        r["summary"] = summarize(r["samples"])
+        r["work"] = {"bytes": 65536 * bus_factor("all_reduce", 2)}
+        r["info"].update(size_bytes=65536, world_size=2)
+        derive(r, "bytes:interconnect", fingerprint.get("spec"))
+        fill_workload_figures(r)
+        trials.append(r)
+    doc = new_run(fingerprint)
+    doc["results"] = [registry()["collectives"].merge_trials(trials, type("Ctx", (), {"spec": fingerprint["spec"]}))]
+    doc.update(status="complete", finished_at=doc["started_at"])
+    return json.loads(json.dumps(doc))
 
 
 @pytest.fixture(scope="module")
 def real_docs(tmp_path_factory):
     """Run documents `gpuparity run` wrote on this machine: memory kernels and a serving point
-    (the project's fault server's well-behaved route), two trials each."""
+    (the project's fault server's well-behaved route), two trials each; the recorded quick run's
+    llm, training and (as schema 1) memory results; a collectives point."""
     from serving_fixtures import start_own, stop
 
     folder = tmp_path_factory.mktemp("real")
@@ -205,6 +263,8 @@ def real_docs(tmp_path_factory):
             docs[name] = json.loads(path.read_text())
     finally:
         stop(proc)
+    docs.update(recorded_docs())
+    docs["collectives"] = collectives_doc(docs["memory"]["fingerprint"])
     return docs
 
 
@@ -229,6 +289,10 @@ def figure_paths(r: dict) -> list[tuple]:
     return out
 
 
+def figure_paths_of(r: dict) -> set:
+    return {p[-1] for p in figure_paths(r) if p[0] == "derived"}
+
+
 def set_path(r: dict, path: tuple, value) -> None:
     node = r
     for k in path[:-1]:
@@ -243,16 +307,22 @@ def get_path(r: dict, path: tuple):
 
 
 @st.composite
-def forged(draw, docs):
-    name = draw(st.sampled_from(sorted(docs)))
+def forged(draw, docs, names):
+    name = draw(st.sampled_from(names))
     doc = copy.deepcopy(docs[name])
     i = draw(st.sampled_from([j for j, r in enumerate(doc["results"]) if r["status"] == "ok"]))
     r = doc["results"][i]
-    kind = draw(st.sampled_from(["figure", "figure", "samples", "key", *STRUCTURAL]))
-    factor = draw(st.sampled_from(FACTORS))
     serving = r["category"] == "serving"
-    if kind == "figure":
-        path = draw(st.sampled_from(figure_paths(r)))
+    own = [("derived", f) for f in WORKLOAD_FIGURES.get(r["workload"], ()) if f in figure_paths_of(r)]
+    kinds = ["figure", "figure", "samples", "key", *STRUCTURAL] + ([] if serving else ["work"]) + \
+        (["own", "own"] if own else [])        # own: MFU, TTFT, busbw ... (results.figure.workload_figures)
+    if not r.get("trials"):                 # schema 1: no trials to duplicate
+        kinds = [k for k in kinds if k not in ("duplicate", "copies")]
+    kind = draw(st.sampled_from(kinds))
+    factor = draw(st.sampled_from(FACTORS))
+    if kind in ("figure", "own"):
+        path = draw(st.sampled_from(figure_paths(r) if kind == "figure" else own))
+        event(f"{name} {'.'.join(map(str, path))}")
         old = get_path(r, path)
         set_path(r, path, type(old)(old * factor) if isinstance(old, float) else int(old * factor) + 1)
     elif kind == "samples":        # the raw measurements themselves: the stated figures now disagree
@@ -263,6 +333,9 @@ def forged(draw, docs):
                 row["itl_us"] = [int(round(g * factor)) for g in row["itl_us"]]
         else:
             r["samples"] = [s * factor for s in r["samples"]]
+    elif kind == "work":           # more work stated for the same times (each trial's too): every figure x factor
+        for node in [r] + [t for t in r.get("trials") or [] if t.get("work")]:
+            node["work"] = {k: v * factor for k, v in node["work"].items()}
     elif kind == "key":
         r["key"] = f"{(int(r['key'], 16) + draw(st.integers(1, 2**40))) % 2**64:016x}"
     elif kind in ("duplicate", "copies"):      # one trial again as trial 3 (or as 100 trials)
@@ -275,7 +348,8 @@ def forged(draw, docs):
             r["samples"] += r["samples"][:first["n"]] * copies
         r["trials"] += [dict(first, trial=3 + c) for c in range(copies)]
     elif kind == "bigint":
-        where = draw(st.sampled_from(["n", "benchmark_version", "param"]))
+        where = draw(st.sampled_from(["n", "benchmark_version", "param"] if r.get("trials") else
+                                     ["benchmark_version", "param"]))
         if where == "n":
             r["trials"][0]["n"] = 2**64 + 7
         elif where == "benchmark_version":
@@ -299,7 +373,21 @@ def ratios(capsys, original: str, run_id: str, db: str) -> dict:
 @EVIDENCE
 @given(data=st.data())
 def test_forged_documents_are_refused_or_stored_as_their_samples_say(real_docs, data, tmp_path_factory, capsys):
-    name, doc, kind, key, factor = data.draw(forged(real_docs))
+    check_forged(data.draw(forged(real_docs, ["memory", "serving"])), real_docs, tmp_path_factory, capsys)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["legacy", "llm", "training", "collectives"])
+@settings(EVIDENCE, max_examples=15)
+@given(data=st.data())
+def test_forged_schema_1_and_workload_figures_likewise(real_docs, name, data, tmp_path_factory, capsys):
+    """The same forgeries of a schema-1 document and of the workloads whose own figures (MFU,
+    TTFT / TPOT, busbw) are derived beside the rates; 15 each: a few seconds on 2 cores."""
+    check_forged(data.draw(forged(real_docs, [name])), real_docs, tmp_path_factory, capsys)
+
+
+def check_forged(drawn: tuple, real_docs: dict, tmp_path_factory, capsys) -> None:
+    name, doc, kind, key, factor = drawn
     event(f"{name} {kind}")
     folder = tmp_path_factory.mktemp("forged")
     original, path = str(folder / "original.json"), str(folder / "forged.json")
@@ -308,7 +396,7 @@ def test_forged_documents_are_refused_or_stored_as_their_samples_say(real_docs, 
     with open(path, "w") as fh:
         fh.write(json.dumps(doc))
     plain, fixed = str(folder / "plain.db"), str(folder / "fixed.db")
-    main_inprocess(["list", "--db", plain], capsys)
+    Store(plain).close()
     before = counts(plain)
     code, _, err = timed(capsys, ["import", path, "--db", plain])
     assert code == 2, (kind, err)                          # a stated figure the samples do not give: refused
@@ -325,7 +413,8 @@ def test_forged_documents_are_refused_or_stored_as_their_samples_say(real_docs, 
     stored = json.loads(out)
     (r,) = [x for x in stored["results"] if x["key"] == key]
     assert "recomputed" in r["flags"] and stored["recomputed"]["count"] >= 1
-    want = 1.0 / factor if kind == "samples" else 1.0
+    # the samples' ratio; stated work is evidence the samples are timed against (not re-derived here)
+    want = 1.0 / factor if kind == "samples" else factor if kind == "work" else 1.0
     got = ratios(capsys, original, doc["run_id"], fixed)
     assert got[key] == pytest.approx(want, rel=0.02), (kind, factor)      # the ratio the samples give
     assert all(v == pytest.approx(1.0, rel=1e-9) for k, v in got.items() if k != key)

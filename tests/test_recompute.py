@@ -180,3 +180,194 @@ def test_recompute_is_a_per_document_function():
     bad["results"][0]["trials"][0]["value"] = math.pi
     with pytest.raises(UserError, match=r"^stream\[3\]: result 0"):
         recompute_run(bad, "stream[3]")
+
+
+# -- schema 1: one trial, by the definitions schema 1 had ---------------------------------------
+def legacy_doc() -> dict:
+    """A document as schema 1 wrote it: no trials, no log_se, the interval from the bootstrap of
+    the median time (its summary), the peak's value in derived.peak without a kind."""
+    from gpuparity.measure.stats import summarize
+
+    doc = run_doc(trials=1)
+    doc["schema_version"] = 1
+    for r in doc["results"]:
+        r.pop("trials")
+        r.pop("flags")
+        r["info"].pop("peak_kind")
+        s = r["summary"] = summarize(r["samples"])
+        flop = r["work"]["flop"]
+        r["metric"] = {"name": "flop", "unit": "TFLOP/s", "value": flop / s["median"] / 1e12, "higher_is_better": True,
+                       "ci_low": flop / s["ci_high"] / 1e12, "ci_high": flop / s["ci_low"] / 1e12}
+        tflops = flop / s["median"] / 1e12
+        r["derived"] = {"tflops": tflops, "pct_peak": 100.0 * tflops / SPEC["fp32_tflops"],
+                        "peak": {"value": SPEC["fp32_tflops"], "unit": "TFLOP/s", "estimated": True}}
+    return json.loads(json.dumps(doc))
+
+
+def test_a_schema_1_document_imports_as_it_was_written():
+    doc = legacy_doc()
+    assert validate_run(copy.deepcopy(doc), "doc") == doc
+    assert validate_run(copy.deepcopy(doc), "doc", recompute=True) == doc
+
+
+@pytest.mark.parametrize("path, factor, needle", [
+    (("derived", "tflops"), 1000, "derived.tflops states"), (("derived", "pct_peak"), 50, "derived.pct_peak states"),
+    (("summary", "median"), 10, "summary.median states"), (("metric", "ci_low"), 0.1, "metric.ci_low states"),
+    (("metric", "ci_high"), 0.5, "metric.ci_high states"), (("metric", "value"), 1.01, "metric.value states"),
+])
+def test_a_schema_1_document_gets_every_check(path, factor, needle):
+    doc = legacy_doc()
+    node = doc["results"][0]
+    for k in path[:-1]:
+        node = node[k]
+    node[path[-1]] *= factor
+    refused(copy.deepcopy(doc), needle)
+    fixed = validate_run(doc, "doc", recompute=True)["results"][0]
+    assert "recomputed" in fixed["flags"]
+    assert fixed["derived"]["tflops"] == pytest.approx(fixed["metric"]["value"], rel=1e-12)
+    assert fixed["metric"]["ci_low"] <= fixed["metric"]["value"] <= fixed["metric"]["ci_high"]
+
+
+def test_a_schema_1_peak_must_be_one_of_the_specs():
+    doc = legacy_doc()
+    doc["results"][0]["derived"]["peak"]["value"] = 0.05          # a peak 10x lower: % of peak 10x higher
+    doc["results"][0]["derived"]["pct_peak"] *= 10
+    refused(doc, "derived.pct_peak states")
+
+
+# -- no figure, then no rate ----------------------------------------------------------------------
+def test_a_rate_without_a_figure_is_refused_or_dropped():
+    doc = run_doc(trials=1)
+    r = doc["results"][0]
+    r["metric"]["value"], r["trials"] = None, []
+    r["derived"]["tflops"] = 1e6
+    refused(copy.deepcopy(doc), "derived.tflops states 1e+06, but nothing the document holds gives it")
+    fixed = validate_run(doc, "doc", recompute=True)["results"][0]
+    assert "tflops" not in fixed["derived"] and "pct_peak" not in fixed["derived"] and "recomputed" in fixed["flags"]
+
+
+# -- the workloads' own figures: one formula for the workload and the check ------------------------
+def timed(workload: str, category: str, params: dict, work: dict, seconds: float, seed: int, peak=None,
+          info=None, samples=None) -> dict:
+    """One trial of a workload result as its execute makes it: samples, work, derive, its figures."""
+    from gpuparity.measure.stats import summarize
+    from gpuparity.results.figure import fill_workload_figures
+
+    r = new_result(workload, category, params, params.get("dtype"))
+    r["samples"] = samples or noisy(seconds, 0.02, 15, seed)
+    r["summary"] = summarize(r["samples"])
+    r["work"] = work
+    r["info"].update(info or {})
+    derive(r, peak, SPEC)
+    fill_workload_figures(r)
+    return r
+
+
+def one_doc(results: list[dict]) -> dict:
+    doc = new_run({"host": "h", "backend": "cpu", "spec": SPEC, "device_count": 1})
+    doc["results"] = results
+    doc.update(status="complete", finished_at=doc["started_at"])
+    return json.loads(json.dumps(doc))
+
+
+CTX = type("Ctx", (), {"spec": SPEC})()          # what merge_trials reads of a Context
+
+
+def training_trial(seed: int, seconds: float = 0.02) -> dict:
+    r = timed("training", "model", {"hidden": 64, "seq": 32, "batch": 2, "dtype": "fp32"},
+              {"tokens": 64, "flop": 64 * 1e6}, seconds, seed, peak=None)
+    r["info"]["peak_kind"] = "flop:fp32|1000000.0"       # figure.peak_kind_for: FLOP per token
+    from gpuparity.results.figure import derive_rates, fill_workload_figures
+
+    derive_rates(r, SPEC)
+    fill_workload_figures(r)
+    return r
+
+
+def llm_trial(seed: int, seconds: float = 0.3) -> dict:
+    params = {"model": "m", "batch": 2, "input_len": 16, "output_len": 9, "dtype": "fp32"}
+    decode = noisy(seconds, 0.02, 7, seed)
+    return timed("llm", "model", params, {"tokens": 2 * 8}, seconds, seed, samples=decode,
+                 info={"prefill_samples": noisy(0.05, 0.03, 7, seed + 1)})
+
+
+def collectives_trial(seed: int) -> dict:
+    from gpuparity.results.figure import bus_factor
+
+    return timed("collectives", "comm", {"op": "all_reduce", "bytes": 4096, "nodes": 1, "dtype": "fp32"},
+                 {"bytes": 4096 * bus_factor("all_reduce", 4)}, 1e-4, seed, peak="bytes:interconnect",
+                 info={"size_bytes": 4096, "world_size": 4})
+
+
+@pytest.mark.parametrize("make, workload, field", [
+    (training_trial, "training", "mfu"), (llm_trial, "llm", "ttft_s"), (llm_trial, "llm", "tpot_s"),
+    (llm_trial, "llm", "output_tokens_per_s"), (collectives_trial, "collectives", "busbw_gbs"),
+    (collectives_trial, "collectives", "algbw_gbs"),
+])
+def test_workload_figures_of_merged_trials_pass_and_a_scaled_one_is_refused(make, workload, field):
+    from gpuparity.workloads.base import registry
+
+    merged = registry()[workload].merge_trials([make(1), make(2, 0.9 * (0.02 if workload == "training" else 0.3))
+                                                if workload != "collectives" else make(2)], CTX)
+    doc = one_doc([merged])
+    assert merged["metric"]["trials"] == 2 and merged["derived"][field]
+    assert validate_run(copy.deepcopy(doc), "doc") == doc          # what `run` states, merged, passes as it is
+    doc["results"][0]["derived"][field] *= 10
+    refused(copy.deepcopy(doc), f"derived.{field} states")
+    fixed = validate_run(doc, "doc", recompute=True)["results"][0]
+    assert fixed["derived"][field] == pytest.approx(merged["derived"][field], rel=1e-12)
+
+
+def test_an_llm_latency_without_its_prefill_samples_is_refused_or_dropped():
+    doc = one_doc([llm_trial(3)])
+    del doc["results"][0]["info"]["prefill_samples"]
+    refused(copy.deepcopy(doc), "derived.ttft_s states")
+    d = validate_run(doc, "doc", recompute=True)["results"][0]["derived"]
+    assert "ttft_s" not in d and "e2e_s" not in d and d["tpot_s"] > 0       # TPOT is the decode samples'
+
+
+def test_a_recorded_llm_run_passes_and_its_ttft_is_checked():
+    import gzip
+    import os
+
+    with gzip.open(os.path.join(os.path.dirname(__file__), "data", "quick-run-cpu.json.gz"), "rt") as fh:
+        doc = json.load(fh)
+    doc["results"] = [r for r in doc["results"] if r["workload"] == "llm"]
+    validate_run(copy.deepcopy(doc), "doc")
+    doc["results"][0]["derived"]["ttft_s"] /= 10
+    refused(doc, "derived.ttft_s states")
+
+
+def test_weak_scaling_efficiency_is_against_the_documents_one_rank_result():
+    from gpuparity.workloads.base import registry
+
+    model = {"hidden": 64, "layers": 2, "dtype": "fp32"}
+    results = [timed("scaling", "comm", dict(model, ranks=k, nodes=1), {"tokens": 64.0 * k, "flop": 64e6 * k},
+                     0.02 * (1 + 0.1 * k), k) for k in (1, 2, 4)]
+    registry()["scaling"].finalize(results)
+    assert results[2]["derived"]["weak_scaling_efficiency"] == pytest.approx(1.1 / 1.4, rel=0.1)
+    doc = one_doc(results)
+    assert validate_run(copy.deepcopy(doc), "doc") == doc
+    doc["results"][2]["derived"]["weak_scaling_efficiency"] *= 1.3
+    refused(copy.deepcopy(doc), "derived.weak_scaling_efficiency states")
+    doc["results"][2]["derived"]["weak_scaling_efficiency"] /= 1.3
+    doc["results"].pop(0)                                   # no 1-rank baseline left to be against
+    refused(copy.deepcopy(doc), "derived.baseline_tokens_per_s states")
+    fixed = validate_run(doc, "doc", recompute=True)["results"]
+    assert all("weak_scaling_efficiency" not in r["derived"] and "recomputed" in r["flags"] for r in fixed)
+
+
+# -- a table is a serving point's --------------------------------------------------------------------
+def test_a_table_on_a_result_that_is_not_a_serving_point_is_refused_or_dropped(tmp_path, capsys):
+    from gpuparity.results.store import Store
+
+    doc = run_doc()
+    doc["results"][1]["info"]["table"] = {"title": "t", "columns": ["TFLOP/s"], "rows": [["9000"]]}
+    refused(copy.deepcopy(doc), "info.table")
+    db = str(tmp_path / "s.db")
+    with Store(db) as s:
+        s.save_run(copy.deepcopy(doc))              # as an earlier version stored it
+    code, out, err = main_inprocess(["show", doc["run_id"], "--db", db], capsys)
+    assert code == 0 and "9000" not in out and "info.table" in err, (out, err)
+    fixed = validate_run(doc, "doc", recompute=True)["results"][1]
+    assert "table" not in fixed["info"] and "recomputed" in fixed["flags"]

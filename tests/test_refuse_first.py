@@ -94,15 +94,16 @@ def test_a_broken_workload_file_is_one_line(home, capsys):
 
 def test_read_commands_create_no_folder_and_refuse_bad_values(home, capsys, tmp_path):
     missing = tmp_path / "nonexistent" / "dir" / "x.db"
-    for verb in (["list"], ["show", "latest"], RUN):
-        refused(capsys, [*verb, "--db", str(missing)], "does not exist")
+    for verb, needle in ((["list"], "no store at"), (["show", "latest"], "no store at"), (RUN, "does not exist")):
+        refused(capsys, [*verb, "--db", str(missing)], needle)
     assert not (tmp_path / "nonexistent").exists()
     refused(capsys, ["list", "--db", "/dev/null"], "not a regular file")
     refused(capsys, ["list", "--since", "notadate", "--db", str(tmp_path / "s.db")], "--since 'notadate'")
     run_file = tmp_path / "a.json"
     run_file.write_text(json.dumps(make_run([make_result("gemm", {"m": 1}, noisy(10, 0.01, 9, 1))])))
     refused(capsys, ["compare", str(run_file), str(run_file), "--price", "nosuchgpu=2"], "--price nosuchgpu")
-    refused(capsys, ["report", str(run_file), "--claims", str(tmp_path / "missing.yaml"), "-o",
+    # --claims is a flag: the file goes with --claims-file, and is checked before a report is built
+    refused(capsys, ["report", str(run_file), "--claims-file", str(tmp_path / "missing.yaml"), "-o",
                      str(tmp_path / "r.html")], "missing.yaml")
     assert not (tmp_path / "r.html").exists()
     refused(capsys, ["port", str(tmp_path), "--examine", "--json", "/nonexistent/x.json"], "does not exist")
@@ -111,6 +112,31 @@ def test_read_commands_create_no_folder_and_refuse_bad_values(home, capsys, tmp_
     refused(capsys, ["reference", "import", "nosuch", str(run_file)], "unknown reference format")
     refused(capsys, ["reference", "import", "mlperf", str(tmp_path / "nosuch.json")], "nosuch.json")
     assert snapshot(home) == before and not (home / "data").exists()     # no default store appeared
+
+
+@pytest.mark.parametrize("verb", [["list"], ["show", "latest"], ["export", "latest", "-o", "OUT"],
+                                  ["compare", "latest", "latest"], ["report", "latest", "-o", "OUT"], ["trend"],
+                                  ["claims", "check"]])
+def test_read_commands_create_no_store(home, capsys, verb):
+    """A verb that only reads a store names a missing one (in an existing folder) and makes none;
+    the default store alike."""
+    db, out = home / "new.db", home / "out"
+    args = [str(out) if a == "OUT" else a for a in verb]
+    refused(capsys, [*args, "--db", str(db)], f"no store at {db}")
+    assert not db.exists() and not out.exists()
+    refused(capsys, args, "no store at")                    # the default store (in the user data dir)
+    assert not (home / "data").exists() and not out.exists()
+
+
+def test_run_and_import_create_their_store(home, capsys):
+    run_file = home / "a.json"
+    run_file.write_text(json.dumps(make_run([make_result("gemm", {"m": 1}, noisy(10, 0.01, 9, 1))])))
+    code, _, err = main_inprocess(["import", str(run_file), "--db", str(home / "imported.db")], capsys)
+    assert code == 0 and (home / "imported.db").exists(), err
+    code, _, err = main_inprocess([*RUN, "--db", str(home / "run.db")], capsys)
+    assert code == 0 and (home / "run.db").exists(), err
+    code, out, err = main_inprocess(["list", "--json", "--db", str(home / "run.db")], capsys)
+    assert code == 0 and len(json.loads(out)) == 1, err
 
 
 def unblocker(path: str, after_s: float = 5.0) -> threading.Timer:
@@ -133,8 +159,11 @@ def unblocker(path: str, after_s: float = 5.0) -> threading.Timer:
     ["claims", "check", "--port-report", "{fifo}"],
 ])
 def test_a_fifo_is_refused_at_once_everywhere(home, capsys, tmp_path, args):
+    from gpuparity.results.store import Store
+
     fifo = str(tmp_path / "pipe.json")
     os.mkfifo(fifo)
+    Store(str(tmp_path / "s.db")).close()       # claims check reads a store: one there, the FIFO is what it refuses
     timer = unblocker(fifo)
     t0 = time.monotonic()
     code, _, err = main_inprocess([a.format(fifo=fifo) for a in args] + (["--db", str(tmp_path / "s.db")]
@@ -214,8 +243,12 @@ def test_a_run_that_stopped_but_was_not_saved_is_recovered_with_its_real_state(h
 def test_ctrl_c_right_after_the_run_header_leaves_no_crashed_run(home, tmp_path):
     db = str(tmp_path / "s.db")
     env = dict(os.environ, GPUPARITY_DB=db, COLUMNS="200")
-    proc = subprocess.Popen([sys.executable, "-m", "gpuparity", "run", "memory", "--set", "op=copy,triad",
-                             "--set", "elements=65536", "--in-process"], stderr=subprocess.PIPE, text=True, env=env)
+    # the case sleeps 120 s a call, so the run cannot end before the signal however slow the machine
+    # (a tiny memory case once finished first on a loaded box, exit 0); the signal lands in the window
+    # between the header and the first case, or inside the case: either way nothing reads "crashed"
+    workloads = os.path.join(os.path.dirname(__file__), "data", "slow_workloads.py")
+    proc = subprocess.Popen([sys.executable, "-m", "gpuparity", "run", "t_hang", "--workload-file", workloads,
+                             "--in-process"], stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.monotonic() + 120
     for line in proc.stderr:
         if "cases x" in line:                       # the header: interrupt at once

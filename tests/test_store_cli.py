@@ -532,6 +532,51 @@ def test_a_store_without_the_version_row_is_upgraded_once(tmp_path, monkeypatch)
     assert not any(s.startswith(("BEGIN", "CREATE", "ALTER")) for s in log["sql"]), log["sql"]
 
 
+def test_an_older_store_has_its_rows_recomputed_so_compare_reads_the_samples(tmp_path, capsys):
+    """A version 4 store holding a forged import (version 4 stored a document's figures as stated):
+    the upgrade writes its result rows again from the document, so `compare`, which reads those
+    rows, gives the ratio the samples give; the document itself is kept as it came."""
+    import copy
+
+    db = str(tmp_path / "v4.db")
+    truth = _run_doc("honest", "mi300x", {"rocm_version": "6.4.1"}, 0, n=3)
+    forged = copy.deepcopy(truth)
+    forged.update(run_id="forged", started_at=(datetime(2026, 1, 2, tzinfo=timezone.utc)).isoformat())
+    for r in forged["results"]:
+        for field in ("value", "ci_low", "ci_high"):
+            r["metric"][field] *= 10
+    with Store(db) as s:
+        s.save_run(truth)
+        s.save_run(forged)                  # as a version 4 import stored it: no recomputation
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE gpuparity_meta SET value = '4' WHERE name = 'schema'")
+        rows = dict(c.execute("SELECT run_id, SUM(value) FROM results GROUP BY run_id").fetchall())
+        assert rows["forged"] == pytest.approx(10 * rows["honest"])      # the rows say what the forger stated
+    code, out, err = _inprocess(["compare", "honest", "forged", "--db", db, "-f", "json"], capsys)
+    assert code == 0, err
+    ratios = [row["ratio"] for row in json.loads(out)["rows"]]
+    assert len(ratios) == 3 and all(x == pytest.approx(1.0, rel=1e-9) for x in ratios), ratios
+    with sqlite3.connect(db) as c:
+        assert c.execute("SELECT value FROM gpuparity_meta WHERE name = 'schema'").fetchone()[0] == str(STORE_VERSION)
+        doc = json.loads(c.execute("SELECT doc FROM runs WHERE run_id = 'forged'").fetchone()[0])
+    assert doc["results"][0]["metric"]["value"] == pytest.approx(10 * truth["results"][0]["metric"]["value"])
+
+
+@pytest.mark.parametrize("odd", ["\x1b[2J", "\u202e"])
+def test_file_names_from_the_command_line_reach_the_terminal_escaped(tmp_path, capsys, odd):
+    """import and export echo the file names they were given: an ESC or a bidi override in one
+    is shown as an escape, never obeyed."""
+    db = str(tmp_path / "s.db")
+    name = tmp_path / f"run{odd}.json"
+    name.write_text(json.dumps(_run_doc("odd-name", "mi300x", {"rocm_version": "6.4.1"}, 0, n=1)))
+    code, _, err = _inprocess(["import", str(name), "--db", db], capsys)
+    assert code == 0 and "imported: odd-name from" in err, err
+    code, _, err2 = _inprocess(["export", "odd-name", "-o", str(tmp_path / f"out{odd}.json"), "--db", db], capsys)
+    assert code == 0 and "wrote " in err2, err2
+    for text in (err, err2):
+        assert odd not in text and ascii(odd)[1:-1] in text, text
+
+
 def _inprocess(args: list[str], capsys) -> tuple[int, str, str]:
     from gpuparity.cli.main import main
 

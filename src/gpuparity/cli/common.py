@@ -4,15 +4,31 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any
+from typing import Any, Optional
 
 import typer
 
 DB_HELP = "Store: a SQLite file path or a postgresql:// URL (default: $GPUPARITY_DB or the user data dir)."
 
 
+# Verbs that only read a store: one that does not exist is an error, never created (results.store.may_create).
+READ_VERBS = {"list", "show", "export", "compare", "report", "trend", "claims check"}
+
+
+def _db_verb(ctx: typer.Context, value: Optional[str]) -> Optional[str]:
+    from gpuparity.results.store import may_create
+
+    names, at = [], ctx
+    while at.parent is not None:            # the verb's words below the program name: "claims check"
+        names.insert(0, at.info_name)
+        at = at.parent
+    may_create(" ".join(names) not in READ_VERBS)
+    at.call_on_close(lambda: may_create(True))     # the root context closes however the command ends
+    return value
+
+
 def db_option() -> Any:
-    return typer.Option(None, "--db", help=DB_HELP, envvar="GPUPARITY_DB", show_envvar=False)
+    return typer.Option(None, "--db", help=DB_HELP, envvar="GPUPARITY_DB", show_envvar=False, callback=_db_verb)
 
 
 def console(stderr: bool = False):
@@ -96,4 +112,6 @@ def write_output(output: str, text: str, what: str) -> None:
             fh.write(text)
     except OSError as exc:
         raise UserError(f"{output}: cannot write ({exc.strerror or exc})") from None
-    typer.echo(f"wrote {output} ({what})", err=True)
+    from gpuparity.validate import terminal_safe
+
+    typer.echo(f"wrote {terminal_safe(output)} ({what})", err=True)     # the name as typed, its controls escaped

@@ -27,6 +27,7 @@ def register(app: typer.Typer) -> None:
 
         from gpuparity.results.document import load_run_file
         from gpuparity.results.store import Store
+        from gpuparity.validate import terminal_safe
 
         done: list[str] = []            # lines of runs written since the last commit
 
@@ -51,7 +52,8 @@ def register(app: typer.Typer) -> None:
                 if writer is None:
                     writer = stack.enter_context(stack.enter_context(Store(db)).writer())
                 added = writer.save_run(doc)
-                done.append(f"{'imported' if added else 'already stored'}: {doc['run_id']} from {f}")
+                # a file name is the user's text: shown with its controls escaped (ESC, bidi)
+                done.append(f"{'imported' if added else 'already stored'}: {doc['run_id']} from {terminal_safe(f)}")
                 if not writer.pending:
                     committed()
                 del doc                 # memory: one document at a time

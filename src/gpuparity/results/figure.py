@@ -294,3 +294,104 @@ def result_units(result: dict) -> tuple[list[float], list[float]]:
 
     se = metric.get("log_se")
     return [float(value)], [se_of(se) if se is not None else log_median_se(metric_samples(result))]
+
+
+# -- the figures a workload states beside the rates (report columns) ------------------------------
+# One formula each, called by the workload when it measures and merges trials and by
+# results/recompute.py when a document comes in, so the two cannot drift apart.
+WORKLOAD_FIGURES = {
+    "training": ("mfu", "mfu_estimated"),
+    "llm": ("decode_tokens_per_s", "ttft_s", "prefill_tokens_per_s", "tpot_s", "e2e_s", "output_tokens_per_s"),
+    "collectives": ("algbw_gbs", "busbw_gbs", "bus_factor", "latency_us"),
+    "scaling": ("tokens_per_s_per_rank",),
+}
+
+
+def bus_factor(op: str, n: int) -> float:
+    """busbw / algbw of a collective over n ranks (nccl-tests PERFORMANCE.md)."""
+    if op == "all_reduce":
+        return 2 * (n - 1) / n
+    if op in ("all_gather", "reduce_scatter", "all_to_all"):
+        return (n - 1) / n
+    if op == "broadcast":
+        return 1.0
+    raise ValueError(f"unknown collective {op}")
+
+
+def bandwidths(op: str, size_bytes: float, seconds: float, n: int) -> tuple[float, float]:
+    """(algbw, busbw) in GB/s for one iteration of `op` on a per-rank buffer of size_bytes."""
+    algbw = size_bytes / seconds / 1e9
+    return algbw, algbw * bus_factor(op, n)
+
+
+def _count(v) -> int | None:
+    """A whole number >= 1 (params and info of a document from elsewhere may hold anything)."""
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 1 else None
+
+
+def workload_figures(result: dict) -> dict:
+    """{field: value} of the workload's own figures (WORKLOAD_FIGURES) from a (merged) result's
+    samples, params, info and derived rates; None where the result cannot give one (then it must
+    not state it)."""
+    import numpy as np
+
+    w, d = result.get("workload"), result.get("derived") or {}
+    p, info = result.get("params") or {}, result.get("info") or {}
+    x = [float(s) for s in result.get("samples") or []]
+    med = float(np.median(x)) if x else None
+    out: dict = dict.fromkeys(WORKLOAD_FIGURES.get(w, ()))
+    if w == "training" and d.get("pct_peak") is not None:
+        # MFU is % of the dtype's dense peak; "estimated" when the spec's peak is
+        out.update(mfu=d["pct_peak"] / 100.0, mfu_estimated=bool((d.get("peak") or {}).get("estimated")))
+    elif w == "llm":
+        out["decode_tokens_per_s"] = d.get("tokens_per_s")
+        b, n_in, n_out = _count(p.get("batch")), _count(p.get("input_len")), _count(p.get("output_len"))
+        if med and n_out and n_out > 1:
+            out["tpot_s"] = med / (n_out - 1)
+        pre = info.get("prefill_samples")
+        # TTFT and end-to-end need each repetition's prefill time beside its decode time
+        if b and n_in and n_out and isinstance(pre, list) and pre and len(pre) == len(x):
+            ttft = float(np.median([float(s) for s in pre]))
+            e2e = float(np.median([float(a) + s for a, s in zip(pre, x, strict=True)]))
+            if ttft > 0 and e2e > 0:
+                out.update(ttft_s=ttft, prefill_tokens_per_s=b * n_in / ttft, e2e_s=e2e,
+                           output_tokens_per_s=b * n_out / e2e)
+    elif w == "collectives" and med and med > 0:
+        op, n, size = p.get("op"), _count(info.get("world_size")), info.get("size_bytes")
+        if n and op in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast") \
+                and isinstance(size, (int, float)) and not isinstance(size, bool) and size > 0:
+            algbw, busbw = bandwidths(op, size, med, n)
+            out.update(algbw_gbs=algbw, busbw_gbs=busbw, bus_factor=bus_factor(op, n), latency_us=med * 1e6)
+    elif w == "scaling" and d.get("tokens_per_s") and _count(p.get("ranks")):
+        out["tokens_per_s_per_rank"] = d["tokens_per_s"] / p["ranks"]
+    return out
+
+
+def fill_workload_figures(result: dict) -> None:
+    """Set the workload's own figures in result["derived"]; drop those it cannot give."""
+    d = result.setdefault("derived", {})
+    for field, value in workload_figures(result).items():
+        if value is None:
+            d.pop(field, None)
+        else:
+            d[field] = value
+
+
+def weak_scaling(results: list[dict]) -> list[tuple[float, float] | None]:
+    """Per scaling result: (the 1-rank tokens/s per rank of the same model in this run, weak-scaling
+    efficiency = (tokens/s of k ranks / k) / that), or None without such a baseline."""
+    from gpuparity.results.schema import canonical
+
+    def model(r: dict) -> str:          # the case but its rank count (and the nodes those span)
+        return canonical({k: v for k, v in (r.get("params") or {}).items() if k not in ("ranks", "nodes")})
+
+    def per_rank(r: dict):
+        v = (r.get("derived") or {}).get("tokens_per_s_per_rank") if r.get("status") == "ok" else None
+        return v if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 else None
+
+    base = {model(r): per_rank(r) for r in results if (r.get("params") or {}).get("ranks") == 1 and per_rank(r)}
+    out: list[tuple[float, float] | None] = []
+    for r in results:
+        b = base.get(model(r)) if per_rank(r) else None
+        out.append((b, per_rank(r) / b) if b else None)
+    return out

@@ -11,7 +11,12 @@ What is recomputed, per ok result (the first disagreement beyond rounding is nam
   request rows (results.serving_summary.summarize_point, the point summary `run` made);
 - the result's figure, CI, spread and trial count (figure.combine); its summary's n and median;
 - the derived rates and % of the spec's peak (figure.derive_rates; a serving point's per-GPU
-  and interactivity figures and the summary table `show` prints);
+  and interactivity figures and the summary table `show` prints; a table on any other result is
+  refused); a rate or % of peak that nothing in the document gives (no figure, no peak) is refused;
+- the workload's own figures (figure.workload_figures: MFU, TTFT / TPOT / e2e and their rates,
+  algbw / busbw / latency, tokens/s per rank) and weak-scaling efficiency against the document's
+  1-rank result (figure.weak_scaling): the functions the workloads call;
+- a schema-1 result (no trials) as one trial, by the definitions schema 1 had (_legacy);
 - the flags a reader relies on (figure.stability_flags: unstable; peak_exceeded; unverified_tokens).
 A field a document leaves empty claims nothing and is not a disagreement.
 
@@ -39,9 +44,10 @@ ABS_TOL = 1e-12
 FLAG = "recomputed"
 MAX_W_PER_DEVICE = 3000.0       # the largest accelerator modules draw ~1.4 kW; a few kW is not a GPU
 CLOCK_SKEW = timedelta(days=1)
-MIN_DISTINCT = 3                # trials with this many identical samples are one trial copied
+MIN_DISTINCT = 2                # trials with this many identical timings are one trial copied (llm trials hold 2)
 CHECKED_FLAGS = ("unstable", "peak_exceeded", "unverified_tokens")    # missing ones make a figure look better
 MAX_NOTES = 20
+RATE_FIELDS = ("tflops", "gbs", "tokens_per_s", "pct_peak")     # figure.derive_rates
 SERVING_FIELDS = ("requests", "completed", "failed", "errors", "timeouts", "duration_s", "total_input_tokens",
                   "total_output_tokens", "request_throughput", "input_throughput", "output_throughput",
                   "total_throughput", "input_throughput_per_gpu", "output_throughput_per_gpu",
@@ -70,7 +76,10 @@ class _Checker:
         """True when `stated` is what the samples give (or states nothing); else a disagreement."""
         if stated is None or _close(stated, derived):
             return True
-        self.differ(where, f"{field} states {_show(stated)}, its samples give {_show(derived)}")
+        if derived is None:
+            self.differ(where, f"{field} states {_show(stated)}, but nothing the document holds gives it")
+        else:
+            self.differ(where, f"{field} states {_show(stated)}, its samples give {_show(derived)}")
         return False
 
 
@@ -108,10 +117,12 @@ def recompute_run(doc: dict, origin: str = "document", fix: bool = False) -> dic
         check_power(r, devices, where, origin)
         before = chk.notes[:]
         _key(r, chk, where)
+        _table(r, chk, where)
         if r.get("status") == "ok":
             _result(r, spec, chk, where, legacy)
         if fix and chk.notes != before and FLAG not in r.setdefault("flags", []):
             r["flags"].append(FLAG)
+    _scaling(doc.get("results") or [], chk)
     if fix:
         seen: dict[str, int] = {}
         for i, r in enumerate(doc.get("results") or []):
@@ -197,14 +208,16 @@ def _result(r: dict, spec: dict | None, chk: _Checker, where: str, legacy: bool)
         _serving(r, chk, where)
         return
     if _num(metric.get("value")) is None:
-        _derived(r, {}, chk, where, spec)          # no figure: nothing derived from one either
+        _derived(r, {}, chk, where, spec)          # no figure: no rate may be stated from one either
         return
     units = _trial_units(r, chk, where)
     if units is None:
         chk.refuse(where, f"metric.value {_show(metric['value'])} comes with no raw samples to derive it from")
     trials = [t for t in r.get("trials") or [] if _counted(t)]
-    if legacy and not trials:
+    if legacy and not trials:                       # one trial, by the definitions schema 1 had
         _legacy(r, units, chk, where)
+        _summary(r, chk, where)
+        _derived(r, r, chk, where, spec, _legacy_peak_kind(r, spec))
         return
     _figure(r, units, chk, where)
     _summary(r, chk, where)
@@ -307,15 +320,61 @@ def _figure(r: dict, units: list[tuple[float, float | None]], chk: _Checker, whe
 
 
 def _legacy(r: dict, units: list, chk: _Checker, where: str) -> None:
-    """A schema-1 result (no trials; its figure a median by an older definition): the figure
-    must lie within the spread of its own samples."""
+    """A schema-1 result (no trials): its figure and interval as one trial's. Its figure was then
+    what it is now (work over the median time), or for rates given per sample their median or, as
+    schema-1 serving points had it, their mean. Its interval was a bootstrap percentile interval,
+    not redone exactly here but held to what one is: within the samples' range, around the figure.
+    An interval stated with a log_se (as schema 2 writes one trial) is checked as one trial's."""
+    import numpy as np
+
+    from gpuparity.results.figure import combine
     from gpuparity.results.schema import metric_samples
 
-    rates = [x for x in metric_samples(r) if x > 0]
-    value = r["metric"]["value"]
-    if rates and not min(rates) * (1 - REL_TOL) <= value <= max(rates) * (1 + REL_TOL):
-        if not chk.same(where, "metric.value", value, units[0][0]):
-            r["metric"]["value"] = units[0][0]
+    metric = r["metric"]
+    value, se = units[0]
+    rates = [x for x in metric_samples(r) if x > 0 and math.isfinite(x)]
+    older = [value] + ([float(np.mean(rates))] if metric.get("samples") and rates else [])
+    if not any(_close(metric["value"], v) for v in older):
+        chk.differ(where, f"metric.value states {_show(metric['value'])}, its samples give {_show(value)}")
+        metric["value"] = value
+    c = combine([metric["value"]], [se])
+    strict = ["log_se", "spread", "trials"]
+    if metric.get("log_se") is not None:        # written as schema 2 writes one trial: one trial's interval
+        strict[:0] = ["ci_low", "ci_high"]
+    else:                                       # a bootstrap interval: within the samples, around the figure
+        lo, hi, v = metric.get("ci_low"), metric.get("ci_high"), metric["value"]
+        low, high = (min(rates) * (1 - REL_TOL), max(rates) * (1 + REL_TOL)) if rates else (0.0, 0.0)
+        bad = [field for field, fits in (("ci_low", lo is None or low <= lo <= v * (1 + REL_TOL)),
+                                         ("ci_high", hi is None or v * (1 - REL_TOL) <= hi <= high)) if not fits]
+        for field in bad:
+            chk.differ(where, f"metric.{field} states {_show(metric[field])}, which no interval of its samples "
+                              "around its figure gives")
+        if bad:
+            metric.update(ci_low=c["ci_low"], ci_high=c["ci_high"], ci_basis=c["ci_basis"])
+    for field in strict:
+        want = c.get(field) if field == "trials" else _num(c.get(field))
+        if not chk.same(where, f"metric.{field}", metric.get(field), want):
+            metric[field] = want
+            if field.startswith("ci_"):
+                metric["ci_basis"] = c["ci_basis"]
+
+
+def _legacy_peak_kind(r: dict, spec: dict | None) -> str | None:
+    """Schema 1 kept its peak's value and unit (derived.peak), not its kind: the kind of the spec
+    peak that value is, in the figure's unit (figure.peak_kind_for); None when it is none of them
+    (a % of peak stated against it is then unfounded)."""
+    from gpuparity.platform.specs import PEAK_COLUMN, peak_for
+    from gpuparity.results.figure import peak_kind_for
+
+    peak = (r.get("derived") or {}).get("peak")
+    if (r.get("info") or {}).get("peak_kind") or not isinstance(peak, dict) or not spec:
+        return None
+    kinds = {"TFLOP/s": [f"flop:{d}" for d in PEAK_COLUMN], "GB/s": ["bytes"]}.get(peak.get("unit"), [])
+    for kind in kinds:
+        found = peak_for(spec, kind)
+        if found and _close(float(found[0]), peak.get("value")):
+            return peak_kind_for(kind, r.get("work") or {})
+    return None
 
 
 def _summary(r: dict, chk: _Checker, where: str) -> None:
@@ -331,37 +390,70 @@ def _summary(r: dict, chk: _Checker, where: str) -> None:
             s[field] = want
 
 
-def _derived(r: dict, source: dict, chk: _Checker, where: str, spec: dict | None) -> None:
-    """tflops / gbs / tokens_per_s / pct_peak from the (recomputed) figure, and the flags."""
+def _derived(r: dict, source: dict, chk: _Checker, where: str, spec: dict | None,
+             peak_kind: str | None = None) -> None:
+    """tflops / gbs / tokens_per_s / pct_peak from the (recomputed) figure, the workload's own
+    figures from those and the samples (figure.workload_figures: MFU, TTFT, busbw, ...), and the
+    flags. A figure nothing in the document gives (no metric value, no peak, no prefill samples)
+    must not be stated: refused, or dropped when fixing. peak_kind: a schema-1 result's peak."""
     import copy
 
-    from gpuparity.results.figure import derive_rates, stability_flags
+    from gpuparity.results.figure import derive_rates, stability_flags, workload_figures
 
-    probe = {"work": r.get("work") or {}, "metric": copy.deepcopy(source.get("metric")), "info": r.get("info") or {},
+    info = dict(r.get("info") or {}, **({"peak_kind": peak_kind} if peak_kind else {}))
+    probe = {"work": r.get("work") or {}, "metric": copy.deepcopy(source.get("metric")), "info": info,
              "derived": {}, "flags": [f for f in r.get("flags") or [] if f != "peak_exceeded"],
              "trials": r.get("trials") or []}
     derive_rates(probe, spec)
-    stated = r.setdefault("derived", {})
-    for field in ("tflops", "gbs", "tokens_per_s", "pct_peak"):
-        # what the figure gives must be stated as it gives it; a % of peak without a peak is unfounded
-        if field in probe["derived"] or field == "pct_peak":
-            if not chk.same(where, f"derived.{field}", stated.get(field), probe["derived"].get(field)):
-                if field in probe["derived"]:
-                    stated[field] = probe["derived"][field]
-                else:
-                    stated.pop(field, None)
-    if chk.fix and "peak" in probe["derived"]:
+    probe.update(workload=r.get("workload"), params=r.get("params"), samples=r.get("samples"),
+                 status=r.get("status"))
+    want = {f: probe["derived"].get(f) for f in RATE_FIELDS} | workload_figures(probe)
+    stated, before = r.setdefault("derived", {}), len(chk.notes)
+    for field, value in want.items():
+        if not chk.same(where, f"derived.{field}", stated.get(field), value):
+            if value is None:
+                stated.pop(field, None)
+            else:
+                stated[field] = value
+    if len(chk.notes) != before and "peak" in probe["derived"]:     # fixing: the peak the rates are against
         r["derived"]["peak"] = probe["derived"]["peak"]
     if _num((source.get("metric") or {}).get("value")) is not None:
         _flags(r, stability_flags(probe), chk, where)
 
 
+def _table(r: dict, chk: _Checker, where: str) -> None:
+    """`show` prints a result's info.table as its own; only a serving point has one (checked
+    against its request rows in _serving): on any other result it is refused, or dropped."""
+    info = r.get("info") or {}
+    if info.get("table") is not None and r.get("category") != "serving":
+        chk.differ(where, "info.table: only a serving point carries a table, and this result is not one")
+        info.pop("table")
+
+
+def _scaling(results: list, chk: _Checker) -> None:
+    """Weak-scaling efficiency, against the 1-rank result of the same model in the same document
+    (figure.weak_scaling, as the workload's finalize); after each result's own figures are checked."""
+    from gpuparity.results.figure import weak_scaling
+
+    runs = [(i, r) for i, r in enumerate(results) if r.get("workload") == "scaling"]
+    for (i, r), found in zip(runs, weak_scaling([r for _, r in runs]), strict=True):
+        before, d = len(chk.notes), r.setdefault("derived", {})
+        for field, want in zip(("baseline_tokens_per_s", "weak_scaling_efficiency"), found or (None, None),
+                               strict=True):
+            if not chk.same(f"result {i} (scaling {r.get('key')})", f"derived.{field}", d.get(field), want):
+                if want is None:
+                    d.pop(field, None)
+                else:
+                    d[field] = want
+        if len(chk.notes) != before and FLAG not in r.setdefault("flags", []):
+            r["flags"].append(FLAG)
+
+
 def _flags(r: dict, derived: list[str], chk: _Checker, where: str) -> None:
-    flags = r.setdefault("flags", [])
     for f in CHECKED_FLAGS:
-        if f in derived and f not in flags:
+        if f in derived and f not in (r.get("flags") or []):
             chk.differ(where, f"flags leave out {f!r}, which its samples give")
-            flags.append(f)
+            r.setdefault("flags", []).append(f)
 
 
 # -- a serving point ----------------------------------------------------------------------------

@@ -88,8 +88,24 @@ INDEXES = [
 # The store's layout, kept in gpuparity_meta (name 'schema') so that opening a store reads one row
 # instead of inspecting its tables: 1 the first stores (samples as JSON text), 2 runs.fingerprint,
 # runs.label and the trial columns of results (stores of 1 and 2 have no metadata row), 3 the
-# metadata row, the indexes above and results.work, 4 the runs_platform index.
-STORE_VERSION = 4
+# metadata row, the indexes above and results.work, 4 the runs_platform index, 5 result rows as
+# their documents' samples give them (the upgrade recomputes rows that earlier versions imported
+# as stated: compare and report read those columns).
+STORE_VERSION = 5
+RESULTS_INSERT = (
+    "INSERT INTO results (run_id, key, workload, category, dtype, params, status, reason, unit,"
+    " value, samples, ci_low, ci_high, trials, trial_values, trial_se, flags, peak_kind, power_w, work)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+
+
+_may_create = True    # False while a command that only reads stores runs (cli.common.db_option)
+
+
+def may_create(allowed: bool) -> None:
+    """Whether opening a SQLite store that does not exist creates it (run, import) or is the
+    one-line error "no store at PATH" (list, show, compare, ...: a reader never makes a store)."""
+    global _may_create
+    _may_create = allowed
 
 
 def default_db() -> str:
@@ -134,6 +150,8 @@ class Store:
     def _connect_sqlite(self) -> sqlite3.Connection:
         path = self.path
         folder = os.path.dirname(os.path.abspath(path))
+        if not _may_create and not os.path.exists(path):     # a reader, before any folder or file is made
+            raise UserError(f"no store at {path} (gpuparity run, import or reference import creates one)")
         check_target(path, self._own_folder)
         if os.path.exists(path) and not (os.access(path, os.W_OK) and os.access(folder, os.W_OK)):
             # A read-only store still lists, shows and compares; a save is refused (and spooled).
@@ -261,8 +279,9 @@ class Store:
         """Bring a store written by an earlier version up to this schema, in the same transaction:
         runs.fingerprint (copied out of each document), runs.label, the trial columns of results
         (rows without them read as one trial: comparison.sides), results.work (NULL in rows written
-        before it: readers take the work from those runs' documents) and sample blobs (were JSON
-        text). Runs once per store: the metadata row records it."""
+        before it: readers take the work from those runs' documents), sample blobs (were JSON
+        text) and result rows recomputed from their documents. Runs once per store: the metadata
+        row records it."""
         blob = "BYTEA" if self.postgres else "BLOB"
         runs = self.columns("runs")
         if "fingerprint" not in runs:
@@ -277,6 +296,7 @@ class Store:
                            ("power_w", "DOUBLE PRECISION"), ("work", "TEXT")):
             if name not in have:
                 cur.execute(f"ALTER TABLE results ADD COLUMN {name} {kind}")
+        _recompute_rows(cur)
         if self.postgres:
             return
         cur.execute("SELECT rowid, samples FROM results WHERE typeof(samples) = 'text'")
@@ -500,13 +520,31 @@ def _insert_run(cur, doc: dict) -> bool:
     )
     if cur.rowcount == 0:
         return False
-    cur.executemany(
-        "INSERT INTO results (run_id, key, workload, category, dtype, params, status, reason, unit,"
-        " value, samples, ci_low, ci_high, trials, trial_values, trial_se, flags, peak_kind, power_w, work)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [result_row(doc["run_id"], r) for r in doc["results"]],
-    )
+    cur.executemany(RESULTS_INSERT, [result_row(doc["run_id"], r) for r in doc["results"]])
     return True
+
+
+def _recompute_rows(cur) -> None:
+    """Versions before 5 imported documents without recomputing their figures, and `compare` and
+    `report` read the result rows, not the documents: each run's rows are written again from its
+    document as read_back gives it (figures from the samples) where that differs. The documents
+    stay as they came (`show` reads them back the same way). One run at a time; a document this
+    version cannot read is left to `show` to name."""
+    from gpuparity.errors import UserError
+    from gpuparity.results.document import validate_document
+    from gpuparity.results.recompute import read_back
+
+    cur.execute("SELECT run_id FROM runs")
+    for (run_id,) in cur.fetchall():
+        cur.execute("SELECT doc FROM runs WHERE run_id = ?", (run_id,))
+        try:
+            doc = validate_document(json.loads(cur.fetchone()[0]), f"run {run_id}")
+        except (TypeError, ValueError, UserError):
+            continue
+        doc = read_back(doc, f"run {run_id}")
+        if (doc.get("recomputed") or {}).get("count"):
+            cur.execute("DELETE FROM results WHERE run_id = ?", (run_id,))
+            cur.executemany(RESULTS_INSERT, [result_row(run_id, r) for r in doc["results"]])
 
 
 class RunWriter:

@@ -28,7 +28,9 @@ from dataclasses import replace
 
 from gpuparity.errors import UserError
 from gpuparity.platform import dist
-from gpuparity.results.figure import derive
+
+# bandwidths and bus_factor live with the figures (import recomputes busbw with them); kept importable here
+from gpuparity.results.figure import bandwidths, bus_factor, derive, fill_workload_figures  # noqa: F401
 from gpuparity.results.schema import mark
 from gpuparity.workloads.base import Context, Workload, telemetry_window
 
@@ -38,23 +40,6 @@ MAX_BYTES = {"gpu": 2**30, "cpu": 4 * 2**20}   # gloo on a few CPU cores: keep t
 SIZE_FACTOR = 4
 DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16"}
 LAUNCH_HINT = "torchrun --nproc-per-node N -m gpuparity run --suite comm"
-
-
-def bus_factor(op: str, n: int) -> float:
-    """busbw / algbw for n ranks (nccl-tests PERFORMANCE.md)."""
-    if op == "all_reduce":
-        return 2 * (n - 1) / n
-    if op in ("all_gather", "reduce_scatter", "all_to_all"):
-        return (n - 1) / n
-    if op == "broadcast":
-        return 1.0
-    raise ValueError(f"unknown collective {op}")
-
-
-def bandwidths(op: str, size_bytes: float, seconds: float, n: int) -> tuple[float, float]:
-    """(algbw, busbw) in GB/s for one iteration of `op` on a per-rank buffer of size_bytes."""
-    algbw = size_bytes / seconds / 1e9
-    return algbw, algbw * bus_factor(op, n)
 
 
 def parse_bytes(text) -> int:
@@ -220,11 +205,15 @@ class Collectives(Workload):
         result["work"] = {"bytes": float(size) * bus_factor(op, n)}
         measure_into(result, call, ctx)
         derive(result, "bytes:interconnect", ctx.spec)
-        median = result["summary"]["median"]
-        algbw, busbw = bandwidths(op, size, median, n)
-        result["derived"].update(algbw_gbs=algbw, busbw_gbs=busbw, bus_factor=bus_factor(op, n),
-                                 latency_us=median * 1e6)
+        fill_workload_figures(result)       # algbw, busbw, latency from the median time (results.figure)
         return result
+
+    def merge_trials(self, trials: list[dict], ctx: Context) -> dict:
+        """The base merge, then the bandwidths from the median of all trials' samples."""
+        merged = super().merge_trials(trials, ctx)
+        if merged["status"] == "ok":
+            fill_workload_figures(merged)
+        return merged
 
 
 def measure_into(result: dict, fn, ctx: Context, active: bool = True) -> None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import time
 
 from gpuparity.errors import UserError
-from gpuparity.results.figure import derive
+from gpuparity.results.figure import derive, fill_workload_figures
 from gpuparity.results.schema import mark, new_result
 from gpuparity.workloads.base import Context, Workload, telemetry_window
 
@@ -230,19 +230,20 @@ class LLM(Workload):
         result["summary"] = summarize(decode)
         result["work"] = {"tokens": b * (n_out - 1)}
         derive(result, None, ctx.spec)
-        ttft = summarize(prefill)["median"]
-        e2e = summarize([r["prefill_s"] + r["decode_s"] for r in reps])["median"]
-        result["derived"].update(
-            decode_tokens_per_s=result["derived"].get("tokens_per_s"),
-            prefill_tokens_per_s=b * n_in / ttft,
-            ttft_s=ttft,
-            tpot_s=result["summary"]["median"] / (n_out - 1),
-            e2e_s=e2e,
-            output_tokens_per_s=b * n_out / e2e,
-        )
         result["info"].update(prefill_samples=prefill, repetitions=len(reps),
                               measure_s=round(sum(r["prefill_s"] + r["decode_s"] for r in reps), 3))
+        fill_workload_figures(result)       # TTFT, TPOT, e2e and their rates (results.figure, as import checks them)
         return result
+
+    def merge_trials(self, trials: list[dict], ctx: Context) -> dict:
+        """The base merge (decode samples trial after trial), the prefill samples alike, then the
+        latency figures from all of them (the first trial's would be its own)."""
+        merged = super().merge_trials(trials, ctx)
+        if merged["status"] == "ok":
+            ok = [t for t in trials if t["status"] == "ok" and (t.get("metric") or {}).get("value")]
+            merged["info"]["prefill_samples"] = [s for t in ok for s in (t.get("info") or {}).get("prefill_samples") or []]
+            fill_workload_figures(merged)
+        return merged
 
 
 def generate_timed(model, ids, n_out: int, device: str) -> dict:

@@ -18,8 +18,7 @@ override them as for `training`.
 from __future__ import annotations
 
 from gpuparity.platform import dist
-from gpuparity.results.figure import derive
-from gpuparity.results.schema import canonical
+from gpuparity.results.figure import derive, fill_workload_figures, weak_scaling
 from gpuparity.workloads.base import Context, Workload
 from gpuparity.workloads.collectives import measure_into
 
@@ -118,30 +117,19 @@ class Scaling(Workload):
         )
         measure_into(result, step, ctx, active=active)
         derive(result, None, ctx.spec)
-        result["derived"]["tokens_per_s_per_rank"] = result["derived"]["tokens_per_s"] / k
+        fill_workload_figures(result)                 # tokens/s per rank (results.figure)
         return result
 
     def finalize(self, results: list[dict]) -> None:
         """Weak-scaling efficiency of every rank count against the 1-rank result of the same model
         in this run, whatever order the cases ran in (the runner shuffles them)."""
-        from gpuparity.workloads import training as tr
-
-        def model(r: dict) -> str:
-            return canonical({f: r["params"].get(f) for f in (*tr.PARAM_FIELDS, "dtype")})
-
         for r in results:      # per rank from the result's figure (merged over trials)
-            if r["status"] == "ok" and r["derived"].get("tokens_per_s"):
-                r["derived"]["tokens_per_s_per_rank"] = r["derived"]["tokens_per_s"] / r["params"]["ranks"]
-        base = {model(r): r["derived"]["tokens_per_s_per_rank"] for r in results
-                if r["status"] == "ok" and r["params"].get("ranks") == 1 and "tokens_per_s_per_rank" in r["derived"]}
-        for r in results:
-            if r["status"] != "ok" or "tokens_per_s_per_rank" not in r["derived"]:
-                continue
-            b = base.get(model(r))
-            if b:
-                r["derived"]["baseline_tokens_per_s"] = b
-                r["derived"]["weak_scaling_efficiency"] = r["derived"]["tokens_per_s_per_rank"] / b
-            else:
+            if r["status"] == "ok":
+                fill_workload_figures(r)
+        for r, found in zip(results, weak_scaling(results), strict=True):
+            if found:
+                r["derived"]["baseline_tokens_per_s"], r["derived"]["weak_scaling_efficiency"] = found
+            elif r["status"] == "ok" and "tokens_per_s_per_rank" in r["derived"]:
                 r["info"]["note"] = "no 1-rank baseline in this run: efficiency not computed"
 
 

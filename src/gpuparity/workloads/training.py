@@ -224,15 +224,24 @@ class Training(Workload):
                         info=info, teardown=teardown, capturable=False)
 
     def execute(self, params: dict, ctx: Context) -> dict:
+        from gpuparity.results.figure import fill_workload_figures
+
         result = super().execute(params, ctx)
         if result["status"] != "ok":
             return result
+        fill_workload_figures(result)               # MFU from % of peak (results.figure, as import checks it)
         d = result["derived"]
-        if d.get("pct_peak") is not None:
-            d["mfu"] = d["pct_peak"] / 100.0
-            d["mfu_estimated"] = bool((d.get("peak") or {}).get("estimated"))
         d["memory_high_water_bytes"], d["memory_source"] = memory_high_water(ctx.device)
         return result
+
+    def merge_trials(self, trials: list[dict], ctx: Context) -> dict:
+        """The base merge, then MFU from the merged figure (the first trial's would be its own)."""
+        from gpuparity.results.figure import fill_workload_figures
+
+        merged = super().merge_trials(trials, ctx)
+        if merged["status"] == "ok":
+            fill_workload_figures(merged)
+        return merged
 
 
 def memory_high_water(device: str) -> tuple[int, str]:
