@@ -383,7 +383,8 @@ def test_cli_orders_rows_by_size_and_caps_long_tables(tmp_path, capsys):
     code, out, err = main_inprocess(["compare", "r-a", "r-b", "--db", db, "--rows", "2"], capsys)
     assert code == 0, err
     assert "m=256" in out and "m=512" not in out
-    assert "4 more rows not shown (all 6: 5 faster, 1 inconclusive)" in out
+    # the counts of rows not shown are the headline's, adjusted for multiplicity, and say so
+    assert "4 more rows not shown (all 6: 5 faster, 1 inconclusive; Benjamini-Hochberg over 6 result(s)" in out
     code, out, err = main_inprocess(["compare", "r-a", "r-b", "--db", db, "--rows", "2", "-f", "markdown"], capsys)
     assert code == 0 and "4 more results" in out and "m=512" not in out
     code, out, err = main_inprocess(["compare", "r-a", "r-b", "--db", db, "-f", "csv", "--rows", "1"], capsys)
@@ -541,3 +542,144 @@ def test_parity_band_is_symmetric_on_the_log_scale():
     assert verdict(0.953, 1.045, 0.05) == verdict(1 / 1.045, 1 / 0.953, 0.05) == "parity"
     assert verdict(0.9, 0.951, 0.05) == "slower" and verdict(1 / 0.951, 1 / 0.9, 0.05) == "faster"
     assert verdict(0.951, 0.96, 0.05) == "inconclusive"        # 0.951 < 1/1.05: not parity, not slower
+
+
+def test_cpu_history_is_keyed_on_the_cpu_model(tmp_path, capsys):
+    """Every CPU's spec id is "cpu": the history of a one-run CPU side is that of its own model
+    (and stack), not of every CPU in the store, and the text names the model."""
+    db = str(tmp_path / "s.db")
+    rng = np.random.default_rng(8)
+
+    def run(run_id: str, day: int, product: str, spread: float) -> dict:
+        shift = math.exp(spread * rng.standard_normal())
+        return make_run([make_result("gemm", {"m": m}, noisy(50.0 * (1 + m / 8) * shift, 0.002, 12, day * 10 + m),
+                                     dtype="fp32") for m in range(6)],
+                        run_id=run_id, spec_id="cpu", product=product, started_at=f"2026-01-{day:02d}T00:00:00+00:00")
+
+    with Store(db) as s:
+        for day in range(1, 5):
+            s.save_run(run(f"epyc{day}", day, "AMD EPYC 7B13", 0.01))
+            s.save_run(run(f"xeon{day}", day + 10, "Intel Xeon Platinum 8480", 0.25))     # another CPU, wild
+        s.save_run(run("new-a", 20, "AMD EPYC 7B13", 0.01))
+        s.save_run(run("new-b", 21, "AMD EPYC 7B13", 0.01))
+    code, out, err = main_inprocess(["compare", "new-a", "new-b", "--db", db, "-f", "json"], capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    spread = doc["run_spread"]["A"]["kernel"]
+    assert spread["source"] == "history" and spread["runs"] == 4, spread
+    assert "from 4 earlier runs of AMD EPYC 7B13/cpu" in spread["text"] and spread["spread"] < 0.03, spread
+    code, out, err = main_inprocess(["compare", "new-a", "new-b", "--db", db], capsys)
+    assert "from 4 earlier runs of AMD EPYC 7B13/cpu" in " ".join(out.split()), out
+
+
+def test_history_leaves_out_contended_runs_and_the_sides_own_runs(tmp_path, capsys):
+    """A busy run is not the machine's usual state: earlier contended runs far off the others
+    change neither the prior nor its run count, and the runs being compared (here 30% apart) are
+    not their own history."""
+    db = str(tmp_path / "s.db")
+    rng = np.random.default_rng(5)
+
+    def run(run_id: str, day: int, level: float = 1.0, busy: bool = False) -> dict:
+        shift = math.exp(0.01 * rng.standard_normal())
+        doc = make_run([make_result("gemm", {"m": m}, noisy(100.0 * level * (1 + m / 8) * shift, 0.002, 12, day * 10 + m),
+                                    flags=["contended"] if busy else None) for m in range(8)],
+                       run_id=run_id, started_at=f"2026-01-{day:02d}T00:00:00+00:00")
+        if busy:
+            doc["machine"] = {"contention": {"contended": True, "reasons": ["other processes used 90% of the CPUs"]}}
+        return doc
+
+    def spread_of(store_runs: list[dict]) -> dict:
+        path = str(tmp_path / f"s{len(store_runs)}.db")
+        with Store(path) as s:
+            for d in store_runs:
+                s.save_run(d)
+        code, out, err = main_inprocess(["compare", "new-a", "new-b", "--db", path, "-f", "json"], capsys)
+        assert code == 0, err
+        return json.loads(out)["run_spread"]["A"]["kernel"]
+
+    quiet = [run(f"old{d}", d) for d in range(1, 6)]
+    sides = [run("new-a", 20), run("new-b", 21, level=1.3)]
+    busy = [run("busy1", 7, level=0.6, busy=True), run("busy2", 8, level=1.5, busy=True)]
+    plain, with_busy = spread_of(quiet + sides), spread_of(quiet + busy + sides)
+    assert plain["runs"] == with_busy["runs"] == 5 and "from 5 earlier runs of mi300x/" in with_busy["text"]
+    assert with_busy["spread"] == pytest.approx(plain["spread"]) and plain["spread"] < 0.03
+    del db
+
+
+def gate_store(tmp_path, b_level: float, b_flags=None, busy: bool = False, slow_unstable: int = 0) -> str:
+    """A store with runs 'a' and 'b' of 5 kernels: B at b_level x A, its first `slow_unstable`
+    kernels 30% slower and flagged unstable, all of B flagged `b_flags` / contended when asked."""
+    db = str(tmp_path / f"gate-{b_level}-{busy}-{slow_unstable}.db")
+    a = make_run([make_result("gemm", {"m": m}, noisy(100, 0.005, 20, m)) for m in range(5)], run_id="a")
+    b = make_run([make_result("gemm", {"m": m}, noisy(100 * (0.7 if m < slow_unstable else b_level), 0.005, 20, 10 + m),
+                              flags=(["unstable"] if m < slow_unstable else []) + list(b_flags or []))
+                  for m in range(5)], run_id="b", started_at="2026-01-02T00:00:00+00:00")
+    if busy:
+        b["machine"] = {"contention": {"contended": True, "reasons": ["other processes used 80% of the CPUs"]}}
+    with Store(db) as s:
+        s.save_run(a)
+        s.save_run(b)
+    return db
+
+
+def test_gate_cannot_judge_a_contended_side_and_fails(tmp_path, capsys):
+    """A contended side supports no verdict, so the gate cannot judge: it says so and exits 1,
+    whether B reads slower or faster (a gate that cannot judge must not pass in CI)."""
+    for level in (0.7, 1.4):
+        db = gate_store(tmp_path, level, ["contended"], busy=True)
+        code, out, err = main_inprocess(["compare", "a", "b", "--db", db, "--fail-if-slower", "5%", "-f", "json"],
+                                        capsys)
+        assert code == 1, err
+        assert err.startswith("regression gate could not judge: side B was contended (other processes used 80%"), err
+        gate = json.loads(out)["gate"]
+        assert gate["judged"] is False and gate["passed"] is False and gate["failed"] == []
+        assert gate["not_judged"] == {"results": 5, "means": 1, "why": {"side B contended": 6}}
+
+
+def test_gate_judges_only_rows_whose_verdict_is_not_held(tmp_path, capsys):
+    """Two kernels 30% slower but flagged unstable cannot support 'slower': the gate tests the
+    three others and the category mean (not mostly flagged) and passes, saying what it left out;
+    a true 30% loss on quiet kernels still fails it."""
+    db = gate_store(tmp_path, 1.0, slow_unstable=2)
+    code, out, err = main_inprocess(["compare", "a", "b", "--db", db, "--fail-if-slower", "5%", "-f", "json"], capsys)
+    assert code == 0, err
+    assert "regression gate passed" in err and "Holm over 3 result(s) and 1 category mean(s)" in err, err
+    assert "2 result(s) and 0 category mean(s) not judged (2 unstable)" in err, err
+    doc = json.loads(out)
+    assert [r["held"] for r in doc["rows"]] == ["unstable", "unstable", None, None, None]
+    assert doc["geomean"]["kernel"]["held"] is None and doc["gate"]["judged"] is True
+    # mostly flagged: the mean is held too, and nothing left slower
+    db = gate_store(tmp_path, 1.0, slow_unstable=3)
+    code, out, err = main_inprocess(["compare", "a", "b", "--db", db, "--fail-if-slower", "5%", "-f", "json"], capsys)
+    assert code == 0 and "3 result(s) and 1 category mean(s) not judged (3 unstable, 1 mostly flagged (3 of 5))" in err
+    db = gate_store(tmp_path, 0.7)
+    code, out, err = main_inprocess(["compare", "a", "b", "--db", db, "--fail-if-slower", "5%"], capsys)
+    assert code == 1 and "regression gate failed: 6 below 0.950x A" in err and "not judged" not in err, err
+    # every result flagged: nothing can be judged, and that is no pass
+    db = gate_store(tmp_path, 1.0, slow_unstable=5)
+    code, out, err = main_inprocess(["compare", "a", "b", "--db", db, "--fail-if-slower", "5%"], capsys)
+    assert code == 1 and err.startswith("regression gate could not judge: no result or category mean"), err
+
+
+def test_every_view_draws_and_names_the_symmetric_band(tmp_path, capsys):
+    """The verdicts' band is [1/(1+t), 1+t]: the forest chart shades exactly that, and the
+    terminal table and markdown name it as the range it is, not as 1 ± t."""
+    from gpuparity.comparison.estimate import band_text
+    from gpuparity.report import plots
+    from gpuparity.report.markdown import compare_markdown
+
+    a = make_run([make_result("gemm", {"m": m}, noisy(100, 0.01, 10, m)) for m in range(3)])
+    b = make_run([make_result("gemm", {"m": m}, noisy(97, 0.01, 10, 5 + m)) for m in range(3)], run_id="b")
+    doc = compare_runs([a], [b], tolerance=0.1)
+    assert band_text(0.1) == "parity band 0.909-1.1 (±10% on the log scale)"
+    assert band_text(0.05) == "parity band 0.952-1.05 (±5% on the log scale)"
+    (shade,) = [s for s in plots.forest_chart(doc).layout.shapes if s.type == "rect"]
+    assert shade.x0 == pytest.approx(1 / 1.1) and shade.x1 == pytest.approx(1.1)
+    assert "parity band 0.909-1.1 (±10% on the log scale)" in compare_markdown(doc)
+    files = []
+    for d in (a, b):
+        files.append(str(tmp_path / f"{d['run_id']}.json"))
+        with open(files[-1], "w") as fh:
+            json.dump(d, fh)
+    code, out, err = main_inprocess(["compare", *files, "-t", "10%"], capsys)
+    assert code == 0 and "parity band 0.909-1.1" in " ".join(out.split()) and "±10%," not in out, err

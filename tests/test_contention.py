@@ -214,3 +214,41 @@ def test_nvml_and_amdsmi_readers_of_processes_and_utilisation():
     amd = object.__new__(AmdsmiSource)
     amd.smi, amd.handles = Amd(), ["h0"]
     assert amd.use(0) == {"pids": [9, 12], "util_pct": 64.0}
+
+
+def throttled_pair(why: list | None) -> tuple[dict, dict]:
+    """Run 'a' and run 'b' (3x faster) of 2 kernels; B's first kernel flagged throttled with the
+    loop's recorded reasons `why` (None: none recorded)."""
+    a = make_run([make_result("gemm", {"m": m}, noisy(100, 0.005, 30, m)) for m in range(2)])
+    b = make_run([make_result("gemm", {"m": m}, noisy(300, 0.005, 30, 10 + m), flags=["throttled"] if m == 0 else None,
+                              info={"throttle_reasons_seen": why} if m == 0 and why is not None else None)
+                  for m in range(2)], run_id="b", started_at="2026-01-02T00:00:00+00:00")
+    return a, b
+
+
+@pytest.mark.parametrize("why, held", [
+    (["device 0: thermal throttling, SM clock 900 MHz < 0.75 x 1980 MHz"], True),
+    (["device 0: power/hw_slowdown throttling, SM clock 900 MHz < 0.75 x 1980 MHz"], True),
+    (None, True),           # reasons not recorded: it cannot be shown to be the power cap
+    (["device 0: power throttling, SM clock 1200 MHz < 0.75 x 1980 MHz",
+      "device 0: power/current throttling, SM clock 1300 MHz < 0.75 x 1980 MHz"], False),
+])
+def test_a_result_throttled_by_heat_is_held_and_one_at_its_power_cap_is_not(tmp_path, capsys, why, held):
+    """A result timed while the driver reported thermal or hardware-slowdown throttling says how
+    hot this box was, not how fast the platform is: at most inconclusive, from documents and from
+    the store alike. Power capping alone is the GPU's steady state under load: its verdict stands."""
+    a, b = throttled_pair(why)
+    out = compare_runs([a], [b])
+    verdicts = [r["verdict"] for r in out["rows"]]
+    assert verdicts == (["inconclusive", "faster"] if held else ["faster", "faster"]), out["rows"]
+    assert out["rows"][0]["held"] == ("throttled (heat, hardware or unknown)" if held else None)
+    assert any("throttled while timed by heat" in n for n in out["notes"]) == held
+    db = str(tmp_path / "s.db")
+    from gpuparity.results.store import Store
+
+    with Store(db) as s:
+        s.save_run(a)
+        s.save_run(b)
+    code, text, err = main_inprocess(["compare", "run-a", "b", "--db", db, "-f", "json"], capsys)
+    assert code == 0, err
+    assert [r["verdict"] for r in json.loads(text)["rows"]] == verdicts

@@ -151,3 +151,36 @@ def test_trend_of_one_group_shows_its_runs_over_time(store, capsys):
     assert code == 0, err
     assert json.loads(out)["by"] == "date"                      # two days: two groups, no fallback
     assert version_label({"run_id": "r9", "started_at": "2026-03-05T10:20:30+00:00"}, "run") == "2026-03-05 10:20 r9"
+
+
+def test_trend_counts_are_adjusted_and_one_run_groups_take_the_store_history(tmp_path, capsys):
+    """Six runs of one platform, each its own group: a step of one run a side takes its run-to-run
+    spread from the store's other runs (as compare does) and says so; of 40 kernels, one 7.5% up
+    reads 'faster' on its own row, but not after Benjamini-Hochberg over the step's 40 results,
+    so the step counts no faster result and lists no change point (the counts are compare's)."""
+    import math
+
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    rocm = {"hip_version": "6.2.4", "rocm_version": "6.2.4"}
+    db = str(tmp_path / "t.db")
+    with Store(db) as s:
+        for day in range(1, 7):
+            shift = math.exp(0.003 * rng.standard_normal())
+            s.save_run(make_run([make_result("gemm", {"m": m}, noisy(100 * (1 + m / 40) * shift * (1.075 if day == 6 and m == 0 else 1),
+                                                                   0.003, 20, 100 + 10 * day + m)) for m in range(40)],
+                                run_id=f"r{day}", started_at=f"2026-03-0{day}T00:00:00+00:00", stack=rocm))
+        result = trend(s, s.run_ids(), by="all")
+    step = result["steps"][-1]
+    code, out, err = main_inprocess(["compare", "r5", "r6", "--db", db, "-f", "json"], capsys)
+    doc = json.loads(out)
+    assert doc["rows"][0]["verdict"] == "faster" and doc["counts"]["faster"] == 0       # raw vs adjusted
+    assert step["counts"] == {v: doc["counts"][v] for v in ("faster", "parity", "slower", "inconclusive")}
+    assert step["counts_method"].startswith("Benjamini-Hochberg over 40 result(s)") and step["changes"] == []
+    (spread,) = step["spread"]
+    assert spread.startswith("run-to-run ") and spread.endswith("from 4 earlier runs of mi300x/rocm 6.2.4"), spread
+    code, out, err = main_inprocess(["trend", "--db", db], capsys)
+    text = " ".join(out.split())
+    assert code == 0 and "counts adjusted by Benjamini-Hochberg" in text and "from 4 earlier runs of mi300x/rocm 6.2.4" in text
+    assert "parity band 0.952-1.05" in text and not any(line.startswith("change ") for line in out.splitlines())

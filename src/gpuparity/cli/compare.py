@@ -70,15 +70,16 @@ def register(app: typer.Typer) -> None:
         fail_if_slower: Optional[str] = typer.Option(
             None, "--fail-if-slower",
             help="Exit 1 if any result or category mean is slower than this (5% or 5) with confidence "
-                 "(Holm-adjusted over all of them, one-sided 2.5%)."),
+                 "(Holm-adjusted over all of them, one-sided 2.5%), or if nothing can be judged (a contended "
+                 "side; every result flagged). Flagged results are not judged."),
         wide: bool = typer.Option(False, "--wide", help="table: every column and every parameter, however wide."),
     ) -> None:
         """Compare platform B with platform A: ratio B/A with 95% CI and a verdict per result.
 
         A side is an exported JSON run file, a SQLite store file, a run id (prefix or 'latest') in
         --db, or a filter 'gpu=mi300x,stack=rocm' (keys: gpu, stack, host, since, label, db). Several runs
-        on a side are pooled by result key. Exit status: 0, 1 with --fail-if-slower when slower, 2 on
-        bad input.
+        on a side are pooled by result key. Exit status: 0, 1 with --fail-if-slower when slower or
+        when the gate cannot judge, 2 on bad input.
         """
         from gpuparity.comparison.compare import compare_sides, regression_gate
         from gpuparity.comparison.sides import load_side
@@ -106,22 +107,38 @@ def register(app: typer.Typer) -> None:
         if gate is not None:
             import sys
 
-            limit = 1 - threshold
-            busy = (f" (side {' and '.join(gate['contended'])} contended: the machine was busy, rerun it on a "
-                    "quiet one)") if gate.get("contended") else ""
-            if gate["passed"]:
-                print(f"regression gate passed: no result or category geomean is below {limit:.3f}x A "
-                      f"with confidence ({gate['method']}){busy}", file=sys.stderr)
-            else:
-                from gpuparity.validate import terminal_safe
-
-                bad = [terminal_safe(f"{f['workload']} {params_text(f['params'])} {f['dtype'] or ''}".strip())
-                       + (f" ({f['ratio']:.3f}x, CI up to {f['ci_high']:.3f})" if f["ci_high"] is not None
-                          else f" ({f['ratio']:.3f}x)") for f in gate["failed"]]
-                print(f"regression gate failed: {len(bad)} below {limit:.3f}x A (more than {threshold:.0%} slower) "
-                      f"with confidence ({gate['method']}): " + "; ".join(bad[:10])
-                      + (f"; and {len(bad) - 10} more" if len(bad) > 10 else "") + busy, file=sys.stderr)
+            print(gate_text(gate, result), file=sys.stderr)
+            if not gate["passed"]:      # a gate that could not judge fails too: CI must not read it as a pass
                 raise typer.Exit(1)
+
+
+def gate_text(gate: dict, result: dict) -> str:
+    """What --fail-if-slower prints: passed, failed (naming the results), or could not judge."""
+    from gpuparity.validate import terminal_safe
+
+    threshold = gate["threshold"]
+    limit = 1 - threshold
+    nj = gate.get("not_judged") or {}
+    why = ", ".join(f"{n} {w}" for w, n in sorted((nj.get("why") or {}).items(), key=lambda x: -x[1]))
+    held = (f"; {nj['results']} result(s) and {nj['means']} category mean(s) not judged ({why})"
+            if nj.get("results") or nj.get("means") else "")
+    if gate.get("contended"):
+        busy = "; ".join(f"side {c['side']} was contended ({'; '.join(c.get('reasons') or []) or 'busy'})"
+                         for c in result.get("contended") or [])
+        return (f"regression gate could not judge: {terminal_safe(busy)}: no result can show B slower or not; "
+                "rerun it on a quiet machine")
+    if not gate.get("judged", True):
+        return (f"regression gate could not judge: no result or category mean can carry a verdict"
+                f" ({why or 'no result in common'}); rerun the flagged cases")
+    if gate["passed"]:
+        return (f"regression gate passed: no result or category geomean is below {limit:.3f}x A "
+                f"with confidence ({gate['method']}){held}")
+    bad = [terminal_safe(f"{f['workload']} {params_text(f['params'])} {f['dtype'] or ''}".strip())
+           + (f" ({f['ratio']:.3f}x, CI up to {f['ci_high']:.3f})" if f["ci_high"] is not None
+              else f" ({f['ratio']:.3f}x)") for f in gate["failed"]]
+    return (f"regression gate failed: {len(bad)} below {limit:.3f}x A (more than {threshold:.0%} slower) "
+            f"with confidence ({gate['method']}): " + "; ".join(bad[:10])
+            + (f"; and {len(bad) - 10} more" if len(bad) > 10 else "") + held)
 
 
 def emit(result: dict, output_format: str, max_rows: int = 0, wide: bool = False) -> None:
@@ -181,6 +198,7 @@ def print_table(result: dict, max_rows: int = 0, wide: bool = False) -> None:
     from rich.table import Table
 
     from gpuparity.cli.tables import Col, print_compare_rows, render
+    from gpuparity.comparison.estimate import band_text
     from gpuparity.comparison.headline import counts_text, headline
 
     con = console()
@@ -195,13 +213,12 @@ def print_table(result: dict, max_rows: int = 0, wide: bool = False) -> None:
         con.print(f"[yellow]note: {escape(note)}[/]")
     rows = result["rows"][:max_rows] if max_rows else result["rows"]
     if rows:
-        print_compare_rows(rows, f"B / A per result (tolerance ±{result['tolerance']:.0%}, 95% CI)", wide)
+        print_compare_rows(rows, f"B / A per result, 95% CI; {band_text(result['tolerance'])}", wide)
     if len(rows) < len(result["rows"]):
-        from collections import Counter
-
-        counts = Counter(r["verdict"] for r in result["rows"])
+        counts, method = h["counts"], h["counts_method"]
         con.print(f"... {len(result['rows']) - len(rows):,} more rows not shown (all {len(result['rows']):,}: "
-                  + ", ".join(f"{counts[v]:,} {v}" for v in VERDICT_STYLE if counts[v])
+                  + ", ".join(f"{n:,} {v}" for v, n in counts.items())
+                  + (f"; {method}" if method else "; each row's own verdict, not adjusted for multiplicity")
                   + "); --rows 0 shows all, --format csv or json writes all")
     if result["geomean"]:
         geo = list(result["geomean"].items())

@@ -27,9 +27,10 @@ def register(app: typer.Typer) -> None:
                                help="Group runs by: stack, torch and driver versions together (all), one of them,"
                                     " the day they started (date), their `run --label` (label) or each run on its"
                                     " own (run; also what one group falls back to)."),
-        tolerance: str = typer.Option("5%", "--tolerance", "-t", help="Change point: CI beyond 1 +- this."),
+        tolerance: str = typer.Option("5%", "--tolerance", "-t", help="Parity band: 1/(1+t) to 1+t; a change point's CI lies outside it."),
         output_format: str = typer.Option("table", "--format", "-f", click_type=click.Choice(FORMATS),
                                           help="Output format."),
+        wide: bool = typer.Option(False, "--wide", help="Every column of the table, however wide."),
     ) -> None:
         """Track one platform across versions, days or run labels and flag the changes."""
         from gpuparity.cli.compare import parse_fraction
@@ -53,13 +54,15 @@ def register(app: typer.Typer) -> None:
 
             print(trend_markdown(result))
         else:
-            _print(result)
+            _print(result, wide)
 
 
-def _print(result: dict) -> None:
+def _print(result: dict, wide: bool = False) -> None:
     from rich.table import Table
 
-    from gpuparity.cli.compare import VERDICT_STYLE, params_text, ratio_text
+    from gpuparity.cli.compare import params_text
+    from gpuparity.cli.tables import render
+    from gpuparity.comparison.estimate import band_text
 
     con = console()
     if result["note"]:
@@ -70,20 +73,41 @@ def _print(result: dict) -> None:
     for ver in result["versions"]:
         v.add_row(escape(ver["label"]), str(len(ver["runs"])), escape(ver["first"]), escape(", ".join(ver["hosts"])))
     con.print(v)
-    t = Table(title=f"Steps: new / old (change point = CI outside 1 ±{result['tolerance']:.0%})")
-    for col in ("from", "to", "category", "n", "new/old [95% CI]", "verdict", "faster", "slower", "inconclusive"):
-        t.add_column(col)
     steps = result["steps"] + ([{**result["overall"], "from": "FIRST: " + result["overall"]["from"]}]
                                if result["overall"] else [])
+    title = (f"Steps: new / old (change point = CI outside the {band_text(result['tolerance'])}; "
+             "counts adjusted by Benjamini-Hochberg over each step's results)")
+    dropped = render(step_cols(steps), title, wide)
+    if dropped:
+        con.print(escape(f"not shown for lack of width: {', '.join(dropped)} (--wide shows all)"))
+    spreads: dict[str, int] = {}     # where one-run groups' run-to-run spread came from, once per source
     for s in steps:
-        for cat, g in s["geomean"].items():
-            t.add_row(escape(s["from"]), escape(s["to"]), escape(cat), str(g["n"]),
-                      ratio_text(g["ratio"], g["ci_low"], g["ci_high"]),
-                      f"[{VERDICT_STYLE[g['verdict']]}]{g['verdict']}[/]",
-                      str(s["counts"]["faster"]), str(s["counts"]["slower"]), str(s["counts"]["inconclusive"]))
-    con.print(t)
+        for text in s.get("spread", []):
+            spreads[text] = spreads.get(text, 0) + 1
+        for c in s.get("contended", []):
+            con.print(f"[yellow]note:[/] {escape(s['to'] if c['side'] == 'B' else s['from'])} was contended: "
+                      "no faster/slower in that step")
+    for text, n in spreads.items():
+        con.print(f"[yellow]note:[/] one run a group cannot measure its run-to-run spread: {escape(text)} "
+                  f"({n} step(s)); a second run per group measures it")
     for s in result["steps"]:
         for c in s["changes"][:10]:
             con.print(escape(f"change {s['from']} -> {s['to']}: {c['workload']} {params_text(c['params'])}"
                              f" {c['dtype'] or ''} x{c['ratio']:.3f} [{c['ci_low']:.3f}, {c['ci_high']:.3f}]"
                              f" ({c['verdict']})"))
+
+
+def step_cols(steps: list[dict]) -> list:
+    """One row per step and category: the step wraps; its figure, CI and verdict are never cut
+    (cli/tables.py); the counts are left out first when the terminal is narrow."""
+    from gpuparity.cli.tables import VERDICT_STYLE, Col, ratio_text
+
+    rows = [(s, cat, g) for s in steps for cat, g in s["geomean"].items()]
+    return [
+        Col("step (old -> new)", [f"{s['from']} -> {s['to']}" for s, _, _ in rows], flex=True),
+        Col("category", [cat for _, cat, _ in rows]), Col("n", [str(g["n"]) for _, _, g in rows], justify="right"),
+        Col("new/old [95% CI]", [ratio_text(g["ratio"], g["ci_low"], g["ci_high"]) for _, _, g in rows],
+            justify="right"),
+        Col("verdict", [g["verdict"] for _, _, g in rows], styles=[VERDICT_STYLE[g["verdict"]] for _, _, g in rows]),
+        *[Col(k, [str(s["counts"][k]) for s, _, _ in rows], 1, "right") for k in ("faster", "slower", "inconclusive")],
+    ]

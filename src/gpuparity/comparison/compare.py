@@ -11,7 +11,14 @@ comparison/serving_compare.py.
 Rules beyond the statistics:
 - A result flagged unstable, host_bound or contended on either side is at most "inconclusive"; so
   is a serving point whose token counts no tokenizer checked (unverified_tokens: the server's word
-  alone makes no claim), and a category mean whose results are mostly flagged.
+  alone makes no claim), and a category mean whose results are mostly flagged. Each row's and
+  mean's "held" says why its verdict is held there (None: not held).
+- A result flagged "throttled" (the loop kept batches timed with the SM clock below 3/4 of its
+  warmed-up clock, measure/loop.py) is held too when the driver's reasons for it were thermal or
+  hardware slowdown, or were not recorded: heat and hardware faults are a state of this box at
+  that moment, not of the platform. Power (or current) capping alone is not held: a GPU at its
+  power cap runs at the clock the cap allows, its steady state under load, which is what the
+  platform delivers (platform/machine.py draws the same line for contention).
 - A side with a contended run (the machine was busy: platform/machine.py) gives no faster or
   slower verdict anywhere in the comparison (rows, means, normalised views, serving); the notes,
   doc["contended"], each side summary and the headline say which side and why.
@@ -54,6 +61,7 @@ from gpuparity.comparison.sides import Side, gc_paused, side_from_runs
 from gpuparity.results.figure import PEAK_EXCEEDED
 
 NO_CLAIM = {"unstable", "host_bound", "unverified_tokens"}      # flags that hold a verdict at "inconclusive"
+STEADY_THROTTLE = ("power", "current")      # driver reasons a throttled result may show and keep its verdict
 
 VOLATILE_FINGERPRINT = ("telemetry", "unknown")     # describe the moment, not the platform
 INCONCLUSIVE = VERDICTS.index("inconclusive")
@@ -79,8 +87,9 @@ class Core:
     est_a: SideEstimate
     est_b: SideEstimate
     log_ratio: np.ndarray = None
-    flagged: np.ndarray = None      # unstable or contended on a side: at most inconclusive
+    flagged: np.ndarray = None      # unstable, throttled by heat or contended on a side: at most inconclusive
     contended: list = None          # [{"side", "runs": [{"run_id", "reasons"}]}] of contended sides
+    throttled: np.ndarray = None    # throttled, not by power capping alone (see the module notes)
 
 
 def run_spread(floor: float | None, category: str | None = None) -> float:
@@ -124,11 +133,11 @@ def resolve_priors(a: Side, b: Side, floor: float | None, history, stores=None) 
         cats = needs_prior(side)
         found, why = {}, "history off" if not history else "no store with earlier runs"
         url = store_for(side, history) if cats and floor is None and run_spread_env() is None else None
-        spec, stack = platform_of(side)
-        if url and spec and stack:
-            ck = (url, spec, stack, tuple(cats))
+        platform = platform_of(side)
+        if url and platform:
+            ck = (url, platform, tuple(cats))
             if ck not in cache:
-                cache[ck] = history_priors(url, spec, stack, exclude, cats, stores=stores)
+                cache[ck] = history_priors(url, *platform, exclude, cats, stores=stores)
             found, why = cache[ck]
         out.append(default_priors(side, floor, found, why))
     return out[0], out[1]
@@ -158,11 +167,58 @@ def compare_core(a: Side, b: Side, tolerance: float = 0.05, level: float = LEVEL
     unstable = np.zeros(len(ia), dtype=bool)
     for flag in NO_CLAIM:
         unstable |= _flagged(a, b, ia, ib, flag)
+    throttled = hot_throttled(a)[ia] | hot_throttled(b)[ib]
     contended = [{"side": s.label, "runs": s.contended} for s in (a, b) if s.contended]
-    flagged = unstable | _flagged(a, b, ia, ib, "contended") | bool(contended)
+    flagged = unstable | throttled | _flagged(a, b, ia, ib, "contended") | bool(contended)
     codes = np.where(flagged, INCONCLUSIVE, verdicts(lo, hi, tolerance))
     return Core(ia, ib, va, vb, ratio, lo, hi, log_var, df, codes, na, nb, unstable, est_a, est_b,
-                log_ratio + shift, flagged, contended)
+                log_ratio + shift, flagged, contended, throttled)
+
+
+def throttle_reasons(info: dict) -> set[str] | None:
+    """The driver's reasons the loop recorded for a result's throttled batches ("device 0:
+    power/thermal throttling, ..." in info.throttle_reasons_seen), None where none is recorded."""
+    from gpuparity.measure.telemetry import DIP_REASONS
+
+    seen = [str(x) for x in info.get("throttle_reasons_seen") or []]
+    return {r for r in DIP_REASONS for text in seen if r in text} or None
+
+
+def hot_throttled(side: Side) -> np.ndarray:
+    """Per key of a side: flagged throttled and not shown to be power (or current) capping alone:
+    reasons from the documents read (side.extras, or those compare_sides read from the store)."""
+    mask = _flag_mask(side, "throttled").copy()
+    read = getattr(side, "_throttle_infos", {})
+    for k in np.nonzero(mask)[0].tolist():
+        infos = (side.extras.get(k) or {}).get("infos") or read.get(k) or []
+        reasons = set().union(*[throttle_reasons(i) or set() for i in infos])
+        if reasons and reasons <= set(STEADY_THROTTLE):     # the power cap's alone: steady state
+            mask[k] = False
+    return mask
+
+
+def read_throttle_infos(side: Side, stores=None, most: int = 20) -> None:
+    """For a side read from a store (no documents): the result infos of its keys flagged
+    throttled, from the documents of the runs that hold them (at most `most` runs: throttled
+    results are rare; past that a key's reasons stay unknown and it is held)."""
+    keys = np.nonzero(_flag_mask(side, "throttled"))[0]
+    keys = [k for k in keys.tolist() if k not in side.extras]
+    if not keys or not side.origin:
+        return
+    from contextlib import nullcontext
+
+    from gpuparity.results.store import Store
+
+    held = np.isin(side.u_key, keys)
+    runs = sorted(set(side.u_run[held].tolist()))[:most]
+    wanted = {side.keys[k]: k for k in keys}
+    found: dict[int, list] = {}
+    with nullcontext(stores.get(side.origin)) if stores is not None else Store(side.origin) as store:
+        for r in runs:
+            for res in store.get_run(side.runs[r]["run_id"]).get("results") or []:
+                if res.get("key") in wanted and "throttled" in (res.get("flags") or []):
+                    found.setdefault(wanted[res["key"]], []).append(res.get("info") or {})
+    side._throttle_infos = found
 
 
 def _flag_mask(side: Side, flag: str) -> np.ndarray:
@@ -272,15 +328,15 @@ def _row_order(ident: dict) -> list[int]:
 
 def _spread_notes(sides: list[Side], ests: list[SideEstimate]) -> list[str]:
     """Where each one-run side's run-to-run spread came from, one line per distinct source."""
-    lines: dict[str, list[str]] = {}
+    lines: dict[str, list[tuple]] = {}
     for side, est in zip(sides, ests, strict=True):
         for cat, b in est.basis.items():
             if b["source"] != "runs":
-                lines.setdefault(b["text"], []).append(f"{side.label} {cat}")
+                lines.setdefault(b["text"], []).append((side.label, cat))     # a label may hold spaces (trend)
     out = []
     for text, where in lines.items():
-        sides_text = " and ".join(dict.fromkeys(w.split(" ")[0] for w in where))
-        cats = sorted({w.split(" ", 1)[1] for w in where})
+        sides_text = " and ".join(dict.fromkeys(label for label, _ in where))
+        cats = sorted({cat for _, cat in where})
         out.append(f"one run a side cannot measure its run-to-run spread: side {sides_text} ({', '.join(cats)}): "
                    f"{text}; --run-spread sets it, a second run measures it")
     return out
@@ -330,6 +386,10 @@ def _notes(a: Side, b: Side, core: Core, aa: dict, watt_mixed: int, doc_scope: d
     if core.unstable.any():
         notes.append(f"{int(core.unstable.sum())} result(s) unstable, host-bound or with token counts no "
                      "tokenizer checked on a side: their verdicts are at most inconclusive")
+    if core.throttled.any():
+        notes.append(f"{int(core.throttled.sum())} result(s) throttled while timed by heat or a hardware slowdown "
+                     "(or for reasons not recorded) on a side: their verdicts are at most inconclusive; power "
+                     "capping alone is the platform's steady state and keeps its verdict")
     for side in (a, b):
         if len(side_products := {r.get("product") for r in side.runs}) > 1:
             notes.append(f"side {side.label} pools {len(side_products)} products: "
@@ -356,6 +416,8 @@ def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level:
 
         prices = PriceBook(use_config=False)
     priors = resolve_priors(a, b, floor, history, stores)
+    for side in (a, b):
+        read_throttle_infos(side, stores)
     core = compare_core(a, b, tolerance, level, floor, priors)
     ident = _idents(a, core.ia)
     order = _row_order(ident)
@@ -373,7 +435,7 @@ def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level:
         "ci_high": _listed(hi), "verdict": [VERDICTS[v] for v in core.verdict[order].tolist()],
         "tolerance": [tolerance] * n, "a_runs": a.n_runs[ia].tolist(), "b_runs": b.n_runs[ib].tolist(),
         "log_se": _listed(np.sqrt(core.log_var[order])), "df": _listed(core.df[order]),
-        "flags": flags,
+        "flags": flags, "held": _held(core, order, flags),
     })
     facts_a, facts_b = _facts(a, ia, prices), _facts(b, ib, prices)
     cols.update(_normalised_columns(a_value, *facts_a, cols["unit"], "a"))
@@ -437,6 +499,19 @@ def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level:
     }
 
 
+def _held(core: Core, order: np.ndarray, flags: list) -> list:
+    """Per row (in `order`): why its verdict is held at inconclusive, None where it is not."""
+    if core.contended:
+        why = "side " + " and ".join(c["side"] for c in core.contended) + " contended"
+        return [why] * len(order)
+    out = [None] * len(order)
+    throttled = core.throttled[order]
+    for j in np.nonzero(core.flagged[order])[0].tolist():
+        named = [f for f in flags[j] if f == "contended" or f in NO_CLAIM]
+        out[j] = named[0] if named else "throttled (heat, hardware or unknown)" if throttled[j] else "flagged"
+    return out
+
+
 def _serving_spread(side: Side, est: SideEstimate) -> float | None:
     """The run-to-run spread a one-trial serving point adds: the serving category's prior."""
     b = est.basis.get("serving")
@@ -447,29 +522,36 @@ def _geomeans(core: Core, order: np.ndarray, categories: list, factors: dict, sa
               tolerance: float, level: float) -> dict:
     """Per category (and 'all' when there are several) the random-effects mean of the ratios with
     its CI (estimate.group_means) over the keys with a CI; normalised views only where every one of
-    those keys has the normalisation (per watt: and the same power source on both sides)."""
-    cats = np.array([c or "other" for c in categories], dtype=object)
+    those keys has the normalisation (per watt: and the same power source on both sides). One
+    group_means call for all categories (a store may hold hundreds), one for 'all'."""
+    cats = [c or "other" for c in categories]
     ratio, log_var = core.ratio[order], core.log_var[order]
-    has_ci = np.isfinite(log_var) & np.isfinite(ratio) & (ratio > 0)
-    ia, ib = core.ia[order], core.ib[order]
-    flagged = core.flagged[order]
-    names = sorted(set(cats[has_ci].tolist()))
-    groups = [(cat, has_ci & (cats == cat)) for cat in names]
+    keep = np.nonzero(np.isfinite(log_var) & np.isfinite(ratio) & (ratio > 0))[0]
+    ia, ib = core.ia[order][keep], core.ib[order][keep]
+    names = sorted({cats[j] for j in keep.tolist()})
+    index = {c: i for i, c in enumerate(names)}
+    code = np.array([index[cats[j]] for j in keep.tolist()], dtype=np.int64)
+    by = np.argsort(code, kind="stable")
+    members = np.split(keep[by], np.cumsum(np.bincount(code, minlength=len(names)))[:-1]) if len(names) else []
+    per_cat = group_means(core.est_a, core.est_b, ia, ib, code, len(names), level) if names else {}
+    groups = [(cat, members[i], per_cat, i) for i, cat in enumerate(names)]
     if len(names) >= 2:
-        groups.append(("all", has_ci))
+        groups.append(("all", keep, group_means(core.est_a, core.est_b, ia, ib, np.zeros(len(keep), np.int64), 1,
+                                                level), 0))
+    flagged, a_units, b_units = core.flagged[order], core.a_units[order], core.b_units[order]
     out = {}
-    for cat, sel in groups:
-        g = group_means(core.est_a, core.est_b, ia[sel], ib[sel], np.zeros(int(sel.sum()), dtype=np.int64), 1, level)
-        ratio_g, lo, hi = math.exp(float(g["log_ratio"][0])), float(g["ci_low"][0]), float(g["ci_high"][0])
+    for cat, sel, g, i in groups:
+        ratio_g, lo, hi = math.exp(float(g["log_ratio"][i])), float(g["ci_low"][i]), float(g["ci_high"][i])
         n_flagged = int(flagged[sel].sum())
-        capped = bool(core.contended) or n_flagged > MOSTLY * int(sel.sum())
+        held = ("side " + " and ".join(c["side"] for c in core.contended) + " contended" if core.contended
+                else f"mostly flagged ({n_flagged} of {len(sel)})" if n_flagged > MOSTLY * len(sel) else None)
+        capped = held is not None
         entry = {"ratio": ratio_g, "ci_low": lo if math.isfinite(lo) else None,
-                 "ci_high": hi if math.isfinite(hi) else None, "n": int(sel.sum()),
+                 "ci_high": hi if math.isfinite(hi) else None, "n": len(sel),
                  "verdict": "inconclusive" if capped else _verdict1(lo, hi, tolerance),
-                 "a_trials": float(np.median(core.a_units[order][sel])),
-                 "b_trials": float(np.median(core.b_units[order][sel])),
-                 "log_se": _finite(math.sqrt(float(g["var"][0]))), "df": _finite(float(g["df"][0])),
-                 "key_basis": str(g["key_basis"][0]), "flagged": n_flagged}
+                 "a_trials": float(np.median(a_units[sel])), "b_trials": float(np.median(b_units[sel])),
+                 "log_se": _finite(math.sqrt(float(g["var"][i]))), "df": _finite(float(g["df"][i])),
+                 "key_basis": str(g["key_basis"][i]), "flagged": n_flagged, "held": held}
         for suffix in NORMALISED:
             f = factors[suffix][sel]
             ok = np.all(np.isfinite(f) & (f > 0)) and (suffix != "per_watt" or bool(same_power[sel].all()))
@@ -498,7 +580,8 @@ def compare_runs(runs_a: list[dict], runs_b: list[dict], tolerance: float = 0.05
     "only_a", "only_b", "not_compared", "geomean", "serving", "counts", "contended", "scope",
     "run_spread", "sides", "aa", "notes", ...}; each row has key, workload, category, params, dtype,
     unit, a_value, b_value, a_trials, b_trials, a_runs, b_runs, ratio, ci_low, ci_high, log_se, df,
-    verdict, flags and the normalised fields (a_/b_pct_peak, ratio_per_peak, ratio_per_dollar,
+    verdict, flags, held (why the verdict is held at inconclusive, None where it is not) and the
+    normalised fields (a_/b_pct_peak, ratio_per_peak, ratio_per_dollar,
     ratio_per_watt, ...).
     """
     return compare_sides(side_from_runs(runs_a, "A"), side_from_runs(runs_b, "B"), tolerance, floor=floor)
@@ -507,25 +590,47 @@ def compare_runs(runs_a: list[dict], runs_b: list[dict], tolerance: float = 0.05
 def regression_gate(doc: dict, threshold: float) -> dict:
     """Results and category means below (1 - threshold) x A with confidence, Holm-adjusted over
     all of them (one-sided, family-wise 2.5%: estimate.gate_failures): what `compare
-    --fail-if-slower` fails on, named by workload, params and dtype."""
-    tests = [({"workload": r["workload"], "params": r["params"], "dtype": r["dtype"], "key": r["key"],
-               "ratio": r["ratio"], "ci_high": r["ci_high"]}, r.get("ratio"), r.get("log_se"), r.get("df"))
-             for r in doc["rows"]]
+    --fail-if-slower` fails on, named by workload, params and dtype.
+
+    Only what can carry a verdict is tested: a row or mean whose verdict is held (its "held":
+    flagged unstable, host_bound, contended or throttled by heat; a mean mostly of those) cannot
+    show "slower", so it is not judged, and "not_judged" counts them by reason. With a contended
+    side nothing is judged. "judged" False (nothing could be judged) is no pass: passed is False."""
+    from collections import Counter
+
+    contended = [c["side"] for c in doc.get("contended") or []]
     # a mean over one result is that result: tested once
     means = {cat: g for cat, g in doc["geomean"].items() if (g.get("n") or 0) >= 2}
-    tests += [({"workload": f"geomean {cat}", "params": {}, "dtype": None, "key": None, "ratio": g["ratio"],
-                "ci_high": g["ci_high"]}, g.get("ratio"), g.get("log_se"), g.get("df"))
-              for cat, g in means.items()]
+    candidates = [({"workload": r["workload"], "params": r["params"], "dtype": r["dtype"], "key": r["key"],
+                    "ratio": r["ratio"], "ci_high": r["ci_high"]}, r) for r in doc["rows"]]
+    candidates += [({"workload": f"geomean {cat}", "params": {}, "dtype": None, "key": None, "ratio": g["ratio"],
+                     "ci_high": g["ci_high"]}, g) for cat, g in means.items()]
 
-    def num(x, missing):
-        return float(x) if isinstance(x, (int, float)) else missing
+    def why_not(x: dict) -> str | None:
+        if x.get("held"):
+            return x["held"]
+        # a document from before "held": its flags say it
+        named = sorted(set(x.get("flags") or []) & (NO_CLAIM | {"contended"})) if "held" not in x else []
+        if named:
+            return named[0]
+        return None if isinstance(x.get("log_se"), (int, float)) and isinstance(x.get("ratio"), (int, float)) \
+            else "no interval"
 
-    lr = np.array([math.log(r) if isinstance(r, (int, float)) and r > 0 else np.nan for _, r, _, _ in tests])
-    se = np.array([num(s, np.nan) for _, _, s, _ in tests])
-    df = np.array([num(d, np.inf) for _, _, _, d in tests])
+    reasons = [why_not(x) for _, x in candidates]
+    n_rows = len(doc["rows"])
+    not_judged = {"results": sum(w is not None for w in reasons[:n_rows]),
+                  "means": sum(w is not None for w in reasons[n_rows:]),
+                  "why": dict(Counter(w for w in reasons if w is not None))}
+    judge = [i for i, w in enumerate(reasons) if w is None and not contended]
+    tests = [candidates[i] for i in judge]
+    lr = np.array([math.log(x["ratio"]) if x["ratio"] > 0 else np.nan for _, x in tests])
+    se = np.array([float(x["log_se"]) for _, x in tests])
+    df = np.array([float(x["df"]) if isinstance(x.get("df"), (int, float)) else np.inf for _, x in tests])
     fails = gate_failures(lr, se * se, df, threshold) if tests else np.zeros(0, dtype=bool)
-    failed = [t[0] for t, f in zip(tests, fails.tolist(), strict=True) if f]
-    n_rows, n_geo = len(doc["rows"]), len(means)
-    return {"threshold": threshold, "passed": not failed, "failed": failed,
-            "method": f"Holm over {n_rows} result(s) and {n_geo} category mean(s), one-sided, family-wise 2.5%",
-            "contended": [c["side"] for c in doc.get("contended") or []]}
+    failed = [t for (t, _), f in zip(tests, fails.tolist(), strict=True) if f]
+    judged_rows = sum(i < n_rows for i in judge)
+    judged = bool(tests)
+    return {"threshold": threshold, "passed": judged and not failed, "judged": judged, "failed": failed,
+            "method": f"Holm over {judged_rows} result(s) and {len(tests) - judged_rows} category mean(s), "
+                      "one-sided, family-wise 2.5%",
+            "not_judged": not_judged, "contended": contended}

@@ -82,6 +82,16 @@ def band(tolerance: float) -> tuple[float, float]:
     return 1.0 / (1.0 + tolerance), 1.0 + tolerance
 
 
+def band_range(tolerance: float) -> str:
+    """The band's ends: '0.952-1.05' for 5%."""
+    return "-".join(f"{x:.3f}".rstrip("0").rstrip(".") for x in band(tolerance))
+
+
+def band_text(tolerance: float) -> str:
+    """The band in words, as every view prints it: 'parity band 0.952-1.05 (±5% on the log scale)'."""
+    return f"parity band {band_range(tolerance)} (±{100 * tolerance:g}% on the log scale)"
+
+
 def verdict(ci_low: float | None, ci_high: float | None, tolerance: float = 0.05) -> str:
     """faster / parity / slower / inconclusive for a CI of the ratio B/A."""
     if ci_low is None or ci_high is None or not (math.isfinite(ci_low) and math.isfinite(ci_high)):
@@ -538,12 +548,12 @@ def bh(p: np.ndarray) -> np.ndarray:
     return out
 
 
-def fdr_counts(log_ratio: np.ndarray, var: np.ndarray, df: np.ndarray, tolerance: float,
-               usable: np.ndarray, q: float = FDR_Q) -> dict:
-    """Headline counts: faster / slower where B-H at q finds the interval beyond the band
-    (p = 2 x the smaller one-sided p), parity where it finds it inside (two one-sided tests,
-    p = 2 x the larger), inconclusive the rest. Keys not usable (unstable, contended, no
-    interval) are never counted faster, slower or parity."""
+def fdr_verdicts(log_ratio: np.ndarray, var: np.ndarray, df: np.ndarray, tolerance: float,
+                 usable: np.ndarray, q: float = FDR_Q) -> np.ndarray:
+    """Per key, the verdict (index into VERDICTS) that survives Benjamini-Hochberg at q: faster /
+    slower where it finds the interval beyond the band (p = 2 x the smaller one-sided p), parity
+    where it finds it inside (two one-sided tests, p = 2 x the larger), inconclusive the rest.
+    Keys not usable (flagged, contended, no interval) are inconclusive."""
     b = math.log1p(tolerance)
     p_fast = one_sided_p(log_ratio, var, df, b, below=False)
     p_slow = one_sided_p(log_ratio, var, df, -b, below=True)
@@ -551,12 +561,16 @@ def fdr_counts(log_ratio: np.ndarray, var: np.ndarray, df: np.ndarray, tolerance
     p_in = np.where(usable, np.minimum(1.0, 2 * np.maximum(one_sided_p(log_ratio, var, df, -b, below=False),
                                                              one_sided_p(log_ratio, var, df, b, below=True))), 1.0)
     differs = bh(p_diff) <= q
-    faster = int((differs & (p_fast < p_slow)).sum())
-    slower = int((differs & (p_fast >= p_slow)).sum())
-    parity = int(((bh(p_in) <= q) & ~differs).sum())
-    n = len(p_diff)
-    return {"faster": faster, "slower": slower, "parity": parity, "inconclusive": n - faster - slower - parity,
-            "method": f"Benjamini-Hochberg over {n} result(s), q = {q:g}"}
+    return np.select([differs & (p_fast < p_slow), differs, bh(p_in) <= q], [0, 2, 1], 3)
+
+
+def fdr_counts(log_ratio: np.ndarray, var: np.ndarray, df: np.ndarray, tolerance: float,
+               usable: np.ndarray, q: float = FDR_Q) -> dict:
+    """Headline counts of faster / slower / parity / inconclusive: fdr_verdicts counted."""
+    codes = fdr_verdicts(log_ratio, var, df, tolerance, usable, q)
+    counts = np.bincount(codes, minlength=len(VERDICTS))
+    return {**{v: int(counts[VERDICTS.index(v)]) for v in ("faster", "slower", "parity", "inconclusive")},
+            "method": f"Benjamini-Hochberg over {len(codes)} result(s), q = {q:g}"}
 
 
 def gate_failures(log_ratio: np.ndarray, var: np.ndarray, df: np.ndarray, threshold: float,

@@ -1,8 +1,8 @@
 """The run-to-run spread of a product and stack, learned from a store's earlier runs.
 
 A side with one run of each key cannot see how much a second run would move it. The store often
-can: earlier runs of the same product (spec id) and stack in which some keys were measured in two
-or more runs. Their run means are fitted with the same run-level model as a side with several runs
+can: earlier runs of the same product (spec id; for a CPU, whose spec id is the generic "cpu", the
+product as well) and stack in which some keys were measured in two or more runs. Their run means are fitted with the same run-level model as a side with several runs
 (comparison/estimate.run_level_fit, per category): the shared run variance (runs - 1 df) and the
 moderated key x run variance (prior df) become the Prior of the one-run side (empirical Bayes:
 the earlier runs are the prior; one run adds nothing to it), with the pooled trial-to-trial
@@ -12,7 +12,8 @@ Bounded so that it stays cheap on a large store: the HISTORY_RUNS newest runs of
 stack (the runs being compared left out), their ok results of the categories needed, the
 `results` columns the fit uses (key, category, trial figures, flags), read by run id through the
 (run_id, key) primary key. Results flagged unstable or contended are not the machine's usual
-state and are left out.
+state and are left out (a contended run's results all carry the flag, so a busy run neither
+inflates nor shrinks the prior), and so are the runs being compared.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from gpuparity.comparison.estimate import Prior, run_level_fit
 
 HISTORY_RUNS = 30            # newest earlier runs of one product and stack read for a prior
 NOT_USUAL = ("unstable", "contended")
+GENERIC_SPECS = ("cpu",)     # spec ids shared by many products (platform/specs.cpu_spec)
 
 
 def store_for(side, history) -> str | None:
@@ -44,39 +46,49 @@ def store_for(side, history) -> str | None:
     return default if is_postgres(default) or os.path.isfile(default) else None
 
 
-def platform_of(side) -> tuple[str | None, str | None]:
-    """(spec id or product, stack) of a side's newest run: whose history applies."""
+def platform_of(side) -> tuple[tuple, str] | None:
+    """Whose history applies to a side (its newest run): ((runs column, value), ...) that select
+    the earlier runs, and their name in words ("h200-sxm/cuda 13.0"); None when it cannot be told.
+    A spec id names one product, except a generic one (every CPU's is "cpu": an EPYC and a Xeon
+    do not share a run-to-run spread), which is keyed on the product as well."""
     if not side.runs:
-        return None, None
+        return None
     newest = side.runs[-1]
-    return newest.get("spec_id") or newest.get("product"), newest.get("stack")
+    spec, product, stack = newest.get("spec_id"), newest.get("product"), newest.get("stack")
+    if not stack:
+        return None
+    if spec in GENERIC_SPECS:
+        if not product:
+            return None          # an unnamed CPU could be any CPU
+        return (("spec_id", spec), ("product", product), ("stack", stack)), f"{product}/{stack}"
+    if spec:
+        return (("spec_id", spec), ("stack", stack)), f"{spec}/{stack}"
+    if product:          # by product only for runs no spec row matched
+        return (("product", product), ("stack", stack)), f"{product}/{stack}"
+    return None
 
 
-def history_priors(url: str, spec_id: str, stack: str, exclude: set, categories: list[str],
+def history_priors(url: str, platform: tuple, name: str, exclude: set, categories: list[str],
                    limit: int = HISTORY_RUNS, stores=None) -> tuple[dict[str, Prior], str]:
-    """Priors per category from the store at `url` (see the module notes), and what was found in
-    words ("no earlier runs of h200-sxm/cuda 13.0 in runs.db" when none applies). stores: a
-    StorePool to read through (its connection stays open), else the store is opened here."""
+    """Priors per category from the store at `url` (see the module notes) for the runs that
+    `platform` selects (platform_of), and what was found in words ("no earlier runs of
+    h200-sxm/cuda 13.0 in runs.db" when none applies). stores: a StorePool to read through (its
+    connection stays open), else the store is opened here."""
     from contextlib import nullcontext
 
     from gpuparity.errors import UserError
     from gpuparity.results.store import Store
 
-    name = f"{spec_id}/{stack}"
     where = os.path.basename(url) if not url.startswith(("postgres", "postgresql")) else "the store"
+    match = " AND ".join(f"{column} = ?" for column, _ in platform)     # columns from platform_of only
     try:
         with nullcontext(stores.get(url)) if stores is not None else Store(url, connect_timeout=2.0) as store:
-            # by spec id through the runs_platform index (the same cost in any store); by product
-            # only for runs no spec row matched
-            runs = []
-            for column in ("spec_id", "product"):
-                runs = runs or store.query(f"SELECT run_id FROM runs WHERE {column} = ? AND stack = ?"
-                                           " ORDER BY started_at DESC, run_id DESC LIMIT ?",
-                                           (spec_id, stack, int(limit + len(exclude))))
+            # spec id and stack lead the runs_platform index (the same cost in any store)
+            runs = store.query(f"SELECT run_id FROM runs WHERE {match} ORDER BY started_at DESC, run_id DESC LIMIT ?",
+                               (*[value for _, value in platform], int(limit + len(exclude))))
             ids = [r[0] for r in runs if r[0] not in exclude][:limit]
             if len(ids) < 2:
                 return {}, f"no earlier runs of {name} in {where}"
-            rows = []
             marks = ",".join("?" * len(ids))
             cats = ",".join("?" * len(categories))
             rows = store.query(f"SELECT run_id, key, category, trial_values, value, flags FROM results"

@@ -2,13 +2,17 @@
 labels (`gpuparity run --label TEXT`).
 
 Stored runs are grouped by a version label (stack, torch, driver or all three), by the day they
-started, or by their run label, and the groups are ordered by their first run. Consecutive groups are compared with the comparison core
-(pooled samples, bootstrap CI of the ratio of medians).
+started, or by their run label, and the groups are ordered by their first run. Consecutive groups
+are compared by `compare` itself (comparison/compare.compare_sides: the run as the unit, the
+symmetric parity band, held verdicts, contention), with the same run-to-run history: a group of
+one run takes its spread from the store's other runs of its product and stack (the runs compared
+left out), else the default; each step's "spread" says which.
 
-Change-point test (documented, deliberately simple): a result changes between two consecutive
-versions when the CI of its ratio new/old lies wholly outside 1 +- tolerance (verdict faster or
-slower); a category changes when the CI of its geometric-mean ratio does. The first -> last
-comparison answers claims such as "ROCm 7 is 3.5x ROCm 6" on one's own machine.
+Change-point test: a result changes between two consecutive groups when it survives
+Benjamini-Hochberg over the step's results (estimate.fdr_verdicts, as the compare headline's
+counts): its interval new/old lies wholly outside the parity band [1/(1+t), 1+t]; a category
+changes when the CI of its mean ratio does. The counts are those adjusted verdicts. The first ->
+last comparison answers claims such as "ROCm 7 is 3.5x ROCm 6" on one's own machine.
 """
 
 from __future__ import annotations
@@ -60,8 +64,9 @@ def trend(store, run_ids: list[str], by: str = "all", tolerance: float = 0.05, p
                  "last": rs[-1]["started_at"], "hosts": sorted({str(r["host"]) for r in rs})}
                 for label, rs in groups.items()]
     sides = [side_from_store(store, v["runs"], v["label"]) for v in versions]
-    steps = [_step(sides[i - 1], sides[i], tolerance, prices) for i in range(1, len(sides))]
-    overall = _step(sides[0], sides[-1], tolerance, prices) if len(sides) > 2 else None
+    pool = _Open(store)
+    steps = [_step(sides[i - 1], sides[i], tolerance, prices, pool) for i in range(1, len(sides))]
+    overall = _step(sides[0], sides[-1], tolerance, prices, pool) if len(sides) > 2 else None
     products = sorted({str(r.get("product")) for r in runs})
     notes = [f"runs span several products ({', '.join(products)}): a trend is meant for one platform"
              ] if len(products) > 1 else []
@@ -72,19 +77,49 @@ def trend(store, run_ids: list[str], by: str = "all", tolerance: float = 0.05, p
             "products": products, "note": "; ".join(notes) or None}
 
 
-def _step(old, new, tolerance: float, prices) -> dict:
-    from gpuparity.comparison.compare import compare_sides
+class _Open:
+    """The trend's open store, lent as a StorePool to what compare reads through (its history)."""
 
-    result = compare_sides(old, new, tolerance, prices)
-    changes = [r for r in result["rows"] if r["verdict"] in ("faster", "slower")]
+    def __init__(self, store):
+        self.store = store
+
+    def get(self, url=None):
+        return self.store
+
+
+def _step(old, new, tolerance: float, prices, pool) -> dict:
+    import math
+
+    import numpy as np
+
+    from gpuparity.comparison.compare import compare_sides
+    from gpuparity.comparison.estimate import VERDICTS, fdr_verdicts
+
+    result = compare_sides(old, new, tolerance, prices, history="auto", stores=pool)
+    rows = result["rows"]
+
+    def num(x) -> float:
+        return float(x) if isinstance(x, (int, float)) else np.nan
+
+    lr = np.array([math.log(r["ratio"]) if num(r["ratio"]) > 0 else np.nan for r in rows])
+    se = np.array([num(r["log_se"]) for r in rows])
+    df = np.array([num(r["df"]) if r["df"] is not None else np.inf for r in rows])
+    usable = np.array([r["held"] is None for r in rows], dtype=bool) & np.isfinite(se) & np.isfinite(lr)
+    # the rows' intervals, adjusted over the step's results (the same codes as result["counts"])
+    adjusted = fdr_verdicts(lr, se * se, df, tolerance, usable) if rows else np.zeros(0, dtype=np.int64)
+    changes = [r for r, v in zip(rows, adjusted.tolist(), strict=True) if VERDICTS[v] in ("faster", "slower")]
     changes.sort(key=lambda r: -abs(r["ratio"] - 1))
+    counts = result["counts"]
     return {
-        "from": old.label, "to": new.label, "matched": len(result["rows"]),
+        "from": old.label, "to": new.label, "matched": len(rows),
         "geomean": result["geomean"],
-        "counts": {v: sum(r["verdict"] == v for r in result["rows"])
-                   for v in ("faster", "parity", "slower", "inconclusive")},
+        "counts": {v: counts[v] for v in ("faster", "parity", "slower", "inconclusive")},
+        "counts_method": counts["method"],
         "changes": [{k: r[k] for k in ("key", "workload", "params", "dtype", "unit", "a_value", "b_value",
                                        "ratio", "ci_low", "ci_high", "verdict")} for r in changes],
         "only_old": len(result["only_a"]), "only_new": len(result["only_b"]),
+        # where a one-run group's run-to-run spread came from ("run-to-run 0.3% from 4 earlier runs of ...")
+        "spread": sorted({v["text"] for side in result["run_spread"].values() for v in side.values()
+                          if v.get("source") != "runs" and v.get("text")}),
+        "contended": result["contended"],
     }
-

@@ -28,8 +28,10 @@ METHOD = [
     "Each result's figure is the one number stored with it (work / median time per trial, combined over "
     "trials); every view shows that number.",
     "Ratio = figure(B) / figure(A), higher is better. Its 95% CI and the verdict come from `gpuparity compare`: "
-    "faster or slower when the whole CI lies beyond 1 ± tolerance, parity when it lies within, inconclusive "
-    "otherwise (and for results flagged unstable). The README's Statistics section gives the estimator.",
+    "faster or slower when the whole CI lies beyond the parity band 1/(1 + tolerance) to 1 + tolerance (the same "
+    "factor either way: symmetric on the log scale), parity when it lies within, inconclusive otherwise (and for "
+    "results whose verdict is held: flagged, throttled by heat or contended). The README's \"Trials and "
+    "statistics\" section gives the estimator.",
     "Per spec peak: ratio × peak(A) / peak(B), the datasheet peak the result is measured against (compute for "
     "the dtype, memory, interconnect or host link); CPU peaks are estimates.",
     "Per dollar: ratio × price(A) / price(B) in $ per GPU-hour. Per watt: measured mean power where the "
@@ -367,10 +369,12 @@ def build(docs_a, docs_b=None, tolerance: float = 0.05, prices=None,
     serving_sides = [(s["label"], s["short"], serving.curves(s["results"])) for s in plot_sides]
     charts = []
     if result and any(r.get("ratio") for r in result["rows"]):
+        from gpuparity.comparison.estimate import band_text
+
         fig = plots.forest_chart(result)
         meta = fig.layout.meta
         caption = (f"B / A per result with its 95% CI on a log scale, grouped by category under the category's "
-                   f"geometric mean (diamond); shaded: the parity band ±{tolerance:.0%}. Open markers: flagged results.")
+                   f"geometric mean (diamond); shaded: the {band_text(tolerance)}. Open markers: flagged results.")
         if meta["shown"] < meta["rows"]:
             caption += f" {meta['shown']} of {meta['rows']} results shown: the largest differences per category."
         charts.append({"anchor": "forest", "title": "Ratio per result", "caption": caption, "fig": fig})
@@ -461,12 +465,16 @@ def render_html(ctx: dict) -> str:
     if one:
         for sec in one["sections"]:
             sec["table"] = section_table(sec)
+    from gpuparity.comparison.estimate import band_range
+
+    tol = ctx["tolerance"]
     return template.render(
         one=one, not_ok=not_ok_table(one["not_ok"]) if one and one["not_ok"] else None,
         machine=machine_table(one["machine"]) if one and one["machine"] else None,
         counts_line=counts_text(ctx["headline"]) if ctx["headline"] else None,
         title=ctx["title"], generated=datetime.now(timezone.utc).isoformat(timespec="seconds"), version=__version__,
-        sides=sides, result=result, names=ctx["names"], headline=ctx["headline"], tol_pct=f"{ctx['tolerance']:.0%}",
+        sides=sides, result=result, names=ctx["names"], headline=ctx["headline"],
+        tol_pct=f"{100 * tol:g}% on the log scale ({band_range(tol)})",      # "parity band ±{{ tol_pct }}"
         single_line=None if result else _single_side_line(ctx["plot_sides"][0]),
         platforms=platforms_table(sides),
         geomeans=geomean_table(result) if result and result.get("geomean") else None,

@@ -77,9 +77,11 @@ def answer_markdown(result: dict) -> list[str]:
 
 def compare_markdown(result: dict, title: str = "gpuparity comparison", max_rows: int = 0) -> str:
     """The comparison as GitHub markdown; max_rows > 0 keeps the per-result table that short."""
+    from gpuparity.comparison.estimate import band_text
+
     tol = result["tolerance"]
     out = [f"## {cell(title)}", "", *answer_markdown(result), sides_markdown(result), "",
-           f"Ratio = B / A of throughput (higher is better); 95% CI; parity band ±{tol:.0%}.", ""]
+           f"Ratio = B / A of throughput (higher is better); 95% CI; {band_text(tol)}.", ""]
     if result["geomean"]:
         out += ["### Geometric means", "", table(
             ["category", "n", "B/A [95% CI]", "verdict", "trials A/B", "per peak", "per $", "per W"],

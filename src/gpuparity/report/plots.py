@@ -76,7 +76,9 @@ def ratio_ticks(x0: float, x1: float, most: int = 9) -> list[float]:
 def _log_range(rows: list[dict], tol: float) -> tuple[float, float]:
     """x range (log10) covering the estimates, their CIs and the parity band; a CI is clipped to 3x
     beyond its estimate, so one wild interval runs off the edge rather than squash every other row."""
-    xs = [1 - tol, 1 + tol]
+    from gpuparity.comparison.estimate import band
+
+    xs = list(band(tol))        # the verdicts' band, symmetric on the log scale
     for r in rows:
         x = r["ratio"]
         xs += [x, max(r.get("ci_low") or x, x / 3), min(r.get("ci_high") or x, x * 3)]
@@ -154,7 +156,9 @@ def forest_chart(result: dict, limit: int = MAX_FOREST):
                               + v + "</extra>"))
             in_legend.add(v)
     x0, x1 = _log_range([r for _, _, r, _ in y_rows if r and r.get("ratio")], tol)
-    fig.add_vrect(x0=1 - tol, x1=1 + tol, fillcolor="#17becf", opacity=0.15, line_width=0, layer="below")
+    from gpuparity.comparison.estimate import band
+
+    fig.add_vrect(x0=band(tol)[0], x1=band(tol)[1], fillcolor="#17becf", opacity=0.15, line_width=0, layer="below")
     fig.add_vline(x=1, line_color="#555", line_width=1)
     ticks_x = ratio_ticks(x0, x1)
     fig.update_layout(
@@ -342,9 +346,10 @@ MAX_BARS = 60              # bars in one workload chart (the table lists every r
 
 
 def workload_chart(rows: list[dict], unit: str | None):
-    """One workload's results as horizontal bars (figure with its 95% CI), each labelled with its
-    % of the datasheet peak; the peak itself as a tick where the result has one in the same unit.
-    Log axis when figures (or peaks) span more than 50x."""
+    """One workload's results (report.onerun's section rows) as horizontal bars (figure with its
+    95% CI), each labelled with its % of the datasheet peak (training: its MFU; onerun.bar_text);
+    the peak itself as a tick where the result has one in the same unit. Log axis when figures
+    (or peaks) span more than 50x."""
     go = _go()
     rows = rows[:MAX_BARS]
     labels = [t(r["label"], 60) for r in rows]
@@ -371,7 +376,7 @@ def workload_chart(rows: list[dict], unit: str | None):
         error_x={"type": "data", "symmetric": False, "color": "#444", "thickness": 1.2, "width": 3,
                  "array": [max(0.0, h - v) for h, v in zip(highs, values, strict=False)],
                  "arrayminus": [max(0.0, v - lw) for lw, v in zip(lows, values, strict=True)]},
-        text=[f"{r['pct']:.3g}%" if r.get("pct") is not None else "" for r in rows], textposition="outside",
+        text=[r["bar_text"] for r in rows], textposition="outside",
         customdata=[[t(r["flags"] or "no flags"), t(r["of_peak"] or "no datasheet peak"), r["value"]]
                     for r in rows],
         hovertemplate="%{y}<br>%{customdata[2]:.4g} " + t(unit or "") + "<br>%{customdata[1]}<br>%{customdata[0]}"
