@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 
 import pytest
@@ -39,11 +40,78 @@ def test_set_values_replace_the_suites_axes(tmp_db, capsys):
     (["gemm_search", "--set", "budget_s=-1"], "budget_s takes a number >= 0"),
     (["gemm", "--json", "/nonexistent/folder/x.json"], "does not exist"),
     (["gemm", "--set", "m"], "--set takes key=value"),
+    (["conv", "--set", "net=vgg"], "--set net=vgg: conv takes net in resnet50, unet"),
+    (["conv", "--set", "layer=conv9"], "conv takes layer in conv1, res2_3x3"),
+    (["conv", "--set", "net=resnet50,unet"], "conv takes one net per run"),
+    (["conv", "--set", "net=resnet50", "--set", "layer=mid"], "resnet50's layers are conv1"),
+    (["gemm", "--dtype", "fp8", "--set", "scaling=block"], "gemm takes scaling in tensor, row, mx"),
+    (["serving", "--set", "dataset=nope"], "serving takes dataset in random, sharegpt, prefix"),
 ])
 def test_bad_values_exit_2_before_measuring(tmp_db, capsys, args, message):
     code, out, err = run(capsys, *args)
     assert code == 2 and message in err and err.count("\n") == 1, err
     assert not os.path.exists(tmp_db) or sqlite3.connect(tmp_db).execute("SELECT COUNT(*) FROM runs").fetchone() == (0,)
+
+
+FREE_TEXT = {("llm", "model"): "smollm2, a PATH or synthetic:<arch>"}
+
+
+def test_every_fixed_set_axis_declares_its_choices():
+    """A string axis whose values are a fixed set is checked before measuring (run.check_sets)
+    only if the workload declares its choices: every string value a suite's cases give an axis
+    (on a CPU and on two GPUs) must be among them, and so must every value an axis' help lists as
+    'a | b' or 'a, b' (serving's cases need a server, its help names its values)."""
+    from gpuparity.cli.run import axis_names
+    from gpuparity.execute.plan import spec_context
+    from gpuparity.workloads.base import registry
+
+    for name, w in registry().items():
+        axes = axis_names(w) - {"dtype"}
+        for key, allowed in w.choices.items():
+            assert key in axes and allowed and all(isinstance(v, str) for v in allowed), (name, key)
+        for key, text in w.axes.items():
+            listed = re.fullmatch(r"([a-z][\w-]*)((, |(?: \([^)]*\))? \| )[a-z][\w-]*)+(?: \(.*\)| [a-z -]+)?",
+                                  text)
+            if key in axes and listed and (name, key) not in FREE_TEXT:
+                values = set(re.findall(r"(?:^|, |\| )([a-z][\w-]*)", text)) - {"true", "false"}
+                assert values <= set(w.choices.get(key, ())), (name, key, text)
+        for suite in () if name == "serving" else w.suites:
+            for spec in ("cpu", "h100-sxm", "mi300x"):
+                for case in w.cases(suite, spec_context(spec, suite)):
+                    for key, value in case.items():
+                        if isinstance(value, str) and key in axes and (name, key) not in FREE_TEXT:
+                            assert value in w.choices.get(key, ()), (name, suite, spec, key, value)
+
+
+def test_run_table_fits_100_columns_and_wide_shows_every_column(tmp_db, tmp_path, capsys, monkeypatch):
+    """At 100 columns every row's figure, CI and status are whole (the constant parameters and
+    dtype are said once below); --wide prints every parameter, the dtype and the flags' names."""
+    from gpuparity.cli.common import fmt
+
+    monkeypatch.setenv("COLUMNS", "100")
+    args = ["gemm", "memory", "--dtype", "fp32", "--set", "m=256,512", "--set", "n=384", "--set", "k=128",
+            "--set", "op=copy,triad", "--set", "elements=65536", "--no-store"]
+    for wide in (False, True):
+        path = tmp_path / f"run-{wide}.json"
+        code, out, err = run(capsys, *args, "--json", str(path), *(["--wide"] if wide else []))
+        assert code == 0, err
+        doc = json.loads(path.read_text())
+        lines = out.splitlines()
+        assert "…" not in out and "not shown for lack of width" not in out
+        assert (max(map(len, lines)) > 100) is wide, out
+        header = next(line for line in lines if line.startswith("workload"))
+        assert header.split() == ["workload", "params", *(["dtype"] if wide else []), "throughput", "95%", "CI",
+                                  "%", "peak", "trials", "median", "status"]
+        for r in doc["results"]:
+            m = r["metric"]
+            row = next(line for line in lines if f" {fmt(m['value'])} {m['unit']} " in line)
+            assert f"{fmt(m['ci_low'], 3)} .. {fmt(m['ci_high'], 3)}" in row
+            flags = r["flags"]
+            status = f"ok ({', '.join(flags)})" if wide and flags else "ok*" if flags else "ok"
+            assert row.rstrip().endswith(status), (row, status)
+            shown = " ".join(f"{k}={v}" for k, v in r["params"].items() if k != "dtype")
+            assert (shown in row) is wide and (f" {r['dtype']} " in row) is wide
+        assert ("same in every row: gemm n=384 k=128 layout=nn; memory elements=65536; dtype fp32" in out) is not wide
 
 
 def test_no_ok_result_exits_1_and_is_stored(tmp_db, capsys):
@@ -100,3 +168,33 @@ def test_dash_means_stdout_for_export_and_compare_help_lists_choices(tmp_db, cap
     assert "[table|markdown|csv|json]" in out and "\\[default" not in out
     code, out, err = main_inprocess(["run", "--help"], capsys)
     assert "[quick|standard|full|comm]" in out and "--trials" in out and "--isolate" in out
+
+
+def test_trend_table_fits_100_columns_and_wide_shows_the_counts(tmp_path, capsys, monkeypatch):
+    """trend prints its steps through the same fitted table: at 100 columns each step's ratio, CI
+    and verdict are whole on one line (the step wraps); --wide adds the counts, one line a step."""
+    from test_trend import _runs
+
+    from gpuparity.cli.tables import ratio_text
+    from gpuparity.results.store import Store
+
+    db = str(tmp_path / "t.db")
+    with Store(db) as s:
+        for d in _runs():
+            s.save_run(d)
+    code, out, err = main_inprocess(["trend", "--db", db, "--by", "all", "-f", "json"], capsys)
+    assert code == 0, err
+    result = json.loads(out)
+    steps = result["steps"] + [{**result["overall"], "from": "FIRST: " + result["overall"]["from"]}]
+    monkeypatch.setenv("COLUMNS", "100")
+    for wide in (False, True):
+        code, out, err = main_inprocess(["trend", "--db", db, "--by", "all", *(["--wide"] if wide else [])], capsys)
+        assert code == 0, err
+        assert "…" not in out and ("not shown for lack of width: faster, slower, inconclusive" in out) is not wide
+        for s in steps:
+            (g,) = s["geomean"].values()
+            figure = rf"{re.escape(ratio_text(g['ratio'], g['ci_low'], g['ci_high']))}\s+{g['verdict']}"
+            counts = r"\s+".join(str(s["counts"][k]) for k in ("faster", "slower", "inconclusive"))
+            line = re.search(rf"^.*{figure}.*$", out, re.M)
+            assert line and bool(re.search(rf"{figure}\s+{counts}\s*$", line[0])) is wide, out
+            assert (f"{s['from']} -> {s['to']}" in line[0]) is wide

@@ -104,3 +104,22 @@ def test_conv_strided_flop():
     assert conv.conv_flop(p) == 2.0 * 64 * 112 * 112 * 3 * 49
     out = torch.nn.functional.conv2d(torch.zeros(1, 3, 224, 224), torch.zeros(64, 3, 7, 7), stride=2, padding=3)
     assert out.shape[-1] == conv.conv_out(224, 7, 2)
+
+
+@pytest.mark.parametrize("sets, pairs", [
+    ({}, {("resnet50", "conv1"), ("resnet50", "res2_3x3"), ("resnet50", "res2_1x1"), ("resnet50", "res4_3x3"),
+          ("unet", "down1"), ("unet", "down2"), ("unet", "mid")}),
+    ({"net": "unet"}, {("unet", "down1"), ("unet", "down2"), ("unet", "mid")}),
+    ({"layer": "mid"}, {("unet", "mid")}),
+    ({"net": "resnet50", "layer": "res5_3x3"}, {("resnet50", "res5_3x3")}),
+])
+def test_conv_net_and_layer_name_the_shape_measured(sets, pairs):
+    """--set net= / layer= pick layers: every planned case has the shape its labels name (a
+    relabelled shape would be stored as another network's layer)."""
+    from gpuparity.execute.plan import cases_for, spec_context
+
+    cases = [c.params for c in cases_for(["conv"], "standard", spec_context("h100-sxm", "standard", sets), sets)]
+    assert {(p["net"], p["layer"]) for p in cases} == pairs
+    for p in cases:
+        assert (p["cin"], p["cout"], p["hw"], p["kernel"], p["stride"]) == conv.LAYERS[p["net"]][p["layer"]], p
+        assert p["batch"] == conv.BATCH[p["net"]]

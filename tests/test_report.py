@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from test_compare import main_inprocess, make_result, make_run, noisy
 
 from gpuparity.platform.specs import all_specs
-from gpuparity.results.figure import derive_rates
+from gpuparity.results.figure import derive_rates, fill_workload_figures
 
 PAYLOAD = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned2 = 1">MI300X'
 CHROMIUM = "/usr/bin/chromium"
@@ -229,6 +229,9 @@ def test_report_markdown_headline_and_claims_failure(run_files, tmp_path, tmp_db
     def boom(store, claims_file=None, **kw):
         raise RuntimeError("claims file unreadable")
 
+    from gpuparity.results.store import Store
+
+    Store(tmp_db).close()                          # claims read a store: report never creates one
     monkeypatch.setattr(claims, "evaluate_claims", boom)
     monkeypatch.chdir(tmp_path)
     code, out, err = main_inprocess(["report", run_files["a"], run_files["b"], "--format", "markdown", "--claims"],
@@ -253,6 +256,9 @@ def test_report_claims_with_reasoning_and_bad_format(run_files, tmp_path, tmp_db
                  "command": "gpuparity run gemm --dtype fp4",
                  "rows": [{"workload": "gemm", "ratio": 1.25, "verdict": "faster"}]}]
 
+    from gpuparity.results.store import Store
+
+    Store(tmp_db).close()                          # claims read a store: report never creates one
     monkeypatch.setattr(claims, "evaluate_claims", fake)
     out_file = str(tmp_path / "c.html")
     code, _, err = main_inprocess(["report", run_files["a"], run_files["b"], "-o", out_file, "--claims"], capsys)
@@ -513,16 +519,25 @@ def _quick_like_run(run_id: str = "one-1", label: str | None = "box-1") -> dict:
     """A CPU run with the quick suite's workloads (and a user's own), skipped cases and a busy machine."""
     spec = {"id": "cpu", "fp32_tflops": 0.25, "bf16_tflops": 0.55, "estimated": True}
 
-    def res(workload, params, value, unit="TFLOP/s", category="kernel", dtype="bf16", pct=None, seed=0, **derived):
-        """A result as `run` states it: its rates and % of peak derived from its figure and work
-        (pct: whether it has a datasheet peak), then the workload's own derived figures."""
+    def res(workload, params, value, unit="TFLOP/s", category="kernel", dtype="bf16", pct=None, seed=0,
+            work=None, info=None, mfu=None):
+        """A result as `run` states it: its rates, % of peak and the workload's own figures derived
+        from its samples, work and info by the functions run uses (pct: whether it has a datasheet
+        peak; mfu: the FLOP per token that gives this MFU at its figure)."""
         r = make_result(workload, params, noisy(value, 0.02, 9, seed), dtype=dtype, unit=unit, category=category)
         kind = {"TFLOP/s": "flop", "GB/s": "bytes", "tokens/s": "tokens"}[unit]
-        r["work"] = {kind: 1e9}
+        r["work"] = dict(work or {kind: 1e9})
+        r["info"].update(info or {})
         if pct is not None:
             r["info"]["peak_kind"] = f"flop:{dtype}"
+        if mfu is not None:         # MFU = figure x FLOP per token / the dtype's peak
+            per_token = mfu * spec[f"{dtype}_tflops"] * 1e12 / r["metric"]["value"]
+            r["work"]["flop"] = r["work"]["tokens"] * per_token
+            r["info"]["peak_kind"] = f"flop:{dtype}|{per_token!r}"
+        scale = {"flop": 1e12, "bytes": 1e9, "tokens": 1.0}[kind]
+        r["samples"] = [r["work"][kind] / (x * scale) for x in r["metric"]["samples"]]    # s per invocation
         derive_rates(r, spec)
-        r["derived"].update(derived)
+        fill_workload_figures(r)
         return r
 
     results = [res("gemm", {"m": m, "n": m, "k": m, "layout": "nn"}, v, dtype=dt, pct=p, seed=i)
@@ -537,15 +552,16 @@ def _quick_like_run(run_id: str = "one-1", label: str | None = "box-1") -> dict:
     results += [res("attention", {"seq": 256, "pass": p}, v, pct=q, seed=20 + i)
                 for i, (p, v, q) in enumerate([("fwd", 0.08, 14.8), ("bwd", 0.007, 1.3)])]
     results.append(res("moe", {"preset": "mixtral-8x7b", "tokens": 64}, 37045.0, unit="tokens/s", seed=30,
-                       tflops=0.0256))
+                       work={"tokens": 64, "flop": 64 * 0.0256e12 / 37045.0}))
     results += [res("conv", {"net": "resnet50", "channels_last": cl, "pass": "fwd"}, v, pct=q, seed=40 + i)
                 for i, (cl, v, q) in enumerate([(True, 0.0077, 1.4), (False, 0.0030, 0.55)])]
-    results.append(res("llm", {"model": "smollm2", "batch": 1}, 0.94, unit="tokens/s", category="model",
-                       dtype="fp32", seed=50, ttft_s=1.68, tpot_s=1.06, prefill_tokens_per_s=19.0))
+    results.append(res("llm", {"model": "smollm2", "batch": 1, "input_len": 32, "output_len": 16}, 0.94,
+                       unit="tokens/s", category="model", dtype="fp32", seed=50, work={"tokens": 16},
+                       info={"prefill_samples": [1.68] * 9}))
     results.append(res("training", {"hidden": 128, "seq": 128}, 3108.0, unit="tokens/s", category="model",
-                       dtype="fp32", seed=60, mfu=0.0705, mfu_estimated=True, tflops=0.0189))
+                       dtype="fp32", seed=60, work={"tokens": 256}, mfu=0.0705))
     results.append(res("collectives", {"op": "all_reduce", "size": 2 ** 20}, 1.9, unit="GB/s", category="comm",
-                       dtype="fp32", seed=70, busbw_gbs=1.9, algbw_gbs=1.0))
+                       dtype="fp32", seed=70, info={"world_size": 2, "size_bytes": 1e9}))
     results.append(res("my_kernel", {"n": 7}, 42.0, unit="GB/s", dtype="fp32", seed=80))
     results.append(make_result("attention", {"seq": 4096, "pass": "fwd"}, [], status="failed",
                                reason="RuntimeError: out of memory"))
@@ -642,27 +658,29 @@ def test_one_run_report_has_every_workload_and_every_ok_result(tmp_path, tmp_db,
     # the section tables carry the workload's own figures
     secs = _html_sections(html_text)
     assert secs["llm"][0]["TTFT ms"] == "1,680" and secs["training"][0]["MFU %"] == "7.05"
-    assert secs["collectives"][0]["bus GB/s"] == "1.9"
+    assert float(secs["collectives"][0]["bus GB/s"]) == pytest.approx(1.9, rel=0.01)     # derived from its times
     assert {r["case"] for r in secs["conv"]} == {"channels_last=True", "channels_last=False"}
 
 
-@pytest.fixture(scope="module")
-def quickstart_run(tmp_path_factory):
-    """The quickstart's run: `gpuparity run --suite quick --json quick-run.json` (a few minutes on two
-    busy cores); $GPUPARITY_QUICK_RUN names an existing quick-run.json to reuse instead."""
-    given = os.environ.get("GPUPARITY_QUICK_RUN")
-    if given:
-        with open(given, encoding="utf-8") as fh:
-            return json.load(fh)
-    from conftest import run_cli
+def test_training_chart_labels_each_bar_with_its_mfu():
+    """The training chart draws tokens/s; each bar is labelled with its MFU (the share of the
+    datasheet FLOP/s it reached), marked where that peak is an estimate; other charts keep % of peak."""
+    from gpuparity.report import html, onerun
 
-    folder = tmp_path_factory.mktemp("quickstart")
-    out = str(folder / "quick-run.json")
-    env = {"GPUPARITY_DB": str(folder / "s.db"), "GPUPARITY_SPOOL": str(folder / "spool")}
-    p = run_cli("run", "--suite", "quick", "--json", out, env=env)
-    assert p.returncode in (0, 1), p.stderr
-    with open(out, encoding="utf-8") as fh:
-        return json.load(fh)
+    ctx = html.build([_quick_like_run()])
+    charts = {c["section"]: c["fig"] for c in ctx["charts"] if c.get("section")}
+    assert list(charts["training"].data[0].text) == ["MFU 7.05% (est. peak)"]
+    assert "MFU 7.05% (est. peak)" in html.render_html(ctx)
+    attention = list(charts["attention"].data[0].text)
+    assert len(attention) == 2 and all(re.fullmatch(r"\d+(\.\d+)?%", x) for x in attention), attention
+    gpu = {"workload": "training", "derived": {"pct_peak": 41.0, "mfu": 0.41, "mfu_estimated": False}}
+    assert onerun.bar_text(gpu) == "MFU 41%" and onerun.bar_text({**gpu, "workload": "llm"}) == "41%"
+
+
+@pytest.fixture(scope="module")
+def quickstart_run(quick_suite_run):
+    """The quickstart's run document (conftest: one quick-suite run per test session)."""
+    return quick_suite_run[0]
 
 
 @pytest.mark.slow

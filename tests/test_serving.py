@@ -240,7 +240,7 @@ def test_bad_settings_are_one_line_errors(cli, tmp_db, server):
     p = cli("run", "serving", "--no-store")
     assert p.returncode == 2 and "--set url=" in p.stderr
     for args, expect in ((["--set", "concurrency=1", "--set", "request_rate=2"], "exclude each other"),
-                         (["--set", "dataset=nope"], "--set dataset= takes"),
+                         (["--set", "dataset=nope"], "serving takes dataset in random, sharegpt, prefix"),
                          (["--set", "ignore_eos=maybe"], "true or false"),
                          (["--set", "input_lenn=5"], "input_len"),
                          (["--set", "dataset=sharegpt"], "dataset_path"),

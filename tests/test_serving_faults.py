@@ -131,6 +131,10 @@ def test_a_server_lying_about_usage_never_gives_an_ok_figure(fault_base, tokeniz
             assert tok == "none" and mode == "lie_completion", (tok, mode)
             assert "unverified_tokens" in r["flags"] and s["completed"] == 4
             assert any("unverified" in row[1] for row in r["info"]["table"]["rows"])
+            from gpuparity.report.onerun import highlights, sig
+
+            assert [h["text"] for h in highlights([r])] == ["serving: no figure claimed (1 point with token "
+                                                            "counts no tokenizer checked)"], sig(r["metric"]["value"])
         else:
             assert s["completed"] == 0 and s["errors"] == 4 and "usage says" in r["reason"], r["reason"]
             assert "unverified_tokens" not in (r.get("flags") or [])
@@ -148,3 +152,44 @@ def test_an_unverified_point_makes_no_claim_in_a_comparison(fault_base):
     (row,) = out["rows"]
     assert row["verdict"] == "inconclusive"           # no verdict rests on counts nobody checked
     assert out["serving"] == []                       # nor a serving comparison
+
+
+def test_an_unverified_point_reaches_no_headline(fault_base, capsys, monkeypatch):
+    """The inflated count is the only figure the point has: the one-run report (HTML, markdown)
+    states no figure from it in the headline, marks it unverified where it is shown, and the
+    terminal table says so too. The same point with its counts checked is claimed (the control)."""
+    from test_compare import make_run
+    from test_report import _html_sections, _md_sections
+
+    from gpuparity.cli.tables import print_run_rows
+    from gpuparity.report import html, onerun
+
+    (r,), _ = run_points(url=f"{fault_base}/fault/lie_completion/v1", tokenizer="none", **LIE_POINT)
+    assert r["status"] == "ok" and "unverified_tokens" in r["flags"]
+    shown = onerun.sig(r["metric"]["value"])
+
+    def rendered(result):
+        ctx = html.build([make_run([result], spec_id="cpu", run_id="liar")])
+        page, md = html.render_html(ctx), html.render_markdown(ctx)
+        at = page.index('<ul id="highlights">')
+        heads = (onerun.headline_text([result]), page[at:page.index("</ul>", at)],
+                 md[md.index("**What this machine reached"):md.index(" results ok")])
+        return heads, page, md
+
+    heads, page, md = rendered(r)
+    for head in heads:
+        assert shown not in head and "serving: no figure claimed" in head, head
+    (row,) = _html_sections(page)["serving"]
+    assert row["figure"] == html._num(r["metric"]["value"]) and row["unit"] == "tokens/s/GPU (unverified)"
+    assert "no tokenizer checked" in row["flags"]
+    (line,) = _md_sections(md)["Serving"]
+    assert "tokens/s/GPU (unverified)" in line and "no tokenizer checked" in line
+
+    monkeypatch.setenv("COLUMNS", "100")
+    print_run_rows(make_run([r], spec_id="cpu", run_id="liar"))
+    out = capsys.readouterr().out
+    assert f"{shown} tokens/s/GPU (unverified)" in out and "no tokenizer checked them" in out
+
+    honest = {**r, "flags": [f for f in r["flags"] if f != "unverified_tokens"]}
+    heads, _, _ = rendered(honest)
+    assert all(f"serving {shown} tokens/s/GPU" in head for head in heads), heads

@@ -107,6 +107,7 @@ def register(app: typer.Typer) -> None:
         workload_file: Optional[List[str]] = typer.Option(None, "--workload-file", help="Python file defining WORKLOADS."),
         sets: Optional[List[str]] = typer.Option(None, "--set", help="Axis or option key=value (e.g. m=256,1024; url=...)."),
         no_store: bool = typer.Option(False, "--no-store", help="Do not write to the store."),
+        wide: bool = typer.Option(False, "--wide", help="Every column and every parameter of the table, however wide."),
         like: Optional[str] = typer.Option(None, "--like", help="Measure exactly the cases of this run document or "
                                            "plan --json file: its workloads, parameters, suite, trials and seed."),
     ) -> None:
@@ -183,7 +184,7 @@ def register(app: typer.Typer) -> None:
             dist.init()  # under torchrun: join the job's process group (a no-op for one process)
             with sigterm_stops_the_run():
                 code = _run(names, suite, options, db, json_out, profile, no_store, n_trials, mode, seed, label,
-                            shuffle=not in_order, like=like_file)
+                            shuffle=not in_order, like=like_file, wide=wide)
         finally:
             dist.destroy()
         if code:
@@ -226,7 +227,7 @@ def _check_like_sets(options: dict, like) -> None:
 
 
 def _run(names, suite, options, db, json_out, profile, no_store, trials, mode, seed, label, shuffle=True,
-         like=None) -> int:
+         like=None, wide=False) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from gpuparity.execute.plan import cases_for, like_cases
@@ -279,7 +280,7 @@ def _run(names, suite, options, db, json_out, profile, no_store, trials, mode, s
     if journal is not None:
         journal.end(doc["status"], doc.get("interrupted_by"))
     try:
-        code = _finish(doc, db, json_out, no_store, out) if writer else "ok"
+        code = _finish(doc, db, json_out, no_store, out, wide) if writer else "ok"
         if journal is not None:
             journal.close(remove=code != "unsaved")
     finally:
@@ -308,14 +309,14 @@ def _warn_like_version(like, out) -> None:
                   f"{BENCHMARK_VERSION}: the same keys may measure changed workloads[/]")
 
 
-def _finish(doc: dict, db, json_out, no_store, out) -> str:
+def _finish(doc: dict, db, json_out, no_store, out, wide: bool = False) -> str:
     """Print, write --json, save or spool. Returns 'ok', 'bad json' or 'unsaved' (journal kept)."""
     import json
 
     from gpuparity.cli.show import print_extras
 
     to_stdout = json_out == "-"
-    print_results(doc, stderr=to_stdout)
+    print_results(doc, stderr=to_stdout, wide=wide)
     print_extras(doc, stderr=to_stdout)
     print_notes(doc, out)
     status = "ok"
@@ -374,15 +375,10 @@ def print_notes(doc: dict, out) -> None:
             out.print(f"trace {escape(info['trace'])}" + (f"  top: {escape(head)}" if head else ""))
 
 
-def print_results(doc: dict, stderr: bool = False, rows: int = 0) -> None:
+def print_results(doc: dict, stderr: bool = False, rows: int = 0, wide: bool = False) -> None:
     """The run table (at most `rows` results, 0: all): the table `show` prints (cli/tables.py),
-    fitted to the terminal. `throughput` and its CI are the result's figure (results/figure.py),
-    the same number every other view shows."""
+    fitted to the terminal (wide: every column). `throughput` and its CI are the result's figure
+    (results/figure.py), the same number every other view shows."""
     from gpuparity.cli.tables import print_run_rows
 
-    results = doc["results"][:rows] if rows else doc["results"]
-    print_run_rows(doc, rows=rows, stderr=stderr)
-    con = console(stderr=stderr)
-    if len(results) < len(doc["results"]):
-        con.print(f"... {len(doc['results']) - len(results):,} more results not shown (--rows 0 shows all, "
-                  "--json prints the document)")
+    print_run_rows(doc, rows=rows, stderr=stderr, wide=wide)

@@ -171,9 +171,13 @@ def run_cols(results: list[dict], wide: bool = False) -> list[Col]:
         flags = r.get("flags") or []
         return r["status"] + (f" ({', '.join(flags)})" if flags and wide else "*" if flags else "")
 
+    def figure(r, m):       # a serving figure from counts nobody checked says so where it is printed
+        return f"{fmt(m.get('value'))} {m.get('unit', '')}" + (
+            " (unverified)" if "unverified_tokens" in (r.get("flags") or []) else "")
+
     return identity_cols(results, wide) + [
-        Col("throughput", [f"{fmt(m.get('value'))} {m.get('unit', '')}" if m and o else ""
-                           for m, o in zip(metric, ok, strict=True)], justify="right"),
+        Col("throughput", [figure(r, m) if m and o else "" for r, m, o in zip(results, metric, ok, strict=True)],
+            justify="right"),
         Col("95% CI", [f"{fmt(m['ci_low'], 3)} .. {fmt(m['ci_high'], 3)}" if o and m.get("ci_low")
                        and m.get("ci_high") else "" for m, o in zip(metric, ok, strict=True)], justify="right"),
         Col("% peak", [fmt((r.get("derived") or {}).get("pct_peak"), 3)
@@ -200,7 +204,11 @@ def print_run_rows(doc: dict, rows: int = 0, wide: bool = False, stderr: bool = 
             con.print(f"[{'yellow' if r['status'] == 'skipped' else 'red'}]{r['status']}[/]: "
                       f"{escape(name)}: {escape(r.get('reason'))}")
     if any(r.get("flags") for r in results) and not wide:
-        con.print("* flagged (unstable, host_bound, contended, peak_exceeded, timed_out, max_samples): --wide names the flags")
+        con.print("* flagged (unstable, host_bound, contended, peak_exceeded, unverified_tokens, ...): "
+                  "--wide names the flags")
+    if any("unverified_tokens" in (r.get("flags") or []) for r in results):
+        con.print("(unverified): the server's token counts, no tokenizer checked them: no throughput claim "
+                  "rests on them (--set tokenizer=PATH|NAME checks them)")
     if not wide:
         line = constants_line(results)
         if line:

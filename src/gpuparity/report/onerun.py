@@ -66,6 +66,15 @@ def peak_text(r: dict) -> str | None:
     return f"{pct:.3g}%{of}" + (" (estimated)" if peak.get("estimated") else "")
 
 
+UNVERIFIED = "unverified_tokens"   # a serving point's counts are the server's word (no tokenizer checked them)
+UNVERIFIED_NOTE = "unverified: the server's token counts, no tokenizer checked them; no claim"
+
+
+def claimable(r: dict) -> bool:
+    """An ok result whose figure the headline may state (not one resting on unchecked counts)."""
+    return r.get("status") == "ok" and figure(r) is not None and UNVERIFIED not in (r.get("flags") or [])
+
+
 def _ordered(workloads) -> list[str]:
     names = list(dict.fromkeys(workloads))
     return [w for w in TITLES if w in names] + sorted(w for w in names if w not in TITLES)
@@ -76,11 +85,19 @@ def _best(results: list[dict]) -> dict:
 
 
 def highlights(results: list[dict]) -> list[dict]:
-    """Per workload (and group), the best ok result: {"workload", "anchor", "text", "pct", "flags"}."""
+    """Per workload (and group), the best claimable result: {"workload", "anchor", "text", "pct",
+    "flags"}; a workload whose ok results all rest on unverified counts gets a line saying that
+    nothing is claimed (pct None), never their figure."""
     ok = [r for r in results if r.get("status") == "ok" and figure(r)]
     out = []
     for w in _ordered(r["workload"] for r in ok):
-        rows = [r for r in ok if r["workload"] == w]
+        rows = [r for r in ok if r["workload"] == w and claimable(r)]
+        if not rows:
+            n = sum(1 for r in ok if r["workload"] == w)
+            out.append({"workload": w, "anchor": f"w-{w}", "pct": None, "flags": [UNVERIFIED],
+                        "text": f"{HEADLINE_NAME.get(w, w)}: no figure claimed ({n} point{'s' if n > 1 else ''} "
+                                "with token counts no tokenizer checked)"})
+            continue
         key = GROUP_BY.get(w)
         groups: dict = {}
         for r in rows:
@@ -136,6 +153,15 @@ def _num(x, scale: float = 1.0):
     return x * scale if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
 
+def bar_text(r: dict) -> str:
+    """A chart bar's label: training's MFU, else the share of the datasheet peak ('' without one)."""
+    d = r.get("derived") or {}
+    if r.get("workload") == "training" and _num(d.get("mfu")) is not None:
+        return f"MFU {100 * d['mfu']:.3g}%" + (" (est. peak)" if d.get("mfu_estimated") else "")
+    pct = pct_peak(r)
+    return f"{pct:.3g}%" if pct is not None else ""
+
+
 def section_rows(rows: list[dict]) -> list[dict]:
     """One row per ok result of a workload: the case, its figure with CI, % of peak and extras."""
     cases = case_texts(rows)
@@ -144,12 +170,14 @@ def section_rows(rows: list[dict]) -> list[dict]:
         m, d = r.get("metric") or {}, r.get("derived") or {}
         extra = {name: _num(d.get(field), scale) for name, field, scale in EXTRA_COLUMNS.get(r["workload"], [])}
         best = (r.get("info") or {}).get("best_shape")
+        flags = [UNVERIFIED_NOTE if f == UNVERIFIED else f for f in r.get("flags") or []]
         out.append({
             "case": case or params_text(r.get("params")) or "-", "dtype": r.get("dtype"), "value": figure(r),
-            "unit": m.get("unit"), "ci_low": m.get("ci_low"), "ci_high": m.get("ci_high"), "pct": pct_peak(r),
-            "of_peak": peak_text(r), "trials": m.get("trials"), "flags": ", ".join(r.get("flags") or []) or None,
+            "unit": f"{m.get('unit')} (unverified)" if UNVERIFIED in (r.get("flags") or []) else m.get("unit"),
+            "ci_low": m.get("ci_low"), "ci_high": m.get("ci_high"), "pct": pct_peak(r),
+            "of_peak": peak_text(r), "trials": m.get("trials"), "flags": ", ".join(flags) or None,
             "shape": " ".join(f"{k}={v}" for k, v in best.items()) if isinstance(best, dict) else None,
-            "extra": extra, "result": r})
+            "extra": extra, "bar_text": bar_text(r), "result": r})
     return out
 
 

@@ -7,6 +7,7 @@ FLOP: forward = 2*N*Cout*Hout*Wout*Cin*kh*kw; backward = 2 x forward (grad input
 
 from __future__ import annotations
 
+from gpuparity.errors import UserError
 from gpuparity.workloads.base import Context, Prepared, Workload
 from gpuparity.workloads.dtypes import TOLERANCE, compute_dtype, rel_error, torch_dtype
 
@@ -45,7 +46,8 @@ class Conv(Workload):
     axes = {"net,layer": "resnet50: conv1, res2_3x3, res2_1x1, res4_3x3, res5_3x3; unet: down1, down2, mid",
             "batch,cin,cout,hw,kernel,stride": "layer shape", "channels_last": "true, false",
             "pass": "fwd, bwd", "dtype": "bf16 (fp32 on a CPU without bf16 units)"}
-    choices = {"pass": ("fwd", "bwd")}
+    choices = {"net": tuple(LAYERS), "layer": tuple(dict.fromkeys(name for layers in LAYERS.values() for name in layers)),
+               "pass": ("fwd", "bwd")}
 
     def cases(self, suite: str, ctx: Context) -> list[dict]:
         return [c for dt in ctx.options.get("dtypes") or [compute_dtype(ctx)] for c in self._cases(suite, ctx, dt)]
@@ -53,19 +55,18 @@ class Conv(Workload):
     def _cases(self, suite: str, ctx: Context, dt: str) -> list[dict]:
         cpu = ctx.device == "cpu"
         out = []
-        for net, layers in SUITE_LAYERS[suite].items():
-            for layer in layers:
-                cin, cout, hw, kernel, stride = LAYERS[net][layer]
-                batch = 1 if cpu else BATCH[net]
-                if cpu and net == "unet":
-                    hw = CPU_UNET_HW
-                for cl in (True, False):
-                    for pas in ("fwd", "bwd"):
-                        if cpu and suite == "quick" and not _cpu_quick_keep(net, cl, pas):
-                            continue
-                        out.append({"net": net, "layer": layer, "batch": batch, "cin": cin, "cout": cout,
-                                    "hw": hw, "kernel": kernel, "stride": stride, "channels_last": cl,
-                                    "pass": pas, "dtype": dt})
+        for net, layer in layer_pairs(suite, ctx.options):
+            cin, cout, hw, kernel, stride = LAYERS[net][layer]
+            batch = 1 if cpu else BATCH[net]
+            if cpu and net == "unet":
+                hw = CPU_UNET_HW
+            for cl in (True, False):
+                for pas in ("fwd", "bwd"):
+                    if cpu and suite == "quick" and not _cpu_quick_keep(net, cl, pas):
+                        continue
+                    out.append({"net": net, "layer": layer, "batch": batch, "cin": cin, "cout": cout,
+                                "hw": hw, "kernel": kernel, "stride": stride, "channels_last": cl,
+                                "pass": pas, "dtype": dt})
         return out
 
     def supports(self, params: dict, ctx: Context) -> tuple[bool, str]:
@@ -75,6 +76,21 @@ class Conv(Workload):
 
     def prepare(self, params: dict, ctx: Context) -> Prepared:
         return prepare_conv(params, ctx)
+
+
+def layer_pairs(suite: str, options: dict) -> list[tuple[str, str]]:
+    """The (net, layer) pairs a run measures: the suite's, or the ones --set net= / layer= name
+    (net alone: that net's suite layers; layer: that layer of whichever net has it). A layer names
+    its shape, so each takes one value: a list would cross one layer's name with another's shape."""
+    net, layer = (str(options.get(k) or "").strip() for k in ("net", "layer"))
+    for key, value in (("net", net), ("layer", layer)):
+        if "," in value:
+            raise UserError(f"--set {key}={value}: conv takes one {key} per run (a layer's name fixes its shape)")
+    pairs = [(n, name) for n, names in LAYERS.items() for name in names
+             if (not net or n == net) and (name == layer if layer else name in SUITE_LAYERS[suite][n])]
+    if not pairs:
+        raise UserError(f"--set net={net} --set layer={layer}: {net}'s layers are {', '.join(LAYERS.get(net, {}))}")
+    return pairs
 
 
 def _cpu_quick_keep(net: str, channels_last: bool, pas: str) -> bool:

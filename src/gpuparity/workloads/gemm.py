@@ -111,7 +111,7 @@ class Gemm(Workload):
         "fast_accum": "fp8: cuBLAS fast accumulation (both everywhere; true is skipped off NVIDIA)",
         "operands": "skinny shapes: rotate (copies > 2x the last-level cache, default) | warm (one set)",
     }
-    choices = {"layout": ("nn", "tn", "nt"), "operands": ("rotate", "warm")}
+    choices = {"layout": ("nn", "tn", "nt"), "operands": ("rotate", "warm"), "scaling": ("tensor", "row", "mx")}
 
     def cases(self, suite: str, ctx: Context) -> list[dict]:
         cpu = ctx.device == "cpu"

@@ -94,6 +94,8 @@ AXES = {
     "max_response_mb": "cap on one response's bytes",
 }
 DATASETS = ("random", "sharegpt", "prefix")
+ENDPOINTS = ("completions", "chat")
+RAMPS = ("linear", "exponential")
 DEFAULT_LEN = 128
 DEFAULT_WARMUP = 2
 
@@ -202,6 +204,7 @@ class Serving(Workload):
     category = "serving"
     description = "Streaming client for OpenAI-compatible servers: vllm-bench-serve summary, goodput, per-GPU throughput"
     axes = AXES
+    choices = {"endpoint": ENDPOINTS, "dataset": DATASETS, "ramp_up": RAMPS}
     suites = ()  # needs a server the user started: runs only when named with --set url=
     timeout_s = 86400.0  # the runner's watchdog: each point already ends at its own deadline (point_timeout_s)
 
@@ -242,7 +245,7 @@ class Serving(Workload):
         o = ctx.options
         st = Settings.from_options(o)
         endpoint = o.get("endpoint", "completions")
-        if endpoint not in ("completions", "chat"):
+        if endpoint not in ENDPOINTS:
             raise UserError("--set endpoint= takes completions or chat")
         dataset = o.get("dataset", "random")
         if dataset not in DATASETS:
@@ -286,7 +289,7 @@ class Serving(Workload):
         if burst != 1.0:
             extra["burstiness"] = burst
         if o.get("ramp_up"):
-            if o["ramp_up"] not in ("linear", "exponential"):
+            if o["ramp_up"] not in RAMPS:
                 raise UserError("--set ramp_up= takes linear or exponential")
             lo, hi = (_one(o, k, float, None, lo=1e-6) for k in ("ramp_start_rps", "ramp_end_rps"))
             if lo is None or hi is None:
