@@ -151,7 +151,9 @@ def test_cudnn_lrn_forward_becomes_miopen_lrn_forward_and_the_backward_is_named(
     assert "miopenLRNForward(h, d, one, t, x, zero, t, y, false, nullptr);" in out
     assert "cudnnLRNCrossChannelForward" not in out
     bad = unsupported(result)
-    assert set(bad) == {"cudnnLRNCrossChannelBackward", "cudnnGetLRNDescriptor"}
+    # the backward's mode is left as written with it (a name in a call left for a human is not ported)
+    assert set(bad) == {"cudnnLRNCrossChannelBackward", "cudnnGetLRNDescriptor", "CUDNN_LRN_CROSS_CHANNEL_DIM1"}
+    assert "cudnnLRNCrossChannelBackward(h, d, CUDNN_LRN_CROSS_CHANNEL_DIM1, one," in out
     back = bad["cudnnLRNCrossChannelBackward"]
     assert back.startswith("MIOpen's miopenLRNBackward takes no mode") and "do_backward = true" in back
     assert "miopenLRNGetWorkSpaceSize" in back and "no HIP equivalent" not in back
@@ -421,3 +423,75 @@ def test_every_hipify_roc_row_for_cublas_resolves_to_its_rocblas_name():
     # and a v1 file's calls of those names are rewritten, not renamed into a wrong call
     v1 = translate_source("#include <cublas.h>\nvoid f(float* x) { cublasSscal(4, 2.0f, x, 1); }\n", Options(roc=True))
     assert "rocblas_sscal(gpuparity_v1_handle(), 4, &s0_, x, 1)" in v1.text
+
+
+# ---------------------------------------------------------------- calls left for a human
+
+def test_names_inside_a_refused_or_unrecognised_cudnn_call_count_as_not_ported():
+    """A call left as written is not ported, and neither are the CUDA names in its arguments:
+    they must not count toward the converted share."""
+    from gpuparity.port.score import score_uses
+    src = ("#include <cudnn.h>\n"
+           "void layer(cudnnHandle_t h, cudnnTensorDescriptor_t t, cudnnFilterDescriptor_t w,\n"
+           "           cudnnConvolutionDescriptor_t c, const float* one, const float* zero,\n"
+           "           float* x, float* wt, float* y, void* ws) {\n"
+           "  cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, 8, 32, 32, 16);\n"
+           "  cudnnConvolutionForward(h, one, t, x, w, wt, c, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, ws,\n"
+           "                          zero, t, y);\n"  # no workspace size: not the call's shape
+           "  cudnnSetFilter4dDescriptor(w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 16, 16, 3, 3);\n"
+           "}\n")
+    result = translate_source(src)
+    out = result.text
+    assert "  cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, 8, 32, 32, 16);\n" in out
+    assert ("  cudnnConvolutionForward(h, one, t, x, w, wt, c, CUDNN_CONVOLUTION_FWD_ALGO_GEMM, ws,\n"
+            "                          zero, t, y);\n") in out
+    assert "  miopenSet4dTensorDescriptor(w, miopenFloat, 16, 16, 3, 3);\n" in out  # the ported call
+    bad = [(u.name, u.line) for u in result.uses if not u.supported]
+    assert bad == [("cudnnSetTensor4dDescriptor", 5), ("CUDNN_TENSOR_NHWC", 5), ("CUDNN_DATA_HALF", 5),
+                   ("cudnnConvolutionForward", 6), ("CUDNN_CONVOLUTION_FWD_ALGO_GEMM", 6)]
+    inside = {u.name: u.reason for u in result.uses if not u.supported}
+    assert "in the arguments of cudnnSetTensor4dDescriptor" in inside["CUDNN_DATA_HALF"]
+    assert "in the arguments of cudnnConvolutionForward" in inside["CUDNN_CONVOLUTION_FWD_ALGO_GEMM"]
+    # ported: the header, 4 parameter types, the filter call and its 2 names (was 10 of 13)
+    score = score_uses(result.uses)
+    assert (score.uses, score.supported, score.unsupported) == (13, 8, 5)
+    assert score.percent() == "61.5%"
+
+
+def test_a_cudnn_call_named_only_for_a_human_keeps_its_arguments_as_written():
+    """A call with only a reason (mappings' "why"), such as the LRN backward or the heuristic
+    algorithm choice, is left whole: the human sees the original call beside the reason, and its
+    arguments count as not ported."""
+    from gpuparity.port.score import score_uses
+    src = ("#include <cudnn.h>\n"
+           "#define CHECK_DNN(e) do { if ((e) != CUDNN_STATUS_SUCCESS) return; } while (0)\n"
+           "void back(cudnnHandle_t h, cudnnLRNDescriptor_t d, cudnnTensorDescriptor_t t,\n"
+           "          cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t c, const float* one,\n"
+           "          const float* zero, float* x, float* y, float* dy, float* dx) {\n"
+           "  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];\n"
+           "  int got = 0;\n"
+           "  CHECK_DNN(cudnnGetConvolutionForwardAlgorithm_v7(h, t, w, c, t,\n"
+           "                                                  CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf));\n"
+           "  CHECK_DNN(cudnnLRNCrossChannelBackward(h, d, CUDNN_LRN_CROSS_CHANNEL_DIM1, one, t, y, t, dy,\n"
+           "                                         t, x, zero, t, dx));\n"
+           "  CHECK_DNN(cudnnLRNCrossChannelForward(h, d, CUDNN_LRN_CROSS_CHANNEL_DIM1, one, t, x, zero, t, y));\n"
+           "}\n")
+    result = translate_source(src)
+    out = result.text
+    assert ("  CHECK_DNN(cudnnGetConvolutionForwardAlgorithm_v7(h, t, w, c, t,\n"
+            "                                                  CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf));\n"
+            ) in out
+    assert ("  CHECK_DNN(cudnnLRNCrossChannelBackward(h, d, CUDNN_LRN_CROSS_CHANNEL_DIM1, one, t, y, t, dy,\n"
+            "                                         t, x, zero, t, dx));\n") in out
+    assert "  CHECK_DNN(miopenLRNForward(h, d, one, t, x, zero, t, y, false, nullptr));\n" in out
+    assert out.count("miopenLRNCrossChannel") == 0  # the backward's mode is not half-renamed
+    bad = [(u.name, u.line) for u in result.uses if not u.supported]
+    assert bad == [("CUDNN_CONVOLUTION_FWD_ALGO_COUNT", 6),  # no MIOpen count, outside a call too
+                   ("cudnnGetConvolutionForwardAlgorithm_v7", 8), ("CUDNN_CONVOLUTION_FWD_ALGO_COUNT", 9),
+                   ("cudnnLRNCrossChannelBackward", 10), ("CUDNN_LRN_CROSS_CHANNEL_DIM1", 10)]
+    reasons = {(u.name, u.line): u.reason for u in result.uses if not u.supported}
+    assert "benchmark with miopenFindConvolutionForwardAlgorithm" in reasons[
+        ("cudnnGetConvolutionForwardAlgorithm_v7", 8)]
+    assert "in the arguments of cudnnLRNCrossChannelBackward" in reasons[("CUDNN_LRN_CROSS_CHANNEL_DIM1", 10)]
+    score = score_uses(result.uses)
+    assert (score.uses, score.unsupported) == (15, 5) and score.percent() == "66.7%"  # was 12 of 15

@@ -7,6 +7,9 @@ different arguments, the call is rewritten (rewrites.py). A file that used the C
 without including it (nvcc includes it implicitly) gets `#include <hip/hip_runtime.h>`.
 Code in inactive #if branches is translated like active code: which branch is live
 depends on the build, not on this tool.
+A call left for a human (its rewrite refused it or did not recognise its shape, or its name
+has only a reason, mappings' "why") is left as written, arguments and all, so the original
+call stands beside the reason; the CUDA names in its arguments count as not ported.
 """
 
 from __future__ import annotations
@@ -102,6 +105,8 @@ class _Ctx:
     cublas_include_end: int = -1  # end of the #include <cublas.h> line (the v1 prelude goes there)
     v1_rewritten: bool = False  # a cuBLAS v1 call was rewritten: the file needs the prelude
     uses_dnn: bool = False  # a cuDNN perf-struct type was seen: its members may need renaming
+    left_end: int = -1  # last token of the call left as written for a human (its arguments are not ported)
+    left_call: str = ""  # that call's name
 
 
 def _prev_code(toks: list[Token], i: int) -> int:
@@ -210,6 +215,34 @@ def _call(ctx: _Ctx, i: int, rewrite) -> str | None:
     return None
 
 
+def _leave_call(ctx: _Ctx, i: int) -> None:
+    """Leave the call whose name is toks[i] as written (a human ports it): its arguments keep
+    their CUDA text, and the names in them count as not ported."""
+    k = _next_code(ctx.toks, i)
+    if k < len(ctx.toks) and ctx.toks[k].text == "(":
+        parsed = call_args(ctx.toks, k)
+        if parsed is not None:
+            args, close = parsed
+            ctx.site.keep(args)
+            if close > ctx.left_end:
+                ctx.left_end, ctx.left_call = close, ctx.toks[i].text
+
+
+def _left_use(ctx: _Ctx, i: int) -> None:
+    """A name inside a call left for a human: a CUDA API use that is not ported."""
+    toks = ctx.toks
+    tok = toks[i]
+    entry = mappings.load_table()["apis"].get(tok.text)
+    if entry is None or not mappings.counts_as_api(tok.text, entry):
+        return
+    p = _prev_code(toks, i)
+    if p >= 0 and toks[p].kind == "punct" and (toks[p].text in _MEMBER_ACCESS or toks[p].text == "::"):
+        return  # a member, or a name in some namespace: not a CUDA name
+    ctx.result.uses.append(ApiUse(tok.text, tok.line, entry.get("family", ""), None, False,
+                                  f"in the arguments of {ctx.left_call}, which is left as written "
+                                  "for a human to port"))
+
+
 def _resolve(ctx: _Ctx, name: str, entry: dict) -> mappings.Resolution:
     """The name's resolution, with the per-file rules: legacy cuBLAS v1 calls, --roc data types."""
     opts = ctx.opts
@@ -254,8 +287,10 @@ def _library_call(ctx: _Ctx, i: int, name: str, res: mappings.Resolution) -> map
             if not res.hip:  # rewritten into an expression: nothing left to rename
                 return mappings.Resolution(name, "", True, "", res.family)
         elif isinstance(what, Refused):
+            _leave_call(ctx, i)
             return mappings.Resolution(name, None, False, str(what), res.family)
         elif not res.hip or name in REQUIRED:  # a rename alone would leave a wrong call
+            _leave_call(ctx, i)
             return mappings.Resolution(name, None, False, "call shape not recognised for the rewrite "
                                        "(its arguments differ in the AMD library): port it by hand", res.family)
     if not res.supported and name in STATUS_STRINGS:
@@ -312,9 +347,14 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
     handled = site.handled
     uses = result.uses
     n = len(toks)
+    left_end = -1  # ctx.left_end: the tokens up to it are inside a call left for a human
     for i in range(n):
         tok = toks[i]
         kind = tok.kind
+        if i <= left_end:
+            if kind == "id":
+                _left_use(ctx, i)
+            continue
         if kind == "header":
             if tok.directive in ("include", "include_next", "import"):
                 _translate_include(ctx, i)
@@ -362,6 +402,9 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
             continue
         if name in _CALL_NAMES or res.hip == "":
             res = _library_call(ctx, i, name, res)
+        if res.hip is None and "why" in entry and ctx.left_end < i:  # named for a human: left as written
+            _leave_call(ctx, i)
+        left_end = ctx.left_end
         if mappings.counts_as_api(name, entry):
             uses.append(ApiUse(name, tok.line, res.family, res.legacy or res.hip, res.supported, res.reason))
         if res.hip and res.hip != name:
