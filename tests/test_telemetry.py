@@ -20,10 +20,15 @@ from gpuparity.workloads.base import Context, Prepared, Workload
 
 class PowercapTree:
     """A directory laid out like /sys/class/powercap whose package counter a thread advances at
-    `watts`, wrapping at `range_j` like RAPL's energy_uj; written atomically, as sysfs reads are."""
+    `watts`, wrapping at `range_j` like RAPL's energy_uj; written atomically, as sysfs reads are.
+    fresh=True: energy_uj is a FIFO whose every read is answered with the energy at that moment, as
+    sysfs computes it at read time (a file rewritten every 2 ms lags the clock by as long as its
+    writer thread is starved: on a loaded 2-core box that read 19 W for 80)."""
 
-    def __init__(self, root, watts: float, range_j: float = 262143.0, start_j: float = 0.0):
+    def __init__(self, root, watts: float, range_j: float = 262143.0, start_j: float = 0.0,
+                 fresh: bool = False):
         self.root, self.watts, self.range_j, self.start_j = str(root), watts, range_j, start_j
+        self.fresh = fresh
         self.zone = os.path.join(self.root, "intel-rapl:0")
         os.makedirs(os.path.join(self.zone, "intel-rapl:0:0"))  # a core sub-domain: not a package
         for name, value in (("name", "package-0"), ("max_energy_range_uj", str(int(range_j * 1e6)))):
@@ -31,24 +36,46 @@ class PowercapTree:
                 fh.write(value + "\n")
         self._stop = threading.Event()
         self._t0 = time.monotonic()
-        self.write()
-        self._thread = threading.Thread(target=self._run, daemon=True)
+        if fresh:
+            os.mkfifo(os.path.join(self.zone, "energy_uj"))
+        else:
+            self.write()
+        self._thread = threading.Thread(target=self._answer if fresh else self._run, daemon=True)
 
     def restart(self) -> None:
         """Counting starts now, from start_j."""
         self._t0 = time.monotonic()
-        self.write()
+        if not self.fresh:
+            self.write()
+
+    def text(self) -> str:
+        joules = (self.start_j + self.watts * (time.monotonic() - self._t0)) % self.range_j
+        return f"{int(joules * 1e6)}\n"
 
     def write(self) -> None:
-        joules = (self.start_j + self.watts * (time.monotonic() - self._t0)) % self.range_j
         tmp = os.path.join(self.zone, ".energy_uj.tmp")
         with open(tmp, "w") as fh:
-            fh.write(f"{int(joules * 1e6)}\n")
+            fh.write(self.text())
         os.replace(tmp, os.path.join(self.zone, "energy_uj"))
 
     def _run(self) -> None:
         while not self._stop.wait(0.002):
             self.write()
+
+    def _answer(self) -> None:
+        """Each open of energy_uj gets one line, the energy of the moment it is answered: once a
+        reader is in, a new FIFO takes the name, so the next open never shares this one's line."""
+        path = os.path.join(self.zone, "energy_uj")
+        while not self._stop.is_set():
+            fd = os.open(path, os.O_WRONLY)     # blocks until a reader opens it
+            try:
+                os.mkfifo(path + ".next")
+                os.replace(path + ".next", path)
+                os.write(fd, self.text().encode())
+            except BrokenPipeError:             # the reader left first (the release in __exit__)
+                pass
+            finally:
+                os.close(fd)                    # the reader sees its line, then end of file
 
     def __enter__(self):
         self.restart()
@@ -57,6 +84,9 @@ class PowercapTree:
 
     def __exit__(self, *exc):
         self._stop.set()
+        while self.fresh and self._thread.is_alive():   # release the writer blocked in open()
+            os.close(os.open(os.path.join(self.zone, "energy_uj"), os.O_RDONLY | os.O_NONBLOCK))
+            self._thread.join(timeout=0.01)
         self._thread.join()
 
 
@@ -169,13 +199,12 @@ def test_open_sampler_finds_rapl(tmp_path, monkeypatch):
 
 
 def test_real_thread_reads_rapl_files_through_a_workload(tmp_path):
-    """Background sampling of a real file that another thread advances at 80 W, wrapping 0.4 s
-    into a >= 0.6 s measurement loop (and not again for 25 s, however slow the machine); then
-    --power-required keeps the result ok."""
-    tree = PowercapTree(tmp_path, watts=80.0, range_j=2000.0, start_j=2000.0 - 80 * 0.4)
-    sampler = ThreadedSampler(RaplSource(str(tmp_path)), rate_hz=50.0,
-                              rules=Rules(rate_hz=50.0, max_gap_s=1.0, min_samples=3))
-    with tree:
+    """Background sampling (a real thread) of a counter that reads 80 W of energy at every read,
+    wrapping 0.4 s into a >= 0.6 s measurement loop (and not again for 25 s, however slow the
+    machine); then --power-required keeps the result ok."""
+    with PowercapTree(tmp_path, watts=80.0, range_j=2000.0, start_j=2000.0 - 80 * 0.4, fresh=True):
+        sampler = ThreadedSampler(RaplSource(str(tmp_path)), rate_hz=50.0,
+                                  rules=Rules(rate_hz=50.0, max_gap_s=1.0, min_samples=3))
         result = run_case(Sleeper(), {}, _ctx(sampler, power_required=True))
     tele = result["telemetry"]
     assert result["status"] == "ok", result["reason"]
