@@ -437,6 +437,9 @@ def test_serving_points_read_both_layouts():
     by_curve = curves([_serving_point(c, 1.0, c) for c in (16, 1, 4)] + [rate])
     assert [q["load"] for q in by_curve["llama-8b in=1024 out=256"]] == ["c=1", "c=4", "c=16"]
     assert latency_stats(by_curve["llama-8b in=1024 out=256"]) == ["mean", "median", "std", "p90", "p99"]
+    unchecked = dict(new, flags=["unverified_tokens"])     # the server's counts: every label says so
+    assert point(unchecked)["load"] == "c=4 (unverified)" and point(unchecked)["unverified"]
+    assert not p["unverified"]
 
 
 JSONISH = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),

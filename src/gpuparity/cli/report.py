@@ -52,7 +52,7 @@ def register(app: typer.Typer) -> None:
         host: Optional[str] = typer.Option(None, "--host", help="Only runs on this host."),
         output_format: str = typer.Option("html", "--format", "-f", click_type=click.Choice(FORMATS),
                                           help="html: one offline file with charts; markdown: for issues and chats."),
-        tolerance: str = typer.Option("5%", "--tolerance", "-t", help="Parity band: 1 +- this (5% or 0.05)."),
+        tolerance: str = typer.Option("5%", "--tolerance", "-t", help="Parity band: 1/(1+t) to 1+t (5% or 0.05)."),
         price_basis: str = typer.Option("neocloud", "--price-basis", help="Price book column for $ per GPU-hour."),
         price: Optional[List[str]] = typer.Option(None, "--price", help="gpu=USD_per_hour (repeatable)."),
         with_claims: bool = typer.Option(

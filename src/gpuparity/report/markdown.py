@@ -205,6 +205,8 @@ def trend_markdown(result: dict) -> str:
     rows = [[s["from"], s["to"], cat, g["n"], _ci(g["ratio"], g["ci_low"], g["ci_high"]), g["verdict"],
              s["counts"]["faster"], s["counts"]["slower"]] for s in steps for cat, g in s["geomean"].items()]
     out += [table(["from", "to", "category", "n", "new/old [95% CI]", "verdict", "faster", "slower"], rows), ""]
+    if rows and steps[0].get("counts_method"):          # the counts are adjusted: say how
+        out += [f"faster / slower: results per step, {cell(steps[0]['counts_method'])}", ""]
     changes = [[s["from"], s["to"], c["workload"], _params(c["params"]), c["dtype"],
                 _ci(c["ratio"], c["ci_low"], c["ci_high"]), c["verdict"]]
                for s in result["steps"] for c in s["changes"]]

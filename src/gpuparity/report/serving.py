@@ -94,8 +94,11 @@ def point(result: dict) -> dict | None:
         return None
     errors, timeouts = _first(s, "errors") or 0, _first(s, "timeouts") or 0
     failed = _first(s, "failed")
+    # the server's token counts, no tokenizer checked them: every table and chart label says so
+    unverified = "unverified_tokens" in (result.get("flags") or [])
     return {
-        "curve": str(info.get("curve_key") or result.get("workload")), "load": load_label(result.get("params")),
+        "curve": str(info.get("curve_key") or result.get("workload")),
+        "load": load_label(result.get("params")) + (" (unverified)" if unverified else ""), "unverified": unverified,
         "status": result.get("status"), "completed": _first(s, "completed"),
         "failed": failed if failed is not None else errors + timeouts,
         "duration_s": _first(s, "duration_s"), "request_throughput": _first(s, "request_throughput"),
