@@ -124,6 +124,31 @@ def test_at_most_half_the_batches_are_dropped_then_the_result_is_flagged(sleeps)
     assert "throttled" in measured_result(m)["flags"]
 
 
+def test_a_kept_throttled_batch_records_why_and_trials_keep_every_reason(sleeps):
+    """The power cap throttles the dropped batch, heat the kept ones: compare holds a result only
+    when its reasons are more than the power cap's, so the kept batches' reasons must be there, and
+    a later trial's must survive the merge of trials."""
+    from gpuparity.comparison.compare import throttle_reasons
+    from gpuparity.workloads.base import merge_trials
+
+    dev = QueueDevice(device_s=1e-3, host_s=1e-5)
+    # warm; then the loop drops a power-capped batch, keeps two hot ones (at most half are dropped),
+    # and drops only power-capped ones after: the hot batches are known only from what was kept
+    readings = iter([(1980.0, ()), (800.0, ("power",)), (800.0, ("thermal",)), (800.0, ("thermal",))]
+                    + [(800.0, ("power",))] * 10_000)
+    sampler = ThreadedSampler(FakeSource(lambda: next(readings)))
+    m = measure(dev.kernel, "cuda", sim_cfg(min_samples=60, max_samples=60, batch_s=0.01), clock=dev,
+                throttle=sampler.snapshot)
+    hot = measured_result(m)
+    assert m.throttled_kept > 0 and "throttled" in hot["flags"]
+    assert throttle_reasons(hot["info"]) == {"power", "thermal"}
+    calm = QueueDevice(device_s=1e-3, host_s=1e-5)
+    cool = measured_result(measure(calm.kernel, "cuda", sim_cfg(min_samples=60, max_samples=60), clock=calm))
+    assert "throttle_reasons_seen" not in cool["info"]
+    merged = merge_trials([cool, hot], None)            # trial 1 cool, trial 2 hot
+    assert "throttled" in merged["flags"] and throttle_reasons(merged["info"]) == {"power", "thermal"}
+
+
 # -- steady state over windows ---------------------------------------------------------------
 def test_windows_hold_whole_blocks_of_at_least_the_window():
     assert windows_of([1.0, 1.0, 2.0, 3.0, 1.0, 1.0], 2.0, 3) == [2.0, 3.0, 1.0]     # newest last

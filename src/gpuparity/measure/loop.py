@@ -108,7 +108,7 @@ class Measurement:
     throttled_samples: int = 0       # samples dropped: taken while the device throttled (and their batches)
     throttled_batches: int = 0
     throttled_kept: int = 0          # throttled batches kept (past the share the loop may drop)
-    throttle_reasons: list = field(default_factory=list)   # what the driver said, per dropped batch (first few)
+    throttle_reasons: list = field(default_factory=list)   # what the driver said, per throttled batch (first few)
     per_call_host_s: float | None = None
     windows: list[tuple[float, float]] = field(default_factory=list)   # busy intervals, monotonic s
     state_start: Any = None          # probe() right before the first timed batch ...
@@ -354,6 +354,8 @@ def measure(fn: Callable[[], Any], device: str = "cpu", config: LoopConfig | Non
             continue
         if dip:
             kept_throttled += 1
+            if dip not in reasons:      # a kept batch's reasons decide whether compare holds its verdict
+                reasons = (reasons + [dip])[:5]
         samples += [t / blocks.reps for t in b.times]
         windows += b.windows
         batches += 1

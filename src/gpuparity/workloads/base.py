@@ -294,6 +294,10 @@ def merge_trials(trials: list[dict], spec: dict | None) -> dict:
     c = combine([r["metric"]["value"] for r in ok], [r["metric"].get("log_se") for r in ok])
     base["metric"].update(value=c["value"], ci_low=c["ci_low"], ci_high=c["ci_high"], log_se=c.get("log_se"),
                           spread=c["spread"], trials=c["trials"], ci_basis=c["ci_basis"])
+    # what the driver said in any trial: a later trial's thermal throttling must reach compare
+    seen = [x for r in ok for x in (r.get("info") or {}).get("throttle_reasons_seen") or []]
+    if seen:
+        base["info"]["throttle_reasons_seen"] = list(dict.fromkeys(seen))[:10]
     derive_rates(base, spec)
     base["flags"] = stability_flags(base)
     return base
