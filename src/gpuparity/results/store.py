@@ -108,6 +108,18 @@ def may_create(allowed: bool) -> None:
     _may_create = allowed
 
 
+@contextmanager
+def creating():
+    """Inside: a store may be created whatever the command (a dead run recovered by a reader goes
+    to the store that run was asked to create)."""
+    global _may_create
+    before, _may_create = _may_create, True
+    try:
+        yield
+    finally:
+        _may_create = before
+
+
 def default_db() -> str:
     env = os.environ.get("GPUPARITY_DB")
     if env:
@@ -119,6 +131,16 @@ def default_db() -> str:
 
 def is_postgres(url: str) -> bool:
     return url.startswith(("postgresql://", "postgres://", "postgresql+psycopg://"))
+
+
+def store_missing(url: str | None = None) -> str | None:
+    """The path of a SQLite store that does not exist yet (None when it exists, or for PostgreSQL):
+    what a reader says instead of creating it."""
+    url = url or default_db()
+    if is_postgres(url):
+        return None
+    path = url.removeprefix("sqlite:///")
+    return None if os.path.exists(path) else path
 
 
 class Store:
