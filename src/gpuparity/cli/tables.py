@@ -164,6 +164,8 @@ def _time(seconds) -> str:
 
 
 def run_cols(results: list[dict], wide: bool = False) -> list[Col]:
+    from gpuparity.results.figure import unverified
+
     metric = [r.get("metric") or {} for r in results]
     ok = [r.get("status") == "ok" for r in results]
 
@@ -173,7 +175,7 @@ def run_cols(results: list[dict], wide: bool = False) -> list[Col]:
 
     def figure(r, m):       # a serving figure from counts nobody checked says so where it is printed
         return f"{fmt(m.get('value'))} {m.get('unit', '')}" + (
-            " (unverified)" if "unverified_tokens" in (r.get("flags") or []) else "")
+            " (unverified)" if unverified(r) else "")
 
     return identity_cols(results, wide) + [
         Col("throughput", [figure(r, m) if m and o else "" for r, m, o in zip(results, metric, ok, strict=True)],
@@ -192,6 +194,8 @@ def run_cols(results: list[dict], wide: bool = False) -> list[Col]:
 
 def print_run_rows(doc: dict, rows: int = 0, wide: bool = False, stderr: bool = False) -> None:
     """A run's results (at most `rows`, 0: all); skip and failure reasons listed below the table."""
+    from gpuparity.results.figure import unverified
+
     results = doc["results"][:rows] if rows else doc["results"]
     title = f"run {doc['run_id']} ({doc.get('status')})"
     dropped = render(run_cols(results, wide), title, wide, stderr)
@@ -206,7 +210,7 @@ def print_run_rows(doc: dict, rows: int = 0, wide: bool = False, stderr: bool = 
     if any(r.get("flags") for r in results) and not wide:
         con.print("* flagged (unstable, host_bound, contended, peak_exceeded, unverified_tokens, ...): "
                   "--wide names the flags")
-    if any("unverified_tokens" in (r.get("flags") or []) for r in results):
+    if any(unverified(r) for r in results):
         con.print("(unverified): the server's token counts, no tokenizer checked them: no throughput claim "
                   "rests on them (--set tokenizer=PATH|NAME checks them)")
     if not wide:

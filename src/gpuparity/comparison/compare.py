@@ -47,6 +47,7 @@ from gpuparity.comparison.estimate import (
     Prior,
     SideEstimate,
     fdr_counts,
+    fdr_verdicts,
     gate_failures,
     group_means,
     log_interval,
@@ -58,9 +59,9 @@ from gpuparity.comparison.estimate import (
 from gpuparity.comparison.normalise import NORMALISED, _facts, _listed, _normalised_columns, _ratio_or_nan
 from gpuparity.comparison.serving_compare import serving_at_equal_interactivity
 from gpuparity.comparison.sides import Side, gc_paused, side_from_runs
-from gpuparity.results.figure import PEAK_EXCEEDED
+from gpuparity.results.figure import PEAK_EXCEEDED, UNVERIFIED_TOKENS
 
-NO_CLAIM = {"unstable", "host_bound", "unverified_tokens"}      # flags that hold a verdict at "inconclusive"
+NO_CLAIM = {"unstable", "host_bound", UNVERIFIED_TOKENS}      # flags that hold a verdict at "inconclusive"
 STEADY_THROTTLE = ("power", "current")      # driver reasons a throttled result may show and keep its verdict
 
 VOLATILE_FINGERPRINT = ("telemetry", "unknown")     # describe the moment, not the platform
@@ -419,6 +420,9 @@ def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level:
     for side in (a, b):
         read_throttle_infos(side, stores)
     core = compare_core(a, b, tolerance, level, floor, priors)
+    # the verdicts that survive Benjamini-Hochberg over every key: the headline's counts, trend's changes
+    adjusted = fdr_verdicts(core.log_ratio, core.log_var, core.df, tolerance,
+                            ~core.flagged & np.isfinite(core.log_var))
     ident = _idents(a, core.ia)
     order = _row_order(ident)
     cols = {name: [col[j] for j in order] for name, col in ident.items()}
@@ -436,6 +440,7 @@ def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level:
         "tolerance": [tolerance] * n, "a_runs": a.n_runs[ia].tolist(), "b_runs": b.n_runs[ib].tolist(),
         "log_se": _listed(np.sqrt(core.log_var[order])), "df": _listed(core.df[order]),
         "flags": flags, "held": _held(core, order, flags),
+        "fdr_verdict": [VERDICTS[v] for v in adjusted[order].tolist()],
     })
     facts_a, facts_b = _facts(a, ia, prices), _facts(b, ib, prices)
     cols.update(_normalised_columns(a_value, *facts_a, cols["unit"], "a"))
@@ -478,7 +483,6 @@ def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level:
     aa = fingerprint_diff(sa.get("fingerprint"), sb.get("fingerprint"))
     aa["identical"] = aa["identical"] and len(sa["products"]) <= 1 and len(sb["products"]) <= 1
     doc_scope = scope(sa, sb)
-    usable = ~core.flagged & np.isfinite(core.log_var)
     serving_floor = tuple(_serving_spread(s, est) for s, est in ((a, core.est_a), (b, core.est_b)))
     return {
         "tolerance": tolerance, "level": level, "price_basis": getattr(prices, "basis", None),
@@ -490,7 +494,7 @@ def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level:
         "geomean": _geomeans(core, order, cols["category"], factors, same_power, tolerance, level),
         "serving": serving_at_equal_interactivity(a, b, tolerance, floor=serving_floor,
                                                   contended=bool(core.contended)),
-        "counts": fdr_counts(core.log_ratio, core.log_var, core.df, tolerance, usable),
+        "counts": fdr_counts(adjusted),
         "contended": [{"side": c["side"], "reasons": sorted({r for run in c["runs"] for r in run["reasons"]}),
                        "runs": [run["run_id"] for run in c["runs"]]} for c in core.contended],
         "scope": doc_scope,
@@ -499,11 +503,15 @@ def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level:
     }
 
 
+def _contended_words(core: Core) -> str:
+    """Why every verdict of a comparison with a contended side is held: 'side B contended'."""
+    return "side " + " and ".join(c["side"] for c in core.contended) + " contended"
+
+
 def _held(core: Core, order: np.ndarray, flags: list) -> list:
     """Per row (in `order`): why its verdict is held at inconclusive, None where it is not."""
     if core.contended:
-        why = "side " + " and ".join(c["side"] for c in core.contended) + " contended"
-        return [why] * len(order)
+        return [_contended_words(core)] * len(order)
     out = [None] * len(order)
     throttled = core.throttled[order]
     for j in np.nonzero(core.flagged[order])[0].tolist():
@@ -543,7 +551,7 @@ def _geomeans(core: Core, order: np.ndarray, categories: list, factors: dict, sa
     for cat, sel, g, i in groups:
         ratio_g, lo, hi = math.exp(float(g["log_ratio"][i])), float(g["ci_low"][i]), float(g["ci_high"][i])
         n_flagged = int(flagged[sel].sum())
-        held = ("side " + " and ".join(c["side"] for c in core.contended) + " contended" if core.contended
+        held = (_contended_words(core) if core.contended
                 else f"mostly flagged ({n_flagged} of {len(sel)})" if n_flagged > MOSTLY * len(sel) else None)
         capped = held is not None
         entry = {"ratio": ratio_g, "ci_low": lo if math.isfinite(lo) else None,

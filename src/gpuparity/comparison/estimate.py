@@ -564,10 +564,8 @@ def fdr_verdicts(log_ratio: np.ndarray, var: np.ndarray, df: np.ndarray, toleran
     return np.select([differs & (p_fast < p_slow), differs, bh(p_in) <= q], [0, 2, 1], 3)
 
 
-def fdr_counts(log_ratio: np.ndarray, var: np.ndarray, df: np.ndarray, tolerance: float,
-               usable: np.ndarray, q: float = FDR_Q) -> dict:
-    """Headline counts of faster / slower / parity / inconclusive: fdr_verdicts counted."""
-    codes = fdr_verdicts(log_ratio, var, df, tolerance, usable, q)
+def fdr_counts(codes: np.ndarray, q: float = FDR_Q) -> dict:
+    """Headline counts of faster / slower / parity / inconclusive: fdr_verdicts' codes counted."""
     counts = np.bincount(codes, minlength=len(VERDICTS))
     return {**{v: int(counts[VERDICTS.index(v)]) for v in ("faster", "slower", "parity", "inconclusive")},
             "method": f"Benjamini-Hochberg over {len(codes)} result(s), q = {q:g}"}

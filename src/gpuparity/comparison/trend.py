@@ -88,26 +88,12 @@ class _Open:
 
 
 def _step(old, new, tolerance: float, prices, pool) -> dict:
-    import math
-
-    import numpy as np
-
     from gpuparity.comparison.compare import compare_sides
-    from gpuparity.comparison.estimate import VERDICTS, fdr_verdicts
 
     result = compare_sides(old, new, tolerance, prices, history="auto", stores=pool)
     rows = result["rows"]
-
-    def num(x) -> float:
-        return float(x) if isinstance(x, (int, float)) else np.nan
-
-    lr = np.array([math.log(r["ratio"]) if num(r["ratio"]) > 0 else np.nan for r in rows])
-    se = np.array([num(r["log_se"]) for r in rows])
-    df = np.array([num(r["df"]) if r["df"] is not None else np.inf for r in rows])
-    usable = np.array([r["held"] is None for r in rows], dtype=bool) & np.isfinite(se) & np.isfinite(lr)
-    # the rows' intervals, adjusted over the step's results (the same codes as result["counts"])
-    adjusted = fdr_verdicts(lr, se * se, df, tolerance, usable) if rows else np.zeros(0, dtype=np.int64)
-    changes = [r for r, v in zip(rows, adjusted.tolist(), strict=True) if VERDICTS[v] in ("faster", "slower")]
+    # adjusted over the step's results, as result["counts"] counts them
+    changes = [r for r in rows if r["fdr_verdict"] in ("faster", "slower")]
     changes.sort(key=lambda r: -abs(r["ratio"] - 1))
     counts = result["counts"]
     return {

@@ -7,6 +7,7 @@ machine's state during the runs. Shared by the HTML report and its markdown twin
 from __future__ import annotations
 
 from gpuparity.report.labels import case_texts, params_text
+from gpuparity.results.figure import UNVERIFIED_TOKENS, unverified
 
 # Section order and titles; a workload not listed (a user's own) gets a section after these.
 TITLES = {
@@ -66,13 +67,12 @@ def peak_text(r: dict) -> str | None:
     return f"{pct:.3g}%{of}" + (" (estimated)" if peak.get("estimated") else "")
 
 
-UNVERIFIED = "unverified_tokens"   # a serving point's counts are the server's word (no tokenizer checked them)
 UNVERIFIED_NOTE = "unverified: the server's token counts, no tokenizer checked them; no claim"
 
 
 def claimable(r: dict) -> bool:
     """An ok result whose figure the headline may state (not one resting on unchecked counts)."""
-    return r.get("status") == "ok" and figure(r) is not None and UNVERIFIED not in (r.get("flags") or [])
+    return r.get("status") == "ok" and figure(r) is not None and not unverified(r)
 
 
 def _ordered(workloads) -> list[str]:
@@ -94,7 +94,7 @@ def highlights(results: list[dict]) -> list[dict]:
         rows = [r for r in ok if r["workload"] == w and claimable(r)]
         if not rows:
             n = sum(1 for r in ok if r["workload"] == w)
-            out.append({"workload": w, "anchor": f"w-{w}", "pct": None, "flags": [UNVERIFIED],
+            out.append({"workload": w, "anchor": f"w-{w}", "pct": None, "flags": [UNVERIFIED_TOKENS],
                         "text": f"{HEADLINE_NAME.get(w, w)}: no figure claimed ({n} point{'s' if n > 1 else ''} "
                                 "with token counts no tokenizer checked)"})
             continue
@@ -172,10 +172,10 @@ def section_rows(rows: list[dict]) -> list[dict]:
         m, d = r.get("metric") or {}, r.get("derived") or {}
         extra = {name: _num(d.get(field), scale) for name, field, scale in EXTRA_COLUMNS.get(r["workload"], [])}
         best = (r.get("info") or {}).get("best_shape")
-        flags = [UNVERIFIED_NOTE if f == UNVERIFIED else f for f in r.get("flags") or []]
+        flags = [UNVERIFIED_NOTE if f == UNVERIFIED_TOKENS else f for f in r.get("flags") or []]
         out.append({
             "case": case or params_text(r.get("params")) or "-", "dtype": r.get("dtype"), "value": figure(r),
-            "unit": f"{m.get('unit')} (unverified)" if UNVERIFIED in (r.get("flags") or []) else m.get("unit"),
+            "unit": f"{m.get('unit')} (unverified)" if unverified(r) else m.get("unit"),
             "ci_low": m.get("ci_low"), "ci_high": m.get("ci_high"), "pct": pct_peak(r),
             "of_peak": peak_text(r), "trials": m.get("trials"), "flags": ", ".join(flags) or None,
             "shape": " ".join(f"{k}={v}" for k, v in best.items()) if isinstance(best, dict) else None,

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from gpuparity.results.figure import unverified as is_unverified
+
 LATENCIES = (("ttft", "TTFT"), ("tpot", "TPOT"), ("itl", "ITL"), ("e2el", "E2EL"))
 OLD_NAMES = {"e2el": "e2e"}
 
@@ -95,7 +97,7 @@ def point(result: dict) -> dict | None:
     errors, timeouts = _first(s, "errors") or 0, _first(s, "timeouts") or 0
     failed = _first(s, "failed")
     # the server's token counts, no tokenizer checked them: every table and chart label says so
-    unverified = "unverified_tokens" in (result.get("flags") or [])
+    unverified = is_unverified(result)
     return {
         "curve": str(info.get("curve_key") or result.get("workload")),
         "load": load_label(result.get("params")) + (" (unverified)" if unverified else ""), "unverified": unverified,

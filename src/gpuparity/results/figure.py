@@ -133,7 +133,14 @@ def derive(result: dict, peak: str | None, spec: dict | None) -> None:
 
 # -- % of peak: the one rule every view applies (run table, show, compare, report, CSV/JSON, load) --
 PEAK_EXCEEDED = "peak_exceeded"      # flag: the figure is above its peak, so that peak is wrong for it
+UNVERIFIED_TOKENS = "unverified_tokens"     # flag: a serving point's token counts are the server's word alone
 FIGURE_SCALE = {unit: scale for unit, scale in UNITS.values()}
+
+
+def unverified(result: dict) -> bool:
+    """Flagged UNVERIFIED_TOKENS: no tokenizer checked the counts its figure rests on, so every view
+    labels that figure "(unverified)" and no claim rests on it."""
+    return UNVERIFIED_TOKENS in (result.get("flags") or [])
 
 
 def peak_kind_for(peak: str | None, work: dict) -> str | None:
@@ -367,14 +374,19 @@ def workload_figures(result: dict) -> dict:
     return out
 
 
+def state(derived: dict, field: str, value) -> None:
+    """derived[field] = value, or no such field where value is None (a figure nothing gives is not stated)."""
+    if value is None:
+        derived.pop(field, None)
+    else:
+        derived[field] = value
+
+
 def fill_workload_figures(result: dict) -> None:
     """Set the workload's own figures in result["derived"]; drop those it cannot give."""
     d = result.setdefault("derived", {})
     for field, value in workload_figures(result).items():
-        if value is None:
-            d.pop(field, None)
-        else:
-            d[field] = value
+        state(d, field, value)
 
 
 def weak_scaling(results: list[dict]) -> list[tuple[float, float] | None]:

@@ -398,7 +398,7 @@ def _derived(r: dict, source: dict, chk: _Checker, where: str, spec: dict | None
     must not be stated: refused, or dropped when fixing. peak_kind: a schema-1 result's peak."""
     import copy
 
-    from gpuparity.results.figure import derive_rates, stability_flags, workload_figures
+    from gpuparity.results.figure import derive_rates, stability_flags, state, workload_figures
 
     info = dict(r.get("info") or {}, **({"peak_kind": peak_kind} if peak_kind else {}))
     probe = {"work": r.get("work") or {}, "metric": copy.deepcopy(source.get("metric")), "info": info,
@@ -411,10 +411,7 @@ def _derived(r: dict, source: dict, chk: _Checker, where: str, spec: dict | None
     stated, before = r.setdefault("derived", {}), len(chk.notes)
     for field, value in want.items():
         if not chk.same(where, f"derived.{field}", stated.get(field), value):
-            if value is None:
-                stated.pop(field, None)
-            else:
-                stated[field] = value
+            state(stated, field, value)
     if len(chk.notes) != before and "peak" in probe["derived"]:     # fixing: the peak the rates are against
         r["derived"]["peak"] = probe["derived"]["peak"]
     if _num((source.get("metric") or {}).get("value")) is not None:
@@ -433,7 +430,7 @@ def _table(r: dict, chk: _Checker, where: str) -> None:
 def _scaling(results: list, chk: _Checker) -> None:
     """Weak-scaling efficiency, against the 1-rank result of the same model in the same document
     (figure.weak_scaling, as the workload's finalize); after each result's own figures are checked."""
-    from gpuparity.results.figure import weak_scaling
+    from gpuparity.results.figure import state, weak_scaling
 
     runs = [(i, r) for i, r in enumerate(results) if r.get("workload") == "scaling"]
     for (i, r), found in zip(runs, weak_scaling([r for _, r in runs]), strict=True):
@@ -441,10 +438,7 @@ def _scaling(results: list, chk: _Checker) -> None:
         for field, want in zip(("baseline_tokens_per_s", "weak_scaling_efficiency"), found or (None, None),
                                strict=True):
             if not chk.same(f"result {i} (scaling {r.get('key')})", f"derived.{field}", d.get(field), want):
-                if want is None:
-                    d.pop(field, None)
-                else:
-                    d[field] = want
+                state(d, field, want)
         if len(chk.notes) != before and FLAG not in r.setdefault("flags", []):
             r["flags"].append(FLAG)
 
@@ -461,7 +455,7 @@ def _serving(r: dict, chk: _Checker, where: str) -> None:
     """Each trial's summary from its request rows, the point's summary, figure, samples, derived
     figures and table from those, as the serving workload's execute and merge_trials make them."""
     from gpuparity.results import serving_summary as sv
-    from gpuparity.results.figure import combine
+    from gpuparity.results.figure import UNVERIFIED_TOKENS, combine
 
     info = r["info"]
     stated = info["serving"]
@@ -527,7 +521,7 @@ def _serving(r: dict, chk: _Checker, where: str) -> None:
         info["table"] = probe["info"]["table"]
     if chk.fix:
         info["serving"] = merged
-    _flags(r, ["unverified_tokens"] if (merged.get("usage") or {}).get("verified") is False else [], chk, where)
+    _flags(r, [UNVERIFIED_TOKENS] if (merged.get("usage") or {}).get("verified") is False else [], chk, where)
 
 
 def _request(row: dict, tokenizer: str | None, chk: _Checker, where: str) -> None:

@@ -462,7 +462,7 @@ class Progress:
 def finish(result: dict, s: dict, params: dict) -> dict:
     """Figure, samples and status of one trial from its summary."""
     from gpuparity.measure.stats import summarize
-    from gpuparity.results.figure import LEVEL, set_metric
+    from gpuparity.results.figure import LEVEL, UNVERIFIED_TOKENS, set_metric
 
     rows = result["info"]["requests"]
     if not s["completed"]:
@@ -473,7 +473,7 @@ def finish(result: dict, s: dict, params: dict) -> dict:
     set_metric(result, "tokens", s["throughput_per_gpu"], s["log_se"])
     result["metric"]["unit"] = "tokens/s/GPU"
     if s["usage"]["verified"] is False:       # no claim rests on counts nobody checked (compare leaves it out)
-        result["flags"].append("unverified_tokens")
+        result["flags"].append(UNVERIFIED_TOKENS)
     e2el = [(r["end_us"] - r["start_us"]) / 1e6 for r in rows if r["ok"]]
     result["samples"] = e2el
     summary = summarize(e2el)
