@@ -528,8 +528,12 @@ def test_gate_and_counts_correct_for_many_results():
     gate = regression_gate(out, 0.05)
     assert gate["passed"] and gate["method"].startswith("Holm over 40 result(s) and 1 category mean(s)")
     fast = runs_of({f"k{i}": (130.0, 0.01, 9) for i in range(40)}, "mi300x", "c", seed=3)
-    counts = compare_runs(base, fast)["counts"]
+    doc = compare_runs(base, fast)
+    counts = doc["counts"]
     assert counts["faster"] == 40 and counts["method"].startswith("Benjamini-Hochberg over 40 result(s)")
+    # each row carries the adjusted verdict the counts count
+    assert [r["fdr_verdict"] for r in doc["rows"]] == ["faster"] * 40
+    assert sum(r["fdr_verdict"] == "slower" for r in out["rows"]) == out["counts"]["slower"]
     assert regression_gate(compare_runs(fast, base), 0.05)["passed"] is False
 
 

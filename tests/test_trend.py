@@ -176,6 +176,7 @@ def test_trend_counts_are_adjusted_and_one_run_groups_take_the_store_history(tmp
     code, out, err = main_inprocess(["compare", "r5", "r6", "--db", db, "-f", "json"], capsys)
     doc = json.loads(out)
     assert doc["rows"][0]["verdict"] == "faster" and doc["counts"]["faster"] == 0       # raw vs adjusted
+    assert doc["rows"][0]["fdr_verdict"] != "faster"
     assert step["counts"] == {v: doc["counts"][v] for v in ("faster", "parity", "slower", "inconclusive")}
     assert step["counts_method"].startswith("Benjamini-Hochberg over 40 result(s)") and step["changes"] == []
     (spread,) = step["spread"]
