@@ -18,9 +18,40 @@ from gpuparity.platform.specs import all_specs, cpu_spec, lookup, match_spec, pe
     ("AMD Instinct MI325X", "mi325x"),
     ("AMD Radeon RX 7900 XTX", "rx-7900-xtx"),
     ("NVIDIA B200", "b200"),
+    ("NVIDIA B300 SXM6 AC", "b300"),
+    ("NVIDIA B300-SXM-270GB", "b300"),
+    ("Nvidia B300-SXM-270GB", "b300"),
+    ("NVIDIA GB300", "gb300"),
+    ("NVIDIA GB200", "gb200"),
+    ("NVIDIA Vera Rubin", "vr200"),
+    ("NVIDIA VR200", "vr200"),
+    ("AMD Instinct MI350P", "mi350p"),
+    ("AMD Instinct MI350X", "mi350x"),
+    ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000-blackwell"),
+    ("NVIDIA RTX PRO 4500 Blackwell", "rtx-pro-4500-blackwell"),
+    ("NVIDIA GB10", "gb10"),
 ])
 def test_match_by_name(name, expected):
     assert match_spec(name)["id"] == expected
+
+
+@pytest.mark.parametrize("name", [
+    "NVIDIA RTX PRO 4500 Blackwell Server Edition",     # another card, whose figures are not collected
+    "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",  # another SKU (1.792 TB/s)
+    "NVIDIA Rubin CPX",
+    "NVIDIA Vera Rubin CPX",
+    "Intel(R) Arc(TM) Pro B70",
+    "NVIDIA GB100",
+])
+def test_parts_without_a_row_match_none(name):
+    assert match_spec(name) is None
+
+
+def test_each_part_matches_only_itself():
+    """B300 is not GB300 and GB300 not B300: every part's own product name finds its own row."""
+    for spec_id, spec in all_specs().items():
+        assert match_spec(spec["product"])["id"] == spec_id, spec_id
+        assert lookup(spec_id.upper())["id"] == spec_id
 
 
 def test_rocm_generic_name_resolved_by_target_and_memory():
@@ -32,9 +63,10 @@ def test_rocm_generic_name_resolved_by_target_and_memory():
 
 def test_spec_data_has_sources_and_dense_peaks():
     specs = all_specs()
-    assert len(specs) == 17
+    assert len(specs) == 24
     for s in specs.values():
-        assert s["source"]
+        assert s["source"] and s["tdp_w"] and s["memory_gb"] and s["memory_bw_tbs"] and s["host_link_gbs"]
+        assert "Host link per direction" in s["notes"]
     assert peak_tflops(specs["h100-sxm"], "bf16") == 989.5
     assert peak_tflops(specs["a100-sxm-80gb"], "fp8") is None  # no fp8 units on A100
     assert peak_tflops(specs["mi355x"], "tf32") is None
