@@ -252,12 +252,13 @@ def compare_cmd(
 
     t = Table(title=f"{safe(result['b'])} (B) / {safe(result['a'])} (A), {statistic} submission per side: "
                     "ratio = B / A, above 1 means B is faster (latency, time to train: A / B)",
-              caption=USAGE_NOTE + " Latency (lower is better): whole systems at equal accelerator counts; "
-                                   "ratio = A's latency / B's. Training: time to train at equal accelerator counts; "
-                                   "ratio = A's time / B's time.")
+              caption=USAGE_NOTE + " Latency (lower is better; ratio marked A/B): whole systems at equal accelerator "
+                                   "counts; ratio = A's latency / B's. Training: time to train at equal accelerator "
+                                   "counts; ratio = A's time / B's time.")
     for col in ("round", "div", "benchmark", "scenario", "precision", "acc. A | B", "A", "B", "ratio", "units",
                 "A rows (best)", "B rows (best)", "marks"):
-        t.add_column(col, justify="right" if col in ("A", "B", "ratio") else "left", no_wrap=col == "benchmark",
+        t.add_column(col, justify="right" if col in ("A", "B", "ratio") else "left",
+                     no_wrap=col in ("benchmark", "A", "B", "ratio"),
                      overflow="fold" if "rows" in col else "ellipsis")     # a cited result is never cut
     notes: dict[str, int] = {}
     for g in result["groups"]:
@@ -270,9 +271,8 @@ def compare_cmd(
             marks += [f"{x}: {'/'.join(side['precision'])}"] if g["precision"] == "any" else []
             marks += [f"{x}: note {notes.setdefault(f, len(notes) + 1)}" for f in side["flags"]]
         direction = " A/B" if g.get("lower_is_better") and g["source"] != "mlperf-training" else ""
-        units = g["units"] + (", lower is better" if g.get("lower_is_better") and g["source"] != "mlperf-training" else "")
         t.add_row(safe(g["round"]), safe(g["division"]), safe(g["benchmark"]), safe(g["scenario"]), safe(g["precision"]),
-                  scales, fmt(a["value"]), fmt(b["value"]), f"{g['ratio']:.3g}{direction}", safe(units),
+                  scales, fmt(a["value"]), fmt(b["value"]), f"{g['ratio']:.3g}{direction}", safe(g["units"]),
                   f"{a['rows']} ({safe(short_id(a['best']))})", f"{b['rows']} ({safe(short_id(b['best']))})",
                   safe("; ".join(marks)))
     c = console()

@@ -48,7 +48,9 @@ from gpuparity.errors import UserError
 from gpuparity.evidence.accelerators import clean_accelerator, map_accelerator
 from gpuparity.evidence.software import _stack, check_versions, parse_software, rocm_line
 
-__all__ = ["SOURCE", "clean_accelerator", "map_accelerator", "parse_rows", "parse_software", "check_versions"]
+# map_accelerator, clean_accelerator and parse_software stay importable from here (the importer's API).
+__all__ = ["SOURCE", "check_versions", "clean_accelerator", "load_file", "map_accelerator", "parse_row", "parse_rows",
+           "parse_software"]
 
 SOURCE = "mlperf-inference"
 USAGE_NOTE = (
