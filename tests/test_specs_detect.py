@@ -58,6 +58,9 @@ def test_rocm_generic_name_resolved_by_target_and_memory():
     assert match_spec("", "gfx942:sramecc+:xnack-", 256)["id"] == "mi325x"
     assert match_spec("", "gfx942", 192)["id"] == "mi300x"
     assert match_spec("", "gfx950", 288)["id"] in ("mi350x", "mi355x")
+    assert match_spec("", "gfx950", 144)["id"] == "mi350p"
+    assert match_spec("", "sm_103", 270)["id"] == "b300" and match_spec("", "sm_103", 279)["id"] == "gb300"
+    assert match_spec("", "sm_121")["id"] == "gb10"
     assert match_spec("Some Unknown GPU", "sm_999") is None
 
 
@@ -71,6 +74,18 @@ def test_spec_data_has_sources_and_dense_peaks():
     assert peak_tflops(specs["a100-sxm-80gb"], "fp8") is None  # no fp8 units on A100
     assert peak_tflops(specs["mi355x"], "tf32") is None
     assert lookup("MI300X")["id"] == "mi300x"
+
+
+def test_specs_cli_newest_parts(cli):
+    p = cli("specs", "b300", "GB300", "vera rubin", "mi350p", "--json")
+    assert p.returncode == 0, p.stderr
+    rows = {s["id"]: s for s in json.loads(p.stdout)}
+    assert list(rows) == ["b300", "gb300", "vr200", "mi350p"]
+    assert (rows["b300"]["fp4_tflops"], rows["gb300"]["fp4_tflops"]) == (13500, 15000)     # not one part
+    assert rows["b300"]["memory_gb"] == 270 and rows["gb300"]["memory_gb"] == 279
+    assert "provisional" in rows["vr200"]["notes"] and "sm_107" == rows["vr200"]["target"]
+    assert rows["mi350p"]["target"] == "gfx950" and rows["mi350p"]["memory_gb"] == 144
+    assert all("http" in s["source"] for s in rows.values())
 
 
 def test_cpu_peak_is_estimated_from_cores_clock_and_fma_width():
