@@ -88,7 +88,12 @@ def test_every_row_imported_and_named_by_its_location(db):
         assert row["submitter"] == rec["Organization"] and row["category"] == rec["Division"]
         assert row["system"] == rec["SystemName"] and row["suite"] == rec["SystemType"]
     code, out, _ = cli_inprocess("reference", "import", "mlperf", str(V61), "--db", path)   # again: nothing new
-    assert code == 0 and "0 added" in out and "38 already stored" in out
+    assert code == 0 and "0 added" in out and "38 already stored" in out and "named by their Location: 38" in out
+    system = "v6.1/closed/NVIDIA/results/B300-SXM-270GBx8_TRT"          # a result cited by its system folder
+    code, out, err = cli_inprocess("reference", "show", system, "--json", "--db", path)
+    assert code == 0, err
+    assert len(json.loads(out)) == sum(1 for r in data.values() if r["Platform"] == "B300-SXM-270GBx8_TRT") == 8
+    assert [r["accelerator"] for r in listed(path, "--unmapped")] == ["Intel(R) Arc(TM) Pro B70"]
 
 
 def test_per_accelerator_is_the_result_over_total_accelerators_of_single_part_systems(db):

@@ -309,7 +309,7 @@ def evidence_mlperf(claim: Claim, refs: References) -> tuple[list, list, str | N
     for g in result["groups"]:
         a, b = g["a"], g["b"]
         cite = f", {b['best']} vs {a['best']}" if m.statistic == "best" else ""
-        what = (f"{m.statistic} system latency in {g['units']} (lower is better; the ratio is baseline / subject) "
+        what = (f"{m.statistic} whole-system latency, {g['units']}, lower is better (ratio baseline / subject): "
                 f"{side_label(claim.baseline)} / {side_label(claim.subject)} = {a['value']:,.4g} / {b['value']:,.4g}"
                 if g["lower_is_better"] else
                 f"{m.statistic} per-accelerator throughput (derived, not verified by MLCommons) "
