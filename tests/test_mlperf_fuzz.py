@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from tests.test_mlperf_training import TREE
+from tests.test_mlperf_v61 import V61
 from tests.test_reference import V41, V51, cli_inprocess, ref_rows
 
 SETTINGS = settings(max_examples=80, deadline=None, derandomize=True, database=None,
@@ -64,7 +65,9 @@ def imported_or_unchanged(db: str, args: list[str]) -> int:
 
 
 # -- MLPerf Inference summaries --------------------------------------------------------------------
-BASE_ROWS = json.loads(V51.read_text())[:6] + json.loads(V41.read_text())[4:7]
+V61_ROWS = list(json.loads(V61.read_text()).values())   # MI355X and B300 throughput and latency, two mixed systems
+BASE_ROWS = (json.loads(V51.read_text())[:6] + json.loads(V41.read_text())[4:7] + V61_ROWS[:4]
+             + [V61_ROWS[9], V61_ROWS[12]] + V61_ROWS[34:36])
 
 
 @st.composite
@@ -73,7 +76,7 @@ def inference_file(draw) -> bytes:
     for _ in range(draw(st.integers(1, 4))):
         i = draw(st.integers(0, len(rows) - 1))
         action = draw(st.sampled_from(["set", "set", "set", "drop", "replace", "rename"]))
-        field = draw(st.sampled_from(sorted(BASE_ROWS[0]) + ["Result", "MlperfModel", "accelerators_per_node"]))
+        field = draw(st.sampled_from(sorted(BASE_ROWS[0]) + sorted(V61_ROWS[0])))
         if not isinstance(rows[i], dict) or action == "replace":
             rows[i] = draw(value)
         elif action == "drop":
@@ -83,6 +86,8 @@ def inference_file(draw) -> bytes:
                 rows[i].pop(field, draw(value))
         else:
             rows[i][field] = draw(value)
+    if draw(st.booleans()):              # as v6.1 publishes it: an object of rows keyed by index
+        rows = {str(i): r for i, r in enumerate(rows)}
     data = json.dumps(rows, allow_nan=False).encode()
     shape = draw(st.sampled_from(["plain", "plain", "gzip", "truncate", "flip", "infinity"]))
     if shape == "infinity":
@@ -111,6 +116,7 @@ def test_fuzz_inference_import(workdir, body, strict):
     code = imported_or_unchanged(db, ["mlperf", str(path)] + (["--strict"] if strict else []))
     if code == 0:
         check_store_usable(db)
+        assert run("reference", "compare", "mi355x", "b300", "--db", db)[0] == 0
 
 
 # -- MLPerf Training trees --------------------------------------------------------------------------

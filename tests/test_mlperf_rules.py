@@ -149,6 +149,9 @@ def test_inferred_flag_kept_and_shown():
     ("Mango LLMBoost AI Enterprise Platform, ROCm 6.12.12", None, "rocm 6.12.12"),
     ("vLLM 0.9, ROCm 6.4.1", "6.4.1", None),
     ("ROCm 7.0.0", "7.0.0", None),
+    ("PyTorch 2.9.0, ROCm 7.13.0", "7.13.0", None),         # TheRock's preview line (7.9 and later): a release
+    ("vLLM 0.11.1, ROCm 7.9.0rc1", "7.9.0", None),
+    ("amdgpu ROCm 30.10.1", None, "rocm 30.10.1"),          # the driver's numbering since ROCm 7.0
 ])
 def test_driver_version_in_the_stack_field_is_flagged(software, rocm, note):
     r = row(MI325X, 8000, Software=software)
@@ -187,3 +190,67 @@ def test_cli_rules_line_options_and_empty_store(tmp_path):
     assert "1 open division" in out and "--division all" in out
     code, out, _ = cli_inprocess("reference", "list", "--db", db, "--json", "--division", "all")
     assert len(json.loads(out)) == 4
+
+
+@pytest.mark.parametrize("text, weights, kv", [
+    ("fp4", "fp4", None),
+    ("nvfp4, fp8 (kv cache)", "fp4", "fp8"),
+    ("fp4 weights, fp8 KV cache", "fp4", "fp8"),
+    ("nvfp4, fp8-kv", "fp4", "fp8"),
+    ("nvfp4 (E2M1 with E4M3 block scales, 16 values a block)", "fp4", None),
+    ("NVFP4 (E2M1)", "fp4", None),
+    ("e2m1", "fp4", None),
+    ("mxfp4 with e8m0 scales", "fp4", None),
+    ("nvfp4 (kv cache fp8)", "fp4", "fp8"),
+    ("fp4 weights, fp8 activations", "fp4", None),
+    ("bf16, fp8, fp4", "fp16+fp4+fp8", None),                 # three weight formats, none said to be the KV cache
+    ("{'clip1': 'fp16', 'clip2': 'fp16', 'unet': 'fp8', 'vae': 'int8'}", "fp16+fp8+int8", None),
+    ("fp8 kv cache", None, "fp8"),
+    ("UNSET", None, None),
+    ("fp64", None, None),
+    ("nvfp4, int2", None, None),
+])
+def test_precision_class_by_the_weight_format(text, weights, kv):
+    from gpuparity.evidence.rules import precision_class, precision_parts
+
+    assert precision_parts(text) == (weights, kv) and precision_class(text) == weights
+
+
+def test_one_weight_format_in_any_wording_compares():
+    rows = [row(MI325X, 8000, weight_data_types="mxfp4"), row(H200, 8800, weight_data_types="nvfp4, fp8 (kv cache)"),
+            row(H200, 9600, weight_data_types="nvfp4 (E2M1 ...)")]
+    (g,) = pair(rows)
+    assert g["precision"] == "fp4" and g["b"]["rows"] == 2 and g["ratio"] == pytest.approx(9600 / 8000)
+    assert rows[1]["kv_cache_precision"] == "fp8" and rows[2]["kv_cache_precision"] is None
+
+
+def test_latency_compares_whole_systems_a_over_b():
+    stream = dict(Model="retinanet", Scenario="SingleStream", Performance_Units="Latency (ms)", weight_data_types="int8")
+    rows = [row(MI325X, 2.0, n=1, **stream), row(H200, 1.6, n=1, **stream), row(H200, 1.2, n=2, **stream),
+            row(H200, 0.9, n=1, **dict(stream, Performance_Units="Latency (s)"))]
+    result = compare_groups(rows, "mi325x", "h200-sxm", Rules.make(scale="any"))
+    (g,) = result["groups"]                   # equal counts always; seconds never meet milliseconds
+    assert g["accelerators"] == 1 and g["lower_is_better"] and g["ratio"] == pytest.approx(2.0 / 1.6)
+    assert g["field"] == "result" and "lower is better" in g["metric"] and g["b"]["best"] == rows[1]["result_id"]
+    # B's 2-accelerator system and its row in seconds stand alone
+    assert sorted((u["side"], u["accelerators"], u["lower_is_better"]) for u in result["unpaired"]) == \
+        [("b", 1, True), ("b", 2, True)]
+    median = compare_groups(rows[:2] + [row(H200, 2.4, n=1, **stream)], "mi325x", "h200-sxm", Rules(), "median")
+    assert median["groups"][0]["ratio"] == pytest.approx(2.0 / 2.0)
+    zero = compare_groups([row(MI325X, 0.0, n=1, **stream), rows[1]], "mi325x", "h200-sxm", Rules())
+    assert zero["groups"] == [] and zero["left_out"] == {"results of zero": 1}
+
+
+def test_latency_units_believed_where_submitters_agree():
+    from gpuparity.evidence.rules import mark_latency_units
+
+    video = dict(Model="wan-2.2-t2v-a14b", Scenario="SingleStream", weight_data_types="bf16")
+    seconds = [row(MI325X, 12.4, Submitter=s, Performance_Units="Latency (s)", **video) for s in "ABC"]
+    assert not any(r["units_flag"] for r in mark_latency_units(seconds))     # every submitter: seconds
+    ms = row(H200, 6100.0, Submitter="D", Performance_Units="Latency (ms)", **video)
+    mark_latency_units(seconds + [ms])
+    assert "3 of 4 submitters" in ms["units_flag"] and not any(r["units_flag"] for r in seconds)
+    tie = [row(MI325X, 12.4, Submitter="A", Performance_Units="Latency (s)", **video),
+           row(H200, 6100.0, Submitter="B", Performance_Units="Latency (ms)", **video)]
+    assert all("disagree" in r["units_flag"] for r in mark_latency_units(tie))
+    assert row(MI325X, 10, Model="retinanet", Scenario="SingleStream", Performance_Units="Tokens/s")["units_flag"]

@@ -18,27 +18,74 @@ from gpuparity.platform.specs import all_specs, cpu_spec, lookup, match_spec, pe
     ("AMD Instinct MI325X", "mi325x"),
     ("AMD Radeon RX 7900 XTX", "rx-7900-xtx"),
     ("NVIDIA B200", "b200"),
+    ("NVIDIA B300 SXM6 AC", "b300"),
+    ("NVIDIA B300-SXM-270GB", "b300"),
+    ("Nvidia B300-SXM-270GB", "b300"),
+    ("NVIDIA GB300", "gb300"),
+    ("NVIDIA GB200", "gb200"),
+    ("NVIDIA Vera Rubin", "vr200"),
+    ("NVIDIA VR200", "vr200"),
+    ("AMD Instinct MI350P", "mi350p"),
+    ("AMD Instinct MI350X", "mi350x"),
+    ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000-blackwell"),
+    ("NVIDIA RTX PRO 4500 Blackwell", "rtx-pro-4500-blackwell"),
+    ("NVIDIA GB10", "gb10"),
 ])
 def test_match_by_name(name, expected):
     assert match_spec(name)["id"] == expected
+
+
+@pytest.mark.parametrize("name", [
+    "NVIDIA RTX PRO 4500 Blackwell Server Edition",     # another card, whose figures are not collected
+    "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",  # another SKU (1.792 TB/s)
+    "NVIDIA Rubin CPX",
+    "NVIDIA Vera Rubin CPX",
+    "Intel(R) Arc(TM) Pro B70",
+    "NVIDIA GB100",
+])
+def test_parts_without_a_row_match_none(name):
+    assert match_spec(name) is None
+
+
+def test_each_part_matches_only_itself():
+    """B300 is not GB300 and GB300 not B300: every part's own product name finds its own row."""
+    for spec_id, spec in all_specs().items():
+        assert match_spec(spec["product"])["id"] == spec_id, spec_id
+        assert lookup(spec_id.upper())["id"] == spec_id
 
 
 def test_rocm_generic_name_resolved_by_target_and_memory():
     assert match_spec("", "gfx942:sramecc+:xnack-", 256)["id"] == "mi325x"
     assert match_spec("", "gfx942", 192)["id"] == "mi300x"
     assert match_spec("", "gfx950", 288)["id"] in ("mi350x", "mi355x")
+    assert match_spec("", "gfx950", 144)["id"] == "mi350p"
+    assert match_spec("", "sm_103", 270)["id"] == "b300" and match_spec("", "sm_103", 279)["id"] == "gb300"
+    assert match_spec("", "sm_121")["id"] == "gb10"
     assert match_spec("Some Unknown GPU", "sm_999") is None
 
 
 def test_spec_data_has_sources_and_dense_peaks():
     specs = all_specs()
-    assert len(specs) == 17
+    assert len(specs) == 24
     for s in specs.values():
-        assert s["source"]
+        assert s["source"] and s["tdp_w"] and s["memory_gb"] and s["memory_bw_tbs"] and s["host_link_gbs"]
+        assert "Host link per direction" in s["notes"]
     assert peak_tflops(specs["h100-sxm"], "bf16") == 989.5
     assert peak_tflops(specs["a100-sxm-80gb"], "fp8") is None  # no fp8 units on A100
     assert peak_tflops(specs["mi355x"], "tf32") is None
     assert lookup("MI300X")["id"] == "mi300x"
+
+
+def test_specs_cli_newest_parts(cli):
+    p = cli("specs", "b300", "GB300", "vera rubin", "mi350p", "--json")
+    assert p.returncode == 0, p.stderr
+    rows = {s["id"]: s for s in json.loads(p.stdout)}
+    assert list(rows) == ["b300", "gb300", "vr200", "mi350p"]
+    assert (rows["b300"]["fp4_tflops"], rows["gb300"]["fp4_tflops"]) == (13500, 15000)     # not one part
+    assert rows["b300"]["memory_gb"] == 270 and rows["gb300"]["memory_gb"] == 279
+    assert "provisional" in rows["vr200"]["notes"] and "sm_107" == rows["vr200"]["target"]
+    assert rows["mi350p"]["target"] == "gfx950" and rows["mi350p"]["memory_gb"] == 144
+    assert all("http" in s["source"] for s in rows.values())
 
 
 def test_cpu_peak_is_estimated_from_cores_clock_and_fma_width():

@@ -65,6 +65,13 @@ def import_cmd(
             + "".join(f"; {n} {safe(k)} (own products unless --pool-variants)" for k, n in summary["variants"].items()))
     for text, n in list(summary["units_flags"].items()) + list(summary["version_notes"].items()):
         c.print(f"  marked, {n} rows: {safe(text)}")
+    if summary.get("count_notes"):
+        c.print(f"  marked, {summary['count_notes']} rows: total_accelerators disagrees with per node x nodes")
+    if summary.get("named_by_location"):
+        c.print(f"rows with no result ID, named by their Location: {summary['named_by_location']}")
+    if summary.get("benchmark_labels"):
+        c.print("stored under the checker's benchmark names (display labels kept beside them): "
+                + ", ".join(f"{safe(k)} ({n} rows)" for k, n in summary["benchmark_labels"].items()))
     differ = summary["stored_differently"]
     if differ:
         c.print(f"{len(differ)} rows are stored with another figure than this import reads (an earlier import's; "
@@ -90,6 +97,12 @@ DIVISION_OPT = typer.Option(None, "--division", "--category",
 STATUS_OPT = typer.Option(None, "--status", help="available (default) | preview | rdi | all.")
 VARIANTS_OPT = typer.Option(False, "--pool-variants",
                             help="Count custom-thermal (CTS), NVL and PCIe variants as the part they vary.")
+
+
+def short_id(result_id: str) -> str:
+    """A result named by its Location (v6.1/closed/AMD/results/SYSTEM) shown as its system folder;
+    `--json` and `reference show` give the whole path."""
+    return result_id.rsplit("/", 1)[-1] if "/results/" in result_id else result_id
 
 
 def _widened(left: dict, rules) -> str:
@@ -146,8 +159,8 @@ def list_cmd(
         marks = [m for m, on in (("inferred", r.get("inferred")), (f"dup of {r.get('duplicate_of')}", r.get("duplicate_of")),
                                  (f"units? ({r.get('units_expected')})", r.get("units_flag")),
                                  (str(r.get("variant")), r.get("variant")),
-                                 ("version?", r.get("version_notes"))) if on]
-        t.add_row(safe(r.get("round")), safe(r["result_id"]), safe(r["category"]), safe(r["submitter"]), safe(model),
+                                 ("version?", r.get("version_notes")), ("counts?", r.get("count_note"))) if on]
+        t.add_row(safe(r.get("round")), safe(short_id(r["result_id"])), safe(r["category"]), safe(r["submitter"]), safe(model),
                   safe(r["scenario"]), safe(r.get("spec_id") or r.get("accelerator")),
                   f"{r['nodes']}x{r['accelerators_per_node']}", safe(r.get("precision")), safe(r.get("stack")),
                   fmt(r["result"]), safe(r["units"]), fmt(r.get("per_accelerator")), safe(", ".join(marks)))
@@ -238,11 +251,15 @@ def compare_cmd(
     from rich.table import Table
 
     t = Table(title=f"{safe(result['b'])} (B) / {safe(result['a'])} (A), {statistic} submission per side: "
-                    "ratio = B / A, above 1 means B is faster",
-              caption=USAGE_NOTE + " Training: time to train at equal accelerator counts; ratio = A's time / B's time.")
-    for col in ("round", "div", "benchmark", "scenario", "precision", "acc. A | B", "A", "B", "B/A", "units",
+                    "ratio = B / A, above 1 means B is faster (latency, time to train: A / B)",
+              caption=USAGE_NOTE + " Latency (lower is better; ratio marked A/B): whole systems at equal accelerator "
+                                   "counts; ratio = A's latency / B's. Training: time to train at equal accelerator "
+                                   "counts; ratio = A's time / B's time.")
+    for col in ("round", "div", "benchmark", "scenario", "precision", "acc. A | B", "A", "B", "ratio", "units",
                 "A rows (best)", "B rows (best)", "marks"):
-        t.add_column(col, justify="right" if col in ("A", "B", "B/A") else "left")
+        t.add_column(col, justify="right" if col in ("A", "B", "ratio") else "left",
+                     no_wrap=col in ("benchmark", "A", "B", "ratio"),
+                     overflow="fold" if "rows" in col else "ellipsis")     # a cited result is never cut
     notes: dict[str, int] = {}
     for g in result["groups"]:
         a, b = g["a"], g["b"]
@@ -253,9 +270,11 @@ def compare_cmd(
             marks += [f"{x}: {v}" for v in side["variants"]]
             marks += [f"{x}: {'/'.join(side['precision'])}"] if g["precision"] == "any" else []
             marks += [f"{x}: note {notes.setdefault(f, len(notes) + 1)}" for f in side["flags"]]
+        direction = " A/B" if g.get("lower_is_better") and g["source"] != "mlperf-training" else ""
         t.add_row(safe(g["round"]), safe(g["division"]), safe(g["benchmark"]), safe(g["scenario"]), safe(g["precision"]),
-                  scales, fmt(a["value"]), fmt(b["value"]), f"{g['ratio']:.3g}", safe(g["units"]),
-                  f"{a['rows']} ({safe(a['best'])})", f"{b['rows']} ({safe(b['best'])})", safe("; ".join(marks)))
+                  scales, fmt(a["value"]), fmt(b["value"]), f"{g['ratio']:.3g}{direction}", safe(g["units"]),
+                  f"{a['rows']} ({safe(short_id(a['best']))})", f"{b['rows']} ({safe(short_id(b['best']))})",
+                  safe("; ".join(marks)))
     c = console()
     c.print(f"rules: {safe(result['rules'])} ({safe(rules.widen_hint())})")
     c.print(t)

@@ -5,12 +5,15 @@ A claims file (YAML, schema in claims_models) holds `claims:`, each with an id, 
 stated, its source, a subject and a baseline platform, and `expected`: the claimed
 subject/baseline ratio as `ratio`, `min` and/or `max`, or `direction` (higher | lower | parity),
 widened by `tolerance` (relative). A ratio always reads "subject is x times baseline" (for times
-to train: baseline time / subject time). `kind` (one or a list) says which evidence answers it:
+to train and latencies: baseline time / subject time). `kind` (one or a list) says which evidence
+answers it:
   mlperf           per-accelerator throughput of single-node, one-accelerator-type inference rows
-                   of one model and scenario, compared as `reference compare` compares them
+                   of one model (the checker's name or the round's display label) and scenario, or,
+                   where the benchmark is scored in latency, whole-system latency at equal
+                   accelerator counts; compared as `reference compare` compares them
                    (evidence/rules: division, availability, precision class, accelerator
                    count, variants, distinct runs; one check per round); `statistic: best` (the
-                   highest submission per side: what each platform can reach) or `median`.
+                   best submission per side: what each platform can reach) or `median`.
   mlperf-training  MLPerf Training time to train of one benchmark, under the same rules, at equal
                    accelerator counts; best = the fastest submission per side.
   mlperf-rounds    the same system (submitter, system, accelerator count and nodes) in two
@@ -247,13 +250,14 @@ def _pairs(claim: Claim, rows: list[dict], rules, statistic: str) -> dict:
                           statistic, stack_ok)
 
 
-def _cited(kind: str, result: dict, field: str, lower_is_better: bool) -> list[dict]:
+def _cited(kind: str, result: dict) -> list[dict]:
     """The rows each decided group rests on (with none decided: the rows there are), subject
-    first, best first, each row once."""
+    first, best first (by the figure its group compares), each row once."""
     seen, out = set(), []
     for side, key in (("subject", "b"), ("baseline", "a")):
-        rows = [r for g in result["groups"] or result["unpaired"] for r in g["_rows"][key]]
-        for r in sorted(rows, key=lambda r: r[field] if lower_is_better else -r[field]):
+        rows = [(r, g["field"], g["lower_is_better"]) for g in result["groups"] or result["unpaired"]
+                for r in g["_rows"][key]]
+        for r, field, _ in sorted(rows, key=lambda t: t[0][t[1]] if t[2] else -t[0][t[1]]):
             if (side, r["ref_id"]) not in seen:
                 seen.add((side, r["ref_id"]))
                 out.append(_row_evidence(kind, side, r, r[field]))
@@ -286,10 +290,11 @@ def evidence_mlperf(claim: Claim, refs: References) -> tuple[list, list, str | N
         what = f"MLPerf Inference {rnd} results" if rnd else "MLPerf Inference results"
         return [missing("mlperf", f"no {what} imported")], [], _import_hint(SOURCE, rnd)
     rules = Rules.make(division=m.category, status=m.status, precision=m.precision)
-    rows = [r for r in refs if r["model"] == m.model and r["scenario"].lower() == m.scenario.lower()
+    rows = [r for r in refs if m.model in (r["model"], r.get("benchmark_label"))
+            and r["scenario"].lower() == m.scenario.lower()
             and (m.accelerators is None or r["accelerators"] == m.accelerators)]
     result = _pairs(claim, rows, rules, m.statistic)
-    evidence = _cited("mlperf", result, "per_accelerator", False)
+    evidence = _cited("mlperf", result)
     filters = (f"{m.model} {m.scenario}, {m.category} division" + (f", {m.precision}" if m.precision else "")
                + (f", round {rnd}" if rnd else ""))
     if not result["groups"]:
@@ -304,10 +309,13 @@ def evidence_mlperf(claim: Claim, refs: References) -> tuple[list, list, str | N
     for g in result["groups"]:
         a, b = g["a"], g["b"]
         cite = f", {b['best']} vs {a['best']}" if m.statistic == "best" else ""
+        what = (f"{m.statistic} whole-system latency, {g['units']}, lower is better (ratio baseline / subject): "
+                f"{side_label(claim.baseline)} / {side_label(claim.subject)} = {a['value']:,.4g} / {b['value']:,.4g}"
+                if g["lower_is_better"] else
+                f"{m.statistic} per-accelerator throughput (derived, not verified by MLCommons) "
+                f"{side_label(claim.subject)} / {side_label(claim.baseline)} = {b['value']:,.1f} / {a['value']:,.1f}")
         checks.append(ratio_check(g["ratio"], claim.expected.bounds(), claim.tolerance,
-                                  f"{m.statistic} per-accelerator throughput (derived, not verified by MLCommons) "
-                                  f"{side_label(claim.subject)} / {side_label(claim.baseline)} = {b['value']:,.1f} / "
-                                  f"{a['value']:,.1f} ({b['rows']} vs {a['rows']} rows{cite}; {m.model} {m.scenario}, "
+                                  f"{what} ({b['rows']} vs {a['rows']} rows{cite}; {m.model} {m.scenario}, "
                                   f"{_where(g)})"))
     return evidence, checks, None
 
@@ -337,7 +345,7 @@ def evidence_training(claim: Claim, refs: References) -> tuple[list, list, str |
             _import_hint(SOURCE, rnd)
     rows = [r for r in refs if t.accelerators is None or r["accelerators"] == t.accelerators]
     result = _pairs(claim, rows, Rules.make(division=t.division, status=t.status), t.statistic)
-    evidence = _cited("mlperf-training", result, "time_to_train_min", True)
+    evidence = _cited("mlperf-training", result)
     if not result["groups"]:
         sides = {s: [u for u in result["unpaired"] if u["side"] == k] for s, k in (("subject", "b"), ("baseline", "a"))}
         if all(sides.values()):

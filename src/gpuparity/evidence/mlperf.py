@@ -1,8 +1,13 @@
 """Read an MLPerf Inference results summary (summary_results.json, any round) into reference rows.
 
-One file is a JSON array of flat objects, one per result (system x model x scenario). The `ID`
-names a system submission and repeats across its models and scenarios, so a row's ref_id is
-source:ID/model/scenario; the bare ID is kept as `result_id` for citation.
+A summary is a set of flat rows, one per result (system x model x scenario): a JSON array, or (v6.x,
+as MLCommons publishes it) an object of rows keyed by index ("0" .. "491"). It is read by its
+fields, not its wrapper. The `ID` names a system submission and repeats across its models and
+scenarios, so a row's ref_id is source:ID/model/scenario; the bare ID is kept as `result_id` for
+citation. A summary with no ID of any kind (v6.x) names each row by its `Location`, unique per
+result ("./closed/AMD/results/8xMI350X_2xEPYC_9575F/dlrm-v3/Offline/performance/run_1"): ref_id
+source:v6.1/closed/AMD/results/.../run_1, result_id the system's results folder in the round's
+repository (v6.1/closed/AMD/results/8xMI350X_2xEPYC_9575F).
 
 Field names and types by round (every round is read by the one model below):
   v4.1        the names used since (ID, Submitter, Category, Suite, System, Model, Scenario,
@@ -13,21 +18,26 @@ Field names and types by round (every round is read by the one model below):
               system); IDs without the 'v' ("5.1-0001"); version "v5.1".
   v3.x, v6.x  summaries built from the submission checker's CSV name the fields as the checker
               does (Organization, Division, SystemType, SystemName, MlperfModel, Result, Units,
-              accelerator_model_name, accelerators_per_node, number_of_nodes, framework,
-              "Public ID"); they are renamed to the names above. Where a file has both Model
-              and MlperfModel, MlperfModel is the benchmark (Model is the model used).
+              accelerator_model_name, accelerators_per_node, number_of_nodes, total_accelerators,
+              framework, "Public ID"); they are renamed to the names above. Of Model and
+              MlperfModel, the benchmark is the one written as the checker writes benchmark names
+              (lower case, digits, '-' and '.': "wan-2.2-t2v-a14b", "llama2-70b-99.9"), the more
+              specific where both are (v3.x: Model "llama2-70b", MlperfModel "llama2-70b-99");
+              a display label ("text_to_video", "VLM", "agentic edge") is kept beside it as
+              `benchmark_label`. Scenarios written in lower case ("offline", "singlestream") are
+              read as MLPerf names them.
   Optional everywhere: Availability, Suite, Software, weight_data_types, version, Location,
-  Details, Platform. A missing round comes from the ID prefix, else from --round.
+  Details, Platform, total_accelerators. A missing round comes from the ID prefix, else from --round.
 
-A row the model cannot read is listed with the reason and the rest are kept (`strict` refuses
-the whole file instead). Counts must be whole and non-negative, results finite and
-non-negative; text fields are bounded and free of control characters.
+A layout this does not know (no row has the fields a result needs, in either naming) is refused
+whole, naming the fields it missed. A row the model cannot read is listed with the reason and the
+rest are kept (`strict` refuses the whole file instead). Counts must be whole and non-negative,
+results finite and non-negative; text fields are bounded and free of control characters.
 """
 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
@@ -35,18 +45,24 @@ from pydantic_core import PydanticCustomError
 
 from gpuparity import validate
 from gpuparity.errors import UserError
+from gpuparity.evidence.accelerators import clean_accelerator, map_accelerator
+from gpuparity.evidence.software import _stack, check_versions, parse_software, rocm_line
+
+# map_accelerator, clean_accelerator and parse_software stay importable from here (the importer's API).
+__all__ = ["SOURCE", "check_versions", "clean_accelerator", "load_file", "map_accelerator", "parse_row", "parse_rows",
+           "parse_software"]
 
 SOURCE = "mlperf-inference"
 USAGE_NOTE = (
-    "Per-accelerator throughput is derived (result / (accelerators per node x nodes)); it is not an "
-    "MLPerf metric and is not verified by MLCommons. Cite the MLPerf result ID."
+    "Per-accelerator throughput is derived (result / total accelerators); it is not an MLPerf metric "
+    "and is not verified by MLCommons. Cite the MLPerf result ID (where a round publishes none, its Location)."
 )
 DIVISION_RULES = {
     "closed": "closed: reference model, accuracy target and run rules fixed; comparable across submitters",
     "open": "open: model, precision or method may change; not comparable with closed results",
     "network": "network: served over a network; not comparable with closed or open results",
 }
-THROUGHPUT_UNITS = ("tokens/s", "samples/s", "queries/s")
+THROUGHPUT_UNITS = ("tokens/s", "samples/s", "queries/s", "tasks/s")
 MAX_COUNT = 1_000_000          # accelerators per node or nodes: far above any real system
 MAX_RESULT = 1e15
 
@@ -153,7 +169,7 @@ class InferenceRecord(BaseModel):
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
 
-    ID: Name
+    ID: OptName = ""               # none in v6.x: the Location names the row
     Submitter: Name
     Category: Name
     System: Name
@@ -163,6 +179,7 @@ class InferenceRecord(BaseModel):
     Performance_Units: Name
     accelerators_per_node: Count = Field(0, alias="a#")
     Nodes: Count
+    total_accelerators: Count = 0  # v6.x: 0 or absent where the file does not say
     Accelerator: OptName = ""
     Availability: OptName = ""
     Suite: OptName = ""
@@ -172,7 +189,16 @@ class InferenceRecord(BaseModel):
     version: OptName = ""
     Location: LongText = ""
     Details: LongText = ""
+    benchmark_label: OptName = ""
     inferred: Annotated[bool, BeforeValidator(lambda v: _flag(v))] = False
+
+
+# What a result needs, each as (the name used here, the checker's); ID or Location names the row.
+REQUIRED = (("Submitter", "Organization"), ("Category", "Division"), ("System", "SystemName"), ("Model", "Model"),
+            ("Scenario", "Scenario"), ("Performance_Result", "Result"), ("Performance_Units", "Units"),
+            ("Nodes", "number_of_nodes"))
+SCENARIOS = {s.lower(): s for s in ("Offline", "Server", "Interactive", "SingleStream", "MultiStream")}
+_CHECKER_NAME = re.compile(r"[a-z0-9][a-z0-9.\-]{0,199}")
 
 
 def _optional_empty(rec: dict) -> dict:
@@ -180,11 +206,26 @@ def _optional_empty(rec: dict) -> dict:
     return {k: ("" if v is None and k not in ("Performance_Result",) else v) for k, v in rec.items()}
 
 
+def benchmark_names(model: Any, mlperf_model: Any) -> tuple[Any, str]:
+    """(benchmark, display label or '') of a row's Model and MlperfModel (see the module notes)."""
+    if not isinstance(model, str) or not isinstance(mlperf_model, str) or not model.strip():
+        return mlperf_model, ""
+    m, mm = model.strip(), mlperf_model.strip()
+    m_checker, mm_checker = bool(_CHECKER_NAME.fullmatch(m)), bool(_CHECKER_NAME.fullmatch(mm))
+    if m == mm or (m_checker and not mm_checker):
+        return model, "" if m == mm else mlperf_model
+    if m_checker and mm_checker and m.startswith(mm + "-"):
+        return model, ""                   # Model names the accuracy target MlperfModel leaves out
+    return mlperf_model, ""
+
+
 def normalise(rec: dict) -> dict:
     """Rename checker / older-round fields to the names above (the newer name wins when both exist)."""
     out = dict(rec)
     if "MlperfModel" in out:
-        out["Model"] = out["MlperfModel"]
+        out["Model"], label = benchmark_names(out.get("Model"), out["MlperfModel"])
+        if label:
+            out["benchmark_label"] = label
     for old, new in ALIASES.items():
         if old in out and new not in out:
             out[new] = out[old]
@@ -192,12 +233,44 @@ def normalise(rec: dict) -> dict:
 
 
 # -- rows ---------------------------------------------------------------------------------------
-def load_file(path) -> list:
-    """The JSON array in a .json or .json.gz file (bounded by the decompressed size)."""
+def load_file(path) -> list | dict:
+    """The rows in a .json or .json.gz file (bounded by the decompressed size): an array, or an
+    object of rows (every value an object, or every key an index)."""
     data = validate.load_json(str(path), what="MLPerf results summary")
-    if not isinstance(data, list):
-        raise UserError(f"{path}: not an MLPerf results summary (top level is not an array)")
-    return data
+    if isinstance(data, list) or (isinstance(data, dict) and _object_of_rows(data)):
+        return data
+    raise UserError(f"{path}: not an MLPerf results summary (top level is not an array or an object of rows)")
+
+
+def _object_of_rows(data: dict) -> bool:
+    return all(isinstance(v, dict) for v in data.values()) or all(str(k).isdigit() for k in data)
+
+
+def _entries(records: list | dict) -> list[tuple[str | None, Any]]:
+    """(key, record) in file order; an object keyed by index is read in index order."""
+    if isinstance(records, list):
+        return [(None, r) for r in records]
+    keys = list(records)
+    if all(k.isdigit() and len(k) <= 9 for k in keys):
+        keys.sort(key=int)
+    return [(k, records[k]) for k in keys]
+
+
+def check_layout(entries: list[tuple[str | None, Any]]) -> None:
+    """Refuse a layout none of whose rows has a field a result needs (in either naming): never half-read."""
+    seen: set = set()
+    for _, rec in entries:
+        if isinstance(rec, dict):
+            seen.update(rec)
+    if not seen:
+        return                                     # no row is an object: each is listed as unreadable
+    seen |= {new for old, new in ALIASES.items() if old in seen} | ({"Model"} if "MlperfModel" in seen else set())
+    missed = [here if here == checker else f"{checker} (or {here})" for here, checker in REQUIRED if here not in seen]
+    if not {"ID", "Location"} & seen:
+        missed.append("ID or Location (to name each result by)")
+    if missed:
+        raise UserError("not an MLPerf Inference results summary: no row has " + ", ".join(missed)
+                        + "; nothing was read")
 
 
 _ROUND = re.compile(r"v?(\d{1,2}\.\d{1,2})\b")
@@ -212,27 +285,32 @@ def round_of(version: str, result_id: str, fallback: str | None) -> str | None:
     return fallback
 
 
-def parse_rows(records: list, *, round: str | None = None, strict: bool = False) -> tuple[list[dict], list[dict]]:
-    """(rows, unreadable) for every record; unreadable entries are {'row', 'id', 'reason'} (1-based).
+def parse_rows(records: list | dict, *, round: str | None = None, strict: bool = False
+               ) -> tuple[list[dict], list[dict]]:
+    """(rows, unreadable) for every record; unreadable entries are {'row', 'id', 'reason'} (1-based,
+    in file order; 'key' too for an object of rows).
 
     strict: the first unreadable record raises UserError naming it (nothing is returned).
     """
     if round is not None and not re.fullmatch(r"v?\d{1,2}\.\d{1,2}", round):
         raise UserError(f"--round {_show(round)} is not a round such as 4.1 or v5.1")
     fallback = round.lstrip("v") if round else None
+    entries = _entries(records)
+    check_layout(entries)
     rows, unreadable, seen = [], [], {}
-    for index, rec in enumerate(records, start=1):
+    for index, (key, rec) in enumerate(entries, start=1):
+        where = {"row": index, **({"key": key} if key is not None else {})}
         try:
             row = parse_row(rec, index, fallback)
         except UserError as exc:
-            problem = {"row": index, "id": _record_id(rec), "reason": str(exc).split(": ", 1)[-1]}
+            problem = {**where, "id": _record_id(rec), "reason": str(exc).split(": ", 1)[-1]}
             if strict:
                 raise UserError(f"{_where(problem)}: {problem['reason']}") from None
             unreadable.append(problem)
             continue
         if row["ref_id"] in seen:
-            problem = {"row": index, "id": row["result_id"],
-                       "reason": f"repeats row {seen[row['ref_id']]} (same ID, model and scenario)"}
+            same = "same Location" if row["named_by"] == "Location" else "same ID, model and scenario"
+            problem = {**where, "id": row["result_id"], "reason": f"repeats row {seen[row['ref_id']]} ({same})"}
             if strict:
                 raise UserError(f"{_where(problem)}: {problem['reason']}")
             unreadable.append(problem)
@@ -249,7 +327,30 @@ def _record_id(rec) -> str | None:
 
 
 def _where(problem: dict) -> str:
-    return f"row {problem['row']}" + (f" (ID {problem['id']})" if problem.get("id") else "")
+    marks = [f"key {_show(problem['key'])}" if problem.get("key") is not None else "",
+             f"ID {problem['id']}" if problem.get("id") else ""]
+    return f"row {problem['row']}" + (f" ({', '.join(m for m in marks if m)})" if any(marks) else "")
+
+
+def _location_ids(location: str, rnd: str) -> tuple[str, str]:
+    """(result_id, ref_id) of a row named by its Location: the system's results folder
+    ('v6.1/closed/AMD/results/8xMI350X_2xEPYC_9575F') and the whole path."""
+    parts = [p for p in location.replace("\\", "/").split("/") if p not in ("", ".")]
+    system = parts[:4] if len(parts) >= 4 and parts[2].lower() == "results" else parts
+    return f"v{rnd}/{'/'.join(system)}", f"{SOURCE}:v{rnd}/{'/'.join(parts)}"
+
+
+def _counts(r: InferenceRecord) -> tuple[int, int, str | None]:
+    """(accelerators per node, total accelerators, a note where the file's counts disagree)."""
+    per_node, total = r.accelerators_per_node, r.accelerators_per_node * r.Nodes
+    if not r.total_accelerators or r.total_accelerators == total:
+        return per_node, total, None
+    if not total:                      # only the total given
+        return (r.total_accelerators // r.Nodes if r.total_accelerators % r.Nodes == 0 else 0), \
+            r.total_accelerators, None
+    return per_node, r.total_accelerators, (
+        f"total_accelerators {r.total_accelerators} is not accelerators_per_node x number_of_nodes "
+        f"({per_node} x {r.Nodes}): the total is used, and the row has no per-GPU figure")
 
 
 def parse_row(rec, index: int, fallback_round: str | None = None) -> dict:
@@ -261,19 +362,27 @@ def parse_row(rec, index: int, fallback_round: str | None = None) -> dict:
     rnd = round_of(r.version, r.ID, fallback_round)
     if rnd is None:
         raise UserError(f"row {index}: no round (neither 'version' nor the ID names it; give --round)")
+    scenario = SCENARIOS.get(re.sub(r"[\s_-]", "", r.Scenario.lower()), r.Scenario)
+    if r.ID:
+        result_id, ref_id, named_by = r.ID, f"{SOURCE}:{r.ID}/{r.Model}/{scenario}", "ID"
+    elif r.Location:
+        (result_id, ref_id), named_by = _location_ids(r.Location, rnd), "Location"
+    else:
+        raise UserError(f"row {index}: no ID and no Location to name the result by")
     accel = map_accelerator(r.Accelerator)
     category = r.Category.lower()
     units = r.Performance_Units
-    total = r.accelerators_per_node * r.Nodes
-    is_throughput = units.lower() in THROUGHPUT_UNITS   # latency units (ms) are never throughput
+    per_node, total, count_note = _counts(r)
+    is_throughput = units.lower() in THROUGHPUT_UNITS   # latency units (ms, s) are never throughput
     per_accel = r.Performance_Result / total if is_throughput and total and not accel["mixed"] else None
     versions, version_notes = check_versions(parse_software(r.Software))
     precision = r.weight_data_types.lower()
     family = _TARGET.match(r.Model)
     return {
-        "ref_id": f"{SOURCE}:{r.ID}/{r.Model}/{r.Scenario}",
+        "ref_id": ref_id,
         "source": SOURCE,
-        "result_id": r.ID,
+        "result_id": result_id,
+        "named_by": named_by,
         "round": rnd,
         "submitter": r.Submitter,
         "system": r.System,
@@ -283,15 +392,17 @@ def parse_row(rec, index: int, fallback_round: str | None = None) -> dict:
         "category": category,
         "division_rules": DIVISION_RULES.get(category, f"{category}: not comparable with other divisions"),
         "model": r.Model,
+        "benchmark_label": r.benchmark_label or None,
         "model_family": family.group(1) if family else r.Model,
         "accuracy_target": family.group(2) if family else None,
         "twin": None,
         "twin_same_result": False,
-        "scenario": r.Scenario,
+        "scenario": scenario,
         "precision": None if precision in ("", "unset") else precision,
         "software": r.Software,
         "versions": versions,
         "version_notes": version_notes,
+        "rocm_line": rocm_line(versions.get("rocm")),
         "stack": _stack(versions, r.Software, accel["vendor"]),
         "accelerator": r.Accelerator or None,
         "accelerator_name": accel["name"],
@@ -299,9 +410,10 @@ def parse_row(rec, index: int, fallback_round: str | None = None) -> dict:
         "variant": accel["variant"],
         "base_spec_id": accel["base_spec_id"],
         "mixed_accelerators": accel["mixed"],
-        "accelerators_per_node": r.accelerators_per_node,
+        "accelerators_per_node": per_node,
         "nodes": r.Nodes,
         "accelerators": total,
+        "count_note": count_note,
         "result": r.Performance_Result,
         "units": units,
         "throughput": r.Performance_Result if is_throughput else None,
@@ -310,7 +422,7 @@ def parse_row(rec, index: int, fallback_round: str | None = None) -> dict:
         # MLPerf's flag for a result inferred from another scenario's run (edge systems), not measured.
         "inferred": r.inferred,
         # Per-GPU aggregates take single-node, single-accelerator-type rows only.
-        "per_gpu_eligible": per_accel is not None and r.Nodes == 1,
+        "per_gpu_eligible": per_accel is not None and r.Nodes == 1 and count_note is None,
         "note": USAGE_NOTE if per_accel is not None else None,
         "location": r.Location or None,
         "details": r.Details or None,
@@ -339,119 +451,3 @@ def distinct(rows: list[dict]) -> list[dict]:
     return [r for r in rows if not (r.get("twin_same_result") and r.get("accuracy_target") == "99")]
 
 
-# -- accelerator names --------------------------------------------------------------------------
-# MLPerf spells parts as "Virtualized NVIDIA H200-SXM-141GB", "AMD Instinct MI300X-NPS1-SPX-192GB-750W",
-# "AMD Instinct MI325X 256GB HBM3E (x16), AMD Instinct MI300X 192GB HBM3 (x8)". Partition modes,
-# power caps and "(xN)" counts say nothing about which part it is. Every pattern anchors a digit
-# run at its start and bounds it, so a long run of digits is scanned once (no quadratic backtracking).
-_NOISE = re.compile(r"\bvirtuali[sz]ed\b|\(x\d{1,6}\)|\bnps\d\b|\b[sdqc]px\b|\b\d{1,5}\s?w\b", re.I)
-_MEMORY = re.compile(r"(?<!\d)(\d{1,4})\s?gb?\b", re.I)
-
-
-def clean_accelerator(text: str) -> str:
-    text = _NOISE.sub(" ", text.replace("-", " ").replace("_", " "))
-    return " ".join(text.split())
-
-
-@lru_cache(maxsize=4096)
-def map_accelerator(text: str) -> dict:
-    """{'name', 'spec_id', 'vendor', 'mixed', 'variant', 'base_spec_id'}; spec_id None when the part
-    has no spec row. A product variant (custom thermal 'CTS', 'NVL' or 'PCIe' of an SXM part) is
-    its own product: its spec_id is None and base_spec_id names the part it varies, so a
-    comparison pools the two only when asked to."""
-    none = {"name": None, "spec_id": None, "vendor": None, "mixed": False, "variant": None, "base_spec_id": None}
-    parts = [clean_accelerator(p) for p in (text or "")[:300].split(",") if p.strip()]
-    if not parts:
-        return none
-    mapped = [_spec_for(p) for p in parts]
-    if len({((m[0] or m[1] or {}).get("id", p), m[2]) for m, p in zip(mapped, parts, strict=True)}) > 1:
-        return {**none, "name": "; ".join(parts), "mixed": True}
-    spec, base, variant = mapped[0]
-    vendor = (spec or base or {}).get("vendor") or next((v for v in ("AMD", "NVIDIA", "Intel")
-                                                         if v.lower() in text.lower()), None)
-    return {"name": parts[0], "spec_id": spec["id"] if spec else None, "vendor": vendor, "mixed": False,
-            "variant": variant, "base_spec_id": base["id"] if base else None}
-
-
-_VARIANTS = {"cts": "CTS (custom thermal)", "nvl": "NVL", "pcie": "PCIe"}
-
-
-def _spec_for(name: str) -> tuple[dict | None, dict | None, str | None]:
-    """(spec, base spec of a variant, variant name): one of the first two is None."""
-    from gpuparity.platform.specs import match_spec
-
-    spec = match_spec(name)
-    if not spec:
-        return None, None, None
-    low, product = name.lower(), spec["product"].lower()
-    # "H200-NVL" is not the SXM part even though the chip is the same: other power, cooling and links.
-    for key, label in _VARIANTS.items():
-        if re.search(rf"\b{key}\b", low) and key not in product:
-            return None, spec, label
-    mem = _MEMORY.search(name)
-    if mem and spec.get("memory_gb") and abs(int(mem.group(1)) - spec["memory_gb"]) > 0.1 * spec["memory_gb"]:
-        return None, None, None
-    return spec, None, None
-
-
-# -- software stack -----------------------------------------------------------------------------
-_VER = r"v?(\d{1,4}\.\d{1,4}(?:\.\d{1,6})?)"
-_VER_LONG = r"v?(\d{1,4}(?:\.\d{1,6}){1,4}(?:\.?(?:dev|rc|a|b|post)\d{1,6})?)"
-_SEP = r"[\s_-]{0,3}"
-_SOFTWARE = {
-    "rocm": re.compile(rf"\brocm{_SEP}{_VER}", re.I),
-    "cuda": re.compile(rf"\bcuda{_SEP}{_VER}", re.I),
-    "tensorrt_llm": re.compile(rf"\btensorrt{_SEP}llm{_SEP}{_VER}", re.I),
-    "tensorrt": re.compile(rf"\btensorrt(?!{_SEP}llm){_SEP}{_VER}", re.I),
-    "vllm": re.compile(rf"\bvllm{_SEP}{_VER_LONG}", re.I),
-    "sglang": re.compile(rf"\bsglang{_SEP}{_VER_LONG}", re.I),
-    # "NGC PyTorch 25.04" names the container release, not the PyTorch version.
-    "pytorch": re.compile(rf"(?<!ngc )\bpytorch{_SEP}{_VER_LONG}", re.I),
-}
-_ROCM_TAG = re.compile(r"\.rocm(\d)(\d)(\d)\b", re.I)  # vLLM local version tag, e.g. "+g71faa1880.rocm641"
-
-
-def parse_software(text: str) -> dict:
-    """Versions named in MLPerf's free-text Software field, e.g. 'TensorRT 10.11, CUDA 12.9'."""
-    text = (text or "")[:4000]
-    out = {}
-    for name, pattern in _SOFTWARE.items():
-        m = pattern.search(text)
-        if m:
-            out[name] = m.group(1)
-    if "rocm" not in out:
-        m = _ROCM_TAG.search(text)
-        if m:
-            out["rocm"] = ".".join(m.groups())
-    return out
-
-
-# A "version" past these is a driver's, not the stack's (ROCm minors have stayed below 8 in every
-# major; amdgpu driver versions read 6.8.5, 6.10.5, 6.12.12; CUDA toolkits are 1.x-13.x while
-# NVIDIA drivers are 5xx.yy).
-_NOT_A_RELEASE = {
-    "rocm": lambda major, minor: minor >= 8,
-    "cuda": lambda major, minor: major >= 30,
-}
-
-
-def check_versions(versions: dict) -> tuple[dict, list[str]]:
-    """(versions, notes): a version no release of that stack has (a driver version written in the
-    stack field, "ROCm 6.12.12") is dropped and named in a note instead of taken at face value."""
-    out, notes = dict(versions), []
-    for name, is_driver in _NOT_A_RELEASE.items():
-        m = re.match(r"(\d{1,4})\.(\d{1,4})", out.get(name) or "")
-        if m and is_driver(int(m.group(1)), int(m.group(2))):
-            notes.append(f"{name} {out.pop(name)} in the software field is not a {name} release (likely a "
-                         "driver version): the stack version is unknown")
-    return out, notes
-
-
-def _stack(versions: dict, text: str, vendor: str | None) -> str | None:
-    low = (text or "").lower()
-    if "rocm" in versions or "rocm" in low:
-        return "rocm"
-    if "cuda" in versions or "tensorrt" in low:
-        return "cuda"
-    # The software line often names only the serving engine; the part decides the stack.
-    return {"AMD": "rocm", "NVIDIA": "cuda"}.get(vendor or "")

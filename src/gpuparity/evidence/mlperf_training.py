@@ -38,18 +38,9 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from gpuparity import validate
 from gpuparity.errors import UserError
-from gpuparity.evidence.mlperf import (
-    Count,
-    Figure,
-    LongText,
-    Name,
-    OptName,
-    _show,
-    _stack,
-    check_versions,
-    map_accelerator,
-    parse_software,
-)
+from gpuparity.evidence.accelerators import map_accelerator
+from gpuparity.evidence.mlperf import Count, Figure, LongText, Name, OptName, _show
+from gpuparity.evidence.software import _stack, check_versions, parse_software
 
 SOURCE = "mlperf-training"
 NOTE = ("MLPerf Training time to train (minutes, lower is better): the olympic mean of the runs times "

@@ -54,6 +54,7 @@ def import_file(store, fmt: str, path: str | Path, *, strict: bool = False, roun
     added = store.save_references(rows)
     for r in rows:
         evidence_rules.annotate(r)
+    evidence_rules.mark_latency_units(rows)
     if added < len(rows):
         differ = stored_differently(store, rows)
     summary = {
@@ -70,6 +71,11 @@ def import_file(store, fmt: str, path: str | Path, *, strict: bool = False, roun
         "inferred": sum(1 for r in rows if r.get("inferred")),
         "units_flags": dict(Counter(r["units_flag"] for r in rows if r.get("units_flag")).most_common()),
         "version_notes": dict(Counter(n for r in rows for n in r.get("version_notes") or []).most_common()),
+        "count_notes": sum(1 for r in rows if r.get("count_note")),
+        # The checker's benchmark names the rows are stored under, beside the file's display labels.
+        "benchmark_labels": dict(Counter(f"{r['benchmark_label']} -> {r['model']}" for r in rows
+                                         if r.get("benchmark_label")).most_common()),
+        "named_by_location": sum(1 for r in rows if r.get("named_by") == "Location"),
         # Rows kept as an earlier import stored them, whose figure this import computes otherwise.
         "stored_differently": differ if added < len(rows) else [],
     }
@@ -122,7 +128,7 @@ def stored_rows(store, source: str | None = None) -> tuple[list[dict], int]:
         row.setdefault("model_family", row["model"])
         row.setdefault("twin", None)
         rows.append(evidence_rules.annotate(row))
-    return rows, skipped
+    return evidence_rules.mark_latency_units(rows), skipped
 
 
 IMPORT_HINT = ("import with `gpuparity reference import mlperf summary_results.json` (MLPerf Inference, any round) "
@@ -194,14 +200,16 @@ def accelerator_matcher(ref: str | None, pool_variants: bool = False):
 def select(rows: list[dict], *, benchmark: str | None = None, accelerator: str | None = None,
            scenario: str | None = None, unmapped: bool = False, round: str | None = None,
            pool_variants: bool = False) -> list[dict]:
-    """Rows matching the filters; 'llama2-70b' also matches its accuracy variants (-99, -99.9).
-    Division and availability are the comparison rules' (evidence_rules.admit)."""
+    """Rows matching the filters; 'llama2-70b' also matches its accuracy variants (-99, -99.9), and a
+    benchmark's display label ('text_to_video') its rows. Division and availability are the
+    comparison rules' (evidence_rules.admit)."""
     accel_ok = accelerator_matcher(accelerator, pool_variants)
     want_round = round.lstrip("v") if round else None
     out = []
     for r in rows:
-        name = r["model"].lower()
-        if benchmark and name != benchmark.lower() and not name.startswith(benchmark.lower() + "-"):
+        name, wanted = r["model"].lower(), (benchmark or "").lower()
+        if benchmark and name != wanted and not name.startswith(wanted + "-") \
+                and str(r.get("benchmark_label") or "").lower() != wanted:
             continue
         if not accel_ok(r):
             continue
@@ -240,7 +248,9 @@ def describe(row: dict) -> str:
         return (f"MLPerf Training {row.get('round')} {row['result_id']} ({row['category']}) {row['submitter']}: "
                 f"{row['model']} on {parts}, {sw}: {row['result']:,.2f} min to train ({runs}{scale}){marks}")
     figure = (f"{row['per_accelerator']:,.1f} {row['units']} per accelerator (derived)"
-              if row.get("per_accelerator") is not None else f"{row['result']:,.1f} {row['units']}")
+              if row.get("per_accelerator") is not None else
+              f"{row['result']:,.4g} {row['units']} (whole system, lower is better)"
+              if evidence_rules.is_latency_row(row) else f"{row['result']:,.1f} {row['units']}")
     marks = "".join(f" [{m}]" for m in marks_of(row))
     return (f"MLPerf Inference {row.get('round')} {row['result_id']} ({row['category']}) {row['submitter']}: "
             f"{row['model']} {row['scenario']}, {parts}, {row.get('precision') or '-'}, {sw}: {figure}{marks}")
@@ -261,6 +271,10 @@ def marks_of(row: dict) -> list[str]:
         marks.append("same run as " + ", ".join(row["also_ids"]))
     if row.get("units_flag"):
         marks.append(f"units {row['units_flag']}")
+    if row.get("count_note"):
+        marks.append(row["count_note"])
+    if str(row.get("rocm_line") or "").startswith("preview"):
+        marks.append("ROCm preview line (TheRock)")
     marks += row.get("version_notes") or []
     return marks
 
@@ -270,8 +284,11 @@ def citation(row: dict, side: str | None = None) -> dict:
     training = row["source"] == mlperf_training.SOURCE
     out = {"side": side} if side else {}
     out.update({k: row.get(k) for k in ("source", "round", "result_id", "submitter", "model", "scenario")})
-    out["value"] = row.get("time_to_train_min") if training else row.get("per_accelerator")
-    out["units"] = "minutes to train" if training else f"{row.get('units')} per accelerator (derived)"
+    latency = evidence_rules.is_latency_row(row)
+    out["value"] = row.get("time_to_train_min") if training else row.get("result") if latency \
+        else row.get("per_accelerator")
+    out["units"] = ("minutes to train" if training else f"{row.get('units')} (whole system, lower is better)" if latency
+                    else f"{row.get('units')} per accelerator (derived)")
     out.update({k: row.get(k) for k in ("system", "accelerators", "spec_id", "ref_id", "category", "availability",
                                         "precision", "inferred")})
     return out

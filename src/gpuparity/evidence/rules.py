@@ -7,14 +7,20 @@ reads MLPerf):
              method and never stand against closed ones (--division open | network | all).
   status     available systems by default: preview and research (RDI) systems are not products
              yet, and a row that names no availability is not known to be one (--status ... | all).
-  precision  inference rows compare within one precision class (fp4 takes MXFP4 and NVFP4, fp16
-             takes bf16, int8 takes uint8); a row that publishes no precision is left out
+  precision  inference rows compare within one precision class (fp4 takes MXFP4, NVFP4 and E2M1,
+             fp16 takes bf16, int8 takes uint8); the weight format decides the class, whatever
+             the wording ("nvfp4, fp8 (kv cache)", "fp4 weights, fp8 KV cache" and "nvfp4 (E2M1
+             ...)" are all fp4): a KV-cache precision is recorded beside it (kv_cache_precision),
+             never a second class; a row that publishes no precision is left out
              (--precision any pools the classes and shows each side's; --precision fp8 picks one).
              MLPerf Training publishes no precision: its closed division fixes the quality target
              and leaves the number format to the submitter, so the rule does not apply there.
   scale      per-accelerator figures compare between systems with the same accelerator count
              (--scale any pools the counts and shows each side's beside the ratio); times to train
-             always compare at equal counts.
+             and latencies always compare at equal counts.
+  latency    a benchmark scored in latency (SingleStream, MultiStream: lower is better) compares
+             system against system at equal accelerator counts, A's latency over B's; a mixed
+             system never stands for either part.
   variants   custom-thermal (CTS), NVL and PCIe parts are their own products (--pool-variants counts
              them as the part they vary).
   distinct   one row per distinct run: one submitter's system with one benchmark, scenario and
@@ -27,11 +33,14 @@ reads MLPerf):
              rule holds there too (division, status, precision class, variants, distinct runs,
              units), and its rules line says so.
   units      each benchmark and scenario has one metric (LLMs in tokens/s; others Offline samples/s,
-             Server queries/s; streams in ms): a throughput row labelled otherwise is flagged and
-             compared under the benchmark's metric (the label is wrong, not the figure).
+             Server queries/s; streams in a latency): a throughput row labelled otherwise is flagged
+             and compared under the benchmark's metric (the label is wrong, not the figure). A
+             latency's unit is believed as published where the round's submitters agree on it
+             (text_to_video SingleStream is published in seconds); a row in a unit fewer submitters
+             of that benchmark and scenario use is flagged, and s and ms rows never meet.
   inferred   MLPerf's "inferred" results (derived from another scenario's run) are kept and marked.
 A ratio always reads B / A, the second side over the first as `gpuparity compare` reads it:
-throughput B / A, time to train A / B, so above 1 means B is faster.
+throughput B / A, time to train and latency A / B, so above 1 means B is faster.
 """
 
 from __future__ import annotations
@@ -49,13 +58,20 @@ DIVISIONS = ("closed", "open", "network", "all")
 STATUSES = ("available", "preview", "rdi", "all")
 PRECISION_CLASSES = ("fp4", "fp6", "fp8", "fp16", "fp32", "int4", "int8")
 _FORMATS = {  # a published number format -> its class
-    "fp4": "fp4", "mxfp4": "fp4", "nvfp4": "fp4", "fp6": "fp6", "mxfp6": "fp6", "fp8": "fp8", "mxfp8": "fp8",
+    "fp4": "fp4", "mxfp4": "fp4", "nvfp4": "fp4", "e2m1": "fp4", "e2m3": "fp6", "e3m2": "fp6", "fp6": "fp6", "mxfp6": "fp6", "fp8": "fp8", "mxfp8": "fp8",
     "e4m3": "fp8", "e5m2": "fp8", "e4m3fn": "fp8", "e4m3fnuz": "fp8", "e5m2fnuz": "fp8", "fp16": "fp16", "bf16": "fp16", "bfloat16": "fp16", "float16": "fp16",
     "fp32": "fp32", "tf32": "fp32", "float32": "fp32", "int4": "int4", "uint4": "int4", "int8": "int8",
     "uint8": "int8",
 }
 _TOKEN = re.compile(r"[a-z0-9]+")
 _FORMAT_LIKE = re.compile(r"(u?int|fp|bf|mxfp|nvfp|float|e\dm\d)\d*[a-z]*")
+_ITEMS = re.compile(r"[,;+/]|\band\b")
+_PAREN = re.compile(r"\([^()]{0,500}\)")
+_KV_WORDS = {"kv", "kvcache", "cache"}
+_WEIGHT_WORDS = {"weight", "weights"}
+_BESIDE_WORDS = {"activation", "activations", "scale", "scales", "scaling"}
+_SCALE_FORMATS = {"e8m0", "ue8m0", "ue4m3"}     # MX / NVFP4 block-scale formats: never a class
+LATENCY = "latency"                # the metric kind of SingleStream / MultiStream
 
 # Benchmarks scored by generated tokens (their Offline, Server and Interactive figures are tokens/s).
 TOKEN_BENCHMARKS = ("llama2-70b", "llama3.1-405b", "llama3.1-8b", "mixtral-8x7b", "deepseek-r1", "gpt-oss-120b")
@@ -139,19 +155,54 @@ def status_class(availability: str | None) -> str:
 
 def precision_class(text: str | None) -> str | None:
     """The class of a published precision ('fp8', 'mxfp4' -> 'fp4', "{'unet': 'fp8', 'vae': 'fp32'}"
-    -> 'fp32+fp8'); None when nothing is published ('', 'UNSET') or a format is not known."""
-    tokens = _TOKEN.findall((text or "").lower()[:500])
-    formats = [t for t in tokens if t in _FORMATS]
-    if not formats or any(t not in _FORMATS for t in tokens if _FORMAT_LIKE.fullmatch(t)):
-        return None                          # fp64, int2, ...: a format this table does not class
-    return "+".join(sorted({_FORMATS[t] for t in formats}))
+    -> 'fp32+fp8', "nvfp4, fp8 (kv cache)" -> 'fp4'); None when nothing is published ('', 'UNSET')
+    or a format is not known."""
+    return precision_parts(text)[0]
+
+
+def precision_parts(text: str | None) -> tuple[str | None, str | None]:
+    """(class of the weights, class of the KV cache) of a published precision.
+
+    The text is read item by item (split at ',', ';', '+', '/', 'and'): an item naming the KV cache
+    ('fp8 (kv cache)', 'fp8-kv') gives the KV-cache class; items naming weights, where any does,
+    else every other item, give the class; a format of activations or block scales ('fp8
+    activations', 'e8m0 scales') is beside it.
+    A parenthesis describes the format before it ('nvfp4 (E2M1 ...)') unless it names the KV cache.
+    """
+    low = (text or "").lower()[:500]
+    if any(t in _FORMATS for t in _TOKEN.findall(_PAREN.sub(" ", low))):
+        low = _PAREN.sub(_parenthesis, low)
+    weights, kv, plain = set(), set(), set()
+    for item in _ITEMS.split(low):
+        tokens = _TOKEN.findall(item)
+        words = set(tokens)
+        if any(t not in _FORMATS and t not in _SCALE_FORMATS for t in tokens if _FORMAT_LIKE.fullmatch(t)):
+            return None, None                # fp64, int2, ...: a format this table does not class
+        # a format just before 'scales' or 'activations' ('e4m3 block scales') is beside the class
+        classes = {_FORMATS[t] for i, t in enumerate(tokens)
+                   if t in _FORMATS and not _BESIDE_WORDS & set(tokens[i + 1:i + 3])}
+        (kv if words & _KV_WORDS else weights if words & _WEIGHT_WORDS else plain).update(classes)
+    chosen = weights or plain
+    return ("+".join(sorted(chosen)) or None), ("+".join(sorted(kv)) or None)
+
+
+def _parenthesis(m: re.Match) -> str:
+    """A parenthesis after a format: gone (it describes the format), ' kv ' where it says the format
+    before it is the KV cache's ('fp8 (kv cache)'), an item of its own where it names the KV cache's
+    format ('nvfp4 (kv cache fp8)')."""
+    inner = m.group(0)[1:-1]
+    tokens = set(_TOKEN.findall(inner))
+    if not tokens & _KV_WORDS:
+        return " "
+    return f" ; {inner} ; " if any(t in _FORMATS for t in tokens) else " kv "
 
 
 def expected_units(model_family: str, scenario: str) -> str | None:
-    """The metric MLPerf Inference scores a benchmark and scenario in; None where not known."""
+    """The metric MLPerf Inference scores a benchmark and scenario in ('latency': any time unit);
+    None where not known."""
     family, scenario = (model_family or "").lower(), (scenario or "").lower()
     if scenario in ("singlestream", "multistream"):
-        return "latency (ms)"
+        return LATENCY
     if any(family == b or family.startswith(b + "-") for b in TOKEN_BENCHMARKS):
         return "tokens/s" if scenario in ("offline", "server", "interactive") else None
     if any(family == b or family.startswith(b + "-") for b in SAMPLE_BENCHMARKS):
@@ -163,7 +214,7 @@ def annotate(row: dict) -> dict:
     """The facts the rules read, derived from the row's own fields (so rows stored by any version
     read the same): status_class, precision_class, variant, base_spec_id, units_expected,
     units_flag, run_key. The accelerator mapping is redone from the name as published."""
-    from gpuparity.evidence.mlperf import map_accelerator
+    from gpuparity.evidence.accelerators import map_accelerator
 
     if row.get("accelerator"):
         accel = map_accelerator(str(row["accelerator"]))
@@ -172,16 +223,17 @@ def annotate(row: dict) -> dict:
     row.setdefault("base_spec_id", None)
     row["status_class"] = status_class(row.get("availability"))
     training = row.get("source") == TRAINING
-    row["precision_class"] = None if training else precision_class(row.get("precision"))
+    row["precision_class"], row["kv_cache_precision"] = (None, None) if training else \
+        precision_parts(row.get("precision"))
     row.setdefault("inferred", False)
     units = str(row.get("units") or "")
     expected = None if training else expected_units(str(row.get("model_family") or row.get("model") or ""),
                                                    str(row.get("scenario") or ""))
     row["units_expected"] = expected
     row["units_flag"] = None
-    if expected and units.lower() != expected:
+    if expected and not (is_latency_units(units) if expected == LATENCY else units.lower() == expected):
         row["units_flag"] = (f"labelled {units}, but MLPerf scores {row.get('model')} {row.get('scenario')} in "
-                             f"{expected}: the label is likely wrong")
+                             f"{'a latency' if expected == LATENCY else expected}: the label is likely wrong")
     row["run_key"] = json.dumps([row.get("source"), row.get("round"), row.get("category"),
                                  str(row.get("submitter") or "").lower(), str(row.get("system") or "").lower(),
                                  row.get("accelerator") or "", row.get("accelerators"), row.get("nodes"),
@@ -189,11 +241,48 @@ def annotate(row: dict) -> dict:
     return row
 
 
+def is_latency_units(units) -> bool:
+    return str(units or "").strip().lower().startswith("latency")
+
+
+def is_latency_row(row: dict) -> bool:
+    """An inference row scored in latency (lower is better): a whole-system figure, never per part."""
+    return row.get("source") != TRAINING and row.get("throughput") is None and is_latency_units(row.get("units"))
+
+
+def mark_latency_units(rows: list[dict]) -> list[dict]:
+    """Flag latency rows whose time unit is not the one most submitters of that round, benchmark and
+    scenario publish (a unit every submitter uses is believed as published); rows as given."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        if is_latency_row(r):
+            groups.setdefault((r.get("source"), r.get("round"), r.get("model"), r.get("scenario")), []).append(r)
+    for group in groups.values():
+        by_unit: dict[str, set] = {}
+        for r in group:
+            by_unit.setdefault(str(r["units"]).strip().lower(), set()).add(str(r.get("submitter") or "").lower())
+        if len(by_unit) < 2:
+            continue
+        ranked = sorted(by_unit.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        top, most = ranked[0][0], len(ranked[0][1])
+        tie = sum(1 for _, who in ranked if len(who) == most) > 1
+        everyone = len(set().union(*by_unit.values()))
+        for r in group:
+            if r.get("units_flag") or (not tie and str(r["units"]).strip().lower() == top):
+                continue
+            r["units_flag"] = (f"labelled {r['units']}, but submitters of {r.get('model')} {r.get('scenario')} in "
+                               f"round {r.get('round')} disagree on the unit ("
+                               + ", ".join(f"{len(who)} in {u}" for u, who in ranked) + ")" if tie else
+                               f"labelled {r['units']}, but {most} of {everyone} submitters publish {r.get('model')} "
+                               f"{r.get('scenario')} in round {r.get('round')} in {top}: the label is likely wrong")
+    return rows
+
+
 def metric_units(row: dict) -> str:
     """The units a row is compared in: the benchmark's metric where a throughput label is wrong."""
     units = str(row.get("units") or "")
     expected = row.get("units_expected")
-    if expected and expected != "latency (ms)" and units.lower().endswith("/s"):
+    if expected and expected != LATENCY and units.lower().endswith("/s"):
         return {"tokens/s": "Tokens/s", "samples/s": "Samples/s", "queries/s": "Queries/s"}[expected]
     return units
 
@@ -264,9 +353,10 @@ def compare_groups(rows: list[dict], spec_a: str, spec_b: str, rules: Rules, sta
     """Per round, division, benchmark, scenario, precision class and scale: B / A.
 
     Inference compares derived per-accelerator throughput of single-node, one-accelerator-type
-    rows; training compares time to train at equal accelerator counts. side_filter(side, row)
-    narrows a side further (a claim's stack). Each group keeps its rows under '_rows' (dropped
-    before printing)."""
+    rows, and latency (lower is better) system against system at equal accelerator counts;
+    training compares time to train at equal accelerator counts. side_filter(side, row) narrows
+    a side further (a claim's stack). Each group keeps its rows under '_rows' (dropped before
+    printing)."""
     if statistic not in ("best", "median"):
         raise UserError(f"unknown statistic {_show(statistic)}; choose best or median")
     mine = []                         # rows of either part, each with the sides it stands on
@@ -286,9 +376,17 @@ def compare_groups(rows: list[dict], spec_a: str, spec_b: str, rules: Rules, sta
             if not r.get("time_to_train_min"):
                 continue
             precision, scale = None, r.get("accelerators")
+        elif is_latency_row(r):           # a whole system's latency: equal counts, never per part
+            if not r.get("accelerators") or r.get("mixed_accelerators"):
+                left["latency rows of no or mixed accelerators"] += 1
+                continue
+            precision = precision_key(r, rules, left)
+            if precision is None:
+                continue
+            scale = r.get("accelerators")
         else:
             if not r.get("per_gpu_eligible") or r.get("per_accelerator") is None:
-                left["multi-node, mixed or latency rows (no per-accelerator figure)"] += 1
+                left["multi-node or mixed rows (no per-accelerator figure)"] += 1
                 continue
             precision = precision_key(r, rules, left)
             if precision is None:
@@ -296,6 +394,9 @@ def compare_groups(rows: list[dict], spec_a: str, spec_b: str, rules: Rules, sta
             scale = r.get("accelerators") if rules.scale == "same" else None
         key = (r.get("source"), r.get("round") or "", r.get("category"), r.get("model"), r.get("scenario"),
                precision, scale, "minutes" if training else metric_units(r))
+        if not r[_measure(key)[0]] > 0:       # a ratio needs a figure above zero on both sides
+            left["results of zero"] += 1
+            continue
         for side in sides:        # one part on both sides (two stacks of one GPU) is allowed
             groups.setdefault(key, {"a": [], "b": []})[side].append(r)
     out, unpaired = [], []
@@ -305,26 +406,39 @@ def compare_groups(rows: list[dict], spec_a: str, spec_b: str, rules: Rules, sta
             out.append(_group(key, sides, spec_a, spec_b, statistic))
         else:
             side = "a" if sides["a"] else "b"
+            field, lower = _measure(key)
             unpaired.append({"side": side, "round": key[1], "division": key[2], "benchmark": key[3],
                              "scenario": key[4], "precision": key[5], "accelerators": key[6],
-                             "rows": len(sides[side]), "_rows": sides})
+                             "field": field, "lower_is_better": lower, "rows": len(sides[side]), "_rows": sides})
     return {"a": spec_a, "b": spec_b, "statistic": statistic, "rules": rules.header(), "groups": out,
             "only_a": sum(u["side"] == "a" for u in unpaired), "only_b": sum(u["side"] == "b" for u in unpaired),
             "unpaired": unpaired, "left_out": dict(left), "repeats": len(repeats)}
 
 
+METRICS = {
+    "time_to_train_min": "time to train, ratio A / B (higher: B faster)",
+    "result": "system latency (lower is better), ratio A / B (higher: B faster)",
+    "per_accelerator": "per-accelerator throughput (derived), ratio B / A",
+}
+
+
+def _measure(key: tuple) -> tuple[str, bool]:
+    """(the row field a group compares, whether lower is better) from its key's source and units."""
+    if key[0] == TRAINING:
+        return "time_to_train_min", True
+    return ("result", True) if is_latency_units(key[7]) else ("per_accelerator", False)
+
+
 def _group(key: tuple, sides: dict, spec_a: str, spec_b: str, statistic: str) -> dict:
     source, rnd, division, model, scenario, precision, scale, units = key
-    training = source == TRAINING
-    field = "time_to_train_min" if training else "per_accelerator"
-    values = {s: aggregate([r[field] for r in sides[s]], statistic, training) for s in "ab"}
-    ratio = values["a"] / values["b"] if training else values["b"] / values["a"]
-    best = {s: (min if training else max)(sides[s], key=lambda r: r[field]) for s in "ab"}
+    field, lower = _measure(key)
+    values = {s: aggregate([r[field] for r in sides[s]], statistic, lower) for s in "ab"}
+    ratio = values["a"] / values["b"] if lower else values["b"] / values["a"]
+    best = {s: (min if lower else max)(sides[s], key=lambda r: r[field]) for s in "ab"}
     return {
         "source": source, "round": rnd, "division": division, "benchmark": model, "scenario": scenario,
         "precision": precision, "accelerators": scale, "statistic": statistic, "ratio": ratio,
-        "metric": ("time to train, ratio A / B (higher: B faster)" if training
-                   else "per-accelerator throughput (derived), ratio B / A"),
+        "metric": METRICS[field], "field": field, "lower_is_better": lower,
         "units": units,
         **{s: {"spec_id": spec, "value": values[s], "rows": len(sides[s]), "best": best[s]["result_id"],
                "submitter": best[s]["submitter"],

@@ -90,10 +90,19 @@ def _norm(text: str) -> str:
 
 # Patterns over a normalised device name, most specific first. Names seen from torch, NVML and
 # amdsmi: "NVIDIA H200", "NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "AMD Instinct MI300X",
-# "NVIDIA GeForce RTX 4090", "Radeon RX 7900 XTX".
+# "NVIDIA GeForce RTX 4090", "Radeon RX 7900 XTX"; and in MLPerf: "NVIDIA B300-SXM-270GB" (also
+# "Nvidia ..."), "NVIDIA GB300", "NVIDIA Vera Rubin", "NVIDIA VR200". One part per pattern: a word
+# boundary keeps B300 from GB300, and another edition of a card (the RTX PRO 4500 Server Edition,
+# the RTX PRO 6000 Workstation Edition, Rubin CPX) has no row, so it matches none.
 _NAME_RULES = [
+    (r"\bgb300\b", "gb300"),
+    (r"\bb300\b", "b300"),
     (r"\bgb200\b", "gb200"),
     (r"\bb200\b", "b200"),
+    (r"\bgb10\b", "gb10"),
+    (r"^(?!.*\bcpx\b).*(\bvr200\b|\bvera rubin\b)", "vr200"),
+    (r"\brtx pro 6000 blackwell server edition\b", "rtx-pro-6000-blackwell"),
+    (r"\brtx pro 4500 blackwell\b(?! server)", "rtx-pro-4500-blackwell"),
     (r"\bh200\b", "h200-sxm"),
     (r"\bh100\b.*\bpcie\b", "h100-pcie"),
     (r"\bh100\b", "h100-sxm"),
@@ -101,6 +110,7 @@ _NAME_RULES = [
     (r"\brtx 4090\b", "rtx-4090"),
     (r"\brtx 4080\b", "rtx-4080"),
     (r"\bmi355x?\b", "mi355x"),
+    (r"\bmi350p\b", "mi350p"),
     (r"\bmi350x?\b", "mi350x"),
     (r"\bmi325x?\b", "mi325x"),
     (r"\bmi300x\b", "mi300x"),
