@@ -2,9 +2,10 @@
 # Debian packages the tests use as real parts: Chromium (report rendering), hipcc and the HIP
 # library headers Debian ships (HIP compiles of translated code, --roc ones against rocSPARSE and
 # rocRAND; Debian has no hipBLAS, rocBLAS or rocSOLVER), and
-# PostgreSQL 15 (team store; the tests start a private server). Installs only what is missing.
+# PostgreSQL 15 (team store; the tests start a private server), and slurm-wlm with munge (the
+# SLURM tests start a private two-node cluster on loopback). Installs only what is missing.
 set -euo pipefail
-pkgs=(chromium hipcc libhiprand-dev librocrand-dev libhipsparse-dev librocsparse-dev librocprim-dev postgresql-15)
+pkgs=(chromium hipcc libhiprand-dev librocrand-dev libhipsparse-dev librocsparse-dev librocprim-dev postgresql-15 slurm-wlm munge)
 need=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")

@@ -365,7 +365,7 @@ def test_labels_in_list_show_and_filters(tmp_path, capsys, monkeypatch):
     code, out, err = main_inprocess(["compare", "label=aa-A1", "label=nope", "--db", url], capsys)
     assert code == 2 and "no stored run matches label=nope" in err
     code, out, err = main_inprocess(["compare", "label=aa-A1", "colour=red", "--db", url], capsys)
-    assert code == 2 and "unknown filter 'colour'; use gpu, stack, host, since, label, db" in err
+    assert code == 2 and "unknown filter 'colour'; use gpu, stack, host, since, label, job, db" in err
     code, out, err = main_inprocess(["report", "label=aa-A1", "label=aa-A2", "--db", url, "-o", "-"], capsys)
     assert code == 0, err
     assert "<title>gpuparity: aa-A2: " in out and " vs aa-A1: " in out

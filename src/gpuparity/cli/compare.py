@@ -1,7 +1,7 @@
 """`gpuparity compare A B`: B relative to A per result, with CIs, verdicts and normalised views.
 
 A side is an exported JSON run file, a SQLite store file, a run id (or prefix, or 'latest') in
---db, or a filter such as 'gpu=mi300x,stack=rocm' (keys: gpu, stack, host, since, label, db); or leave
+--db, or a filter such as 'gpu=mi300x,stack=rocm' (keys: gpu, stack, host, since, label, job, db); or leave
 A/B out and use --gpu-a/--stack-a/--gpu-b/--stack-b.
 """
 
@@ -77,7 +77,7 @@ def register(app: typer.Typer) -> None:
         """Compare platform B with platform A: ratio B/A with 95% CI and a verdict per result.
 
         A side is an exported JSON run file, a SQLite store file, a run id (prefix or 'latest') in
-        --db, or a filter 'gpu=mi300x,stack=rocm' (keys: gpu, stack, host, since, label, db). Several runs
+        --db, or a filter 'gpu=mi300x,stack=rocm' (keys: gpu, stack, host, since, label, job, db). Several runs
         on a side are pooled by result key. Exit status: 0, 1 with --fail-if-slower when slower or
         when the gate cannot judge, 2 on bad input.
         """
@@ -189,9 +189,16 @@ def side_line(s: dict) -> str:
     label = f" label {', '.join(labels)};" if len(labels) > 1 else ""
     spread = f"; run-to-run spread: {spread_text(s)}" if spread_text(s) else ""
     return (f"{side_title(s, s['label'])}: {', '.join(s['products']) or '-'} ({', '.join(s['stacks']) or '-'};"
-            f" torch {', '.join(s['torch']) or '-'}) on {', '.join(s['hosts']) or '-'};{label}"
+            f" torch {', '.join(s['torch']) or '-'}) on {', '.join(s['hosts']) or '-'};{label}{fleet(s)}"
             f" {len(s['run_ids'])} run(s), {s.get('trials_per_result', 0):g} trial(s) per result;"
             f" {price}; power: {s['power']}{spread}")
+
+
+def fleet(s: dict) -> str:
+    """' SLURM job 12345 on nodes n1, n2;' for a side of fleet runs (gpuparity submit)."""
+    if not s.get("jobs"):
+        return ""
+    return f" SLURM job {', '.join(s['jobs'])} on node{'s' if len(s['nodes']) > 1 else ''} {', '.join(s['nodes'])};"
 
 
 def print_table(result: dict, max_rows: int = 0, wide: bool = False) -> None:

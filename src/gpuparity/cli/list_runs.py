@@ -13,12 +13,16 @@ from gpuparity.cli.common import console, db_option, print_json
 def register(app: typer.Typer) -> None:
     @app.command("list")
     def list_runs(
+        side: Optional[str] = typer.Argument(None, help="Filter such as job=12345 or gpu=mi300x,host=box1 "
+                                             "(keys: gpu, stack, host, since, label, job, db)."),
         db: Optional[str] = db_option(),
         gpu: Optional[str] = typer.Option(None, "--gpu", help="Only runs of this GPU (spec id or product)."),
         stack: Optional[str] = typer.Option(None, "--stack", help="Only runs of this stack: cuda, rocm, cpu (prefix)."),
         since: Optional[str] = typer.Option(None, "--since", help="Only runs started at or after (ISO date)."),
         host: Optional[str] = typer.Option(None, "--host", help="Only runs on this host."),
         label: Optional[str] = typer.Option(None, "--label", help="Only runs with this `run --label`."),
+        job: Optional[str] = typer.Option(None, "--job", help="Only runs of this SLURM job (gpuparity submit; "
+                                          "12345, or 12345_2 for one array task); also says how each task ended."),
         limit: int = typer.Option(50, "--limit", "-n", min=1, help="At most this many runs."),
         as_json: bool = typer.Option(False, "--json", help="Print the runs as JSON."),
         wide: bool = typer.Option(False, "--wide", help="Every column, however wide."),
@@ -28,6 +32,13 @@ def register(app: typer.Typer) -> None:
         from gpuparity.results.store import Store, default_db, store_missing
         from gpuparity.validate import iso_date, terminal_safe
 
+        if side:
+            from gpuparity.comparison.sides import parse_filter
+
+            given = parse_filter(side)
+            db = given.pop("db", None) or db
+            gpu, stack, since, host, label, job = (given.get(k) or v for k, v in (
+                ("gpu", gpu), ("stack", stack), ("since", since), ("host", host), ("label", label), ("job", job)))
         since = iso_date(since)
         recover(console(stderr=True))     # a run whose process died is stored from its journal first
         # The default store not made yet: nothing stored yet is an answer (no runs), and the store is
@@ -39,7 +50,8 @@ def register(app: typer.Typer) -> None:
                        err=True)
         else:
             with Store(db) as store:
-                runs = store.list_runs(limit=limit, gpu=gpu, stack=stack, since=since, host=host, label=label)
+                runs = store.list_runs(limit=limit, gpu=gpu, stack=stack, since=since, host=host, label=label,
+                                       job=job)
                 url = store.url
         if as_json:
             print_json(runs)
@@ -57,3 +69,19 @@ def register(app: typer.Typer) -> None:
                          f"runs in {url}", wide)
         if dropped:
             console().print(f"not shown for lack of width: {', '.join(dropped)} (--wide shows all)")
+        if job and not missing:
+            _job_tasks(job, db)
+
+
+def _job_tasks(job: str, db: str | None) -> None:
+    """What the scheduler says of each task of the job (a task that failed, or stored no run, is
+    named); nothing where this machine has no SLURM commands."""
+    import shutil
+
+    from gpuparity.cli.submit import report_job
+    from gpuparity.execute import slurm
+
+    if shutil.which("scontrol") is None:
+        typer.echo("(no scontrol here: run gpuparity list on a SLURM node to see how each task ended)", err=True)
+        return
+    report_job(job, db, slurm.job_tasks(job))

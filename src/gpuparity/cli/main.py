@@ -35,7 +35,7 @@ typer.core.TyperCommand.format_arguments = lambda self, ctx, formatter: None
 
 # Order is the order shown in --help.
 VERBS = [
-    "info", "specs", "plan", "run", "list_runs", "show", "export", "import_run",
+    "info", "specs", "plan", "run", "submit", "list_runs", "show", "export", "import_run",
     "compare", "trend", "report", "reference", "claims", "port",
 ]
 

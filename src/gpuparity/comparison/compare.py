@@ -64,7 +64,7 @@ from gpuparity.results.figure import PEAK_EXCEEDED, UNVERIFIED_TOKENS
 NO_CLAIM = {"unstable", "host_bound", UNVERIFIED_TOKENS}      # flags that hold a verdict at "inconclusive"
 STEADY_THROTTLE = ("power", "current")      # driver reasons a throttled result may show and keep its verdict
 
-VOLATILE_FINGERPRINT = ("telemetry", "unknown")     # describe the moment, not the platform
+VOLATILE_FINGERPRINT = ("telemetry", "unknown", "slurm")     # describe the moment (and job), not the platform
 INCONCLUSIVE = VERDICTS.index("inconclusive")
 
 
@@ -290,7 +290,7 @@ def side_summary(side: Side, prices, floor: float | None = None, est: SideEstima
     return {
         "label": side.label, "run_ids": [r["run_id"] for r in side.runs], "hosts": uniq("host"),
         "products": uniq("product"), "spec_ids": uniq("spec_id"), "stacks": uniq("stack"), "torch": uniq("torch"),
-        "drivers": uniq("driver"), "labels": uniq("label"),
+        "drivers": uniq("driver"), "labels": uniq("label"), "jobs": uniq("job"), "nodes": uniq("node"),
         "started": [side.runs[0]["started_at"], newest["started_at"]] if side.runs else [],
         "n_results": len(side.keys) + len(side.failed), "spec_estimated": bool(spec.get("estimated")),
         "runs": len(side.runs), "trials": int(units.sum()),

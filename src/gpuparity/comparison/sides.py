@@ -85,7 +85,14 @@ def run_summary(run_id: str, started_at: str, host: str | None, fp: dict, label:
         "run_id": run_id, "started_at": started_at, "host": host, "vendor": fp.get("vendor"),
         "product": fp.get("product"), "spec_id": (spec or {}).get("id"), "stack": run_stack(fp),
         "torch": fp.get("torch_version"), "driver": fp.get("driver_version"), "label": label, "fingerprint": fp,
+        **_fleet(fp),
     }
+
+
+def _fleet(fp: dict) -> dict:
+    """A run of a SLURM job: its job id and node (a fleet side lists its nodes)."""
+    job = fp.get("slurm") if isinstance(fp.get("slurm"), dict) else None
+    return {"job": job.get("job"), "node": job.get("node") or fp.get("host")} if job else {}
 
 
 def _parse_blobs(blobs: list) -> tuple[np.ndarray, np.ndarray]:
@@ -330,7 +337,7 @@ def _chunks(items: list, size: int):
 
 
 # -- naming a side on the command line -------------------------------------------------------
-FILTER_KEYS = ("gpu", "stack", "host", "since", "label", "db")
+FILTER_KEYS = ("gpu", "stack", "host", "since", "label", "job", "db")
 
 
 def parse_filter(text: str) -> dict:
@@ -388,7 +395,7 @@ def resolve_runs(token: str | None, db: str | None = None, stores=None,
     """What a side names: (store url or file, run documents, run ids in the store).
 
     token: an exported JSON run file, a SQLite store file, a run id (prefix, 'latest') in `db`,
-    a filter 'gpu=..,stack=..,host=..,since=..,label=..,db=..', or None (filters alone). stores: the
+    a filter 'gpu=..,stack=..,host=..,since=..,label=..,job=..,db=..', or None (filters alone). stores: the
     command's StorePool (each store opened once per command); None opens and closes one here."""
     import os
 

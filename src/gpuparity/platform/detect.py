@@ -67,6 +67,36 @@ def env_flags() -> dict[str, str]:
     return {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)}
 
 
+# The SLURM job a run belongs to, from the variables slurmd and srun set (names as in sbatch(1)'s
+# OUTPUT ENVIRONMENT VARIABLES); `list`/`compare`/`trend` select a fleet run by `job`.
+SLURM_TEXT = {"job_name": "SLURM_JOB_NAME", "partition": "SLURM_JOB_PARTITION", "account": "SLURM_JOB_ACCOUNT",
+              "cluster": "SLURM_CLUSTER_NAME", "node_list": "SLURM_JOB_NODELIST", "node": "SLURMD_NODENAME"}
+SLURM_COUNTS = {"array_task_id": "SLURM_ARRAY_TASK_ID", "array_task_count": "SLURM_ARRAY_TASK_COUNT",
+                "nodes": "SLURM_JOB_NUM_NODES", "procid": "SLURM_PROCID", "ntasks": "SLURM_NTASKS",
+                "restart_count": "SLURM_RESTART_COUNT"}
+
+
+def slurm_job(env=None) -> dict | None:
+    """The run's SLURM job, or None outside one. `job` is the id sbatch printed (an array's, for
+    each of its tasks); `job_id` is this task's own. Values that are not what SLURM writes are
+    left out, never guessed."""
+    env = os.environ if env is None else env
+    own = env.get("SLURM_JOB_ID", "")
+    if not own.isdigit():
+        return None
+    array = env.get("SLURM_ARRAY_JOB_ID", "")
+    out: dict[str, Any] = {"job": array if array.isdigit() else own, "job_id": own}
+    for key, name in SLURM_TEXT.items():
+        value = env.get(name, "")
+        if value and len(value) <= 1000 and value.isprintable():
+            out[key] = value
+    for key, name in SLURM_COUNTS.items():
+        value = env.get(name, "")
+        if value.isdigit() and len(value) < 10:
+            out[key] = int(value)
+    return out
+
+
 def _read(path: str) -> str | None:
     try:
         with open(path) as fh:
@@ -282,6 +312,9 @@ def fingerprint() -> dict:
         "env": env_flags(),
         "unknown": unknown,
     }
+    job = slurm_job()
+    if job is not None:
+        fp["slurm"] = job
     _torch_info(fp, unknown)
     if fp["backend"] == "cuda":
         mgmt = _nvml_info(unknown)

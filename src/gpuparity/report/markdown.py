@@ -46,11 +46,12 @@ def sides_markdown(result: dict) -> str:
     rows = []
     for s in result["sides"].values():
         rows.append([s["label"], ", ".join(s.get("labels") or []), ", ".join(s["products"]), ", ".join(s["stacks"]),
-                     ", ".join(s["torch"]), ", ".join(s["hosts"]), len(s["run_ids"]),
+                     ", ".join(s["torch"]), ", ".join(s["hosts"]), ", ".join(s.get("jobs") or []),
+                     ", ".join(s.get("nodes") or []), len(s["run_ids"]),
                      f"${s['usd_per_hour']:.2f}" if s.get("usd_per_hour") else "unknown", s["power"],
                      spread_text(s)])
-    return table(["side", "label", "product", "stack", "torch", "host", "runs", "$/GPU-h", "power",
-                  "run-to-run spread"], rows, drop_empty=True)
+    return table(["side", "label", "product", "stack", "torch", "host", "SLURM job", "nodes", "runs", "$/GPU-h",
+                  "power", "run-to-run spread"], rows, drop_empty=True)
 
 
 
@@ -133,9 +134,10 @@ def one_run_markdown(one: dict, title: str, summary: dict) -> str:
     out += [f"> warning: {cell(w)}" for w in one["busy"]]
     if one["busy"]:
         out.append("")
-    out += [table(["label", "product", "spec", "stack", "torch", "hosts", "runs"], [[
+    out += [table(["label", "product", "spec", "stack", "torch", "hosts", "SLURM job", "nodes", "runs"], [[
         ", ".join(summary.get("labels") or []), ", ".join(summary["products"]), ", ".join(summary.get("spec_ids") or []),
         ", ".join(summary["stacks"]), ", ".join(summary["torch"]), ", ".join(summary.get("hosts") or []),
+        ", ".join(summary.get("jobs") or []), ", ".join(summary.get("nodes") or []),
         len(summary["run_ids"])]], drop_empty=True), ""]
     for sec in one["sections"]:
         out += [f"### {cell(sec['title'])}", ""]

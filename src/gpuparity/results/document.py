@@ -131,6 +131,16 @@ class Result(Open):
         return self
 
 
+class Slurm(Open):
+    """The SLURM job of a run (platform/detect.slurm_job): `job` is what `list job=ID` selects."""
+
+    job: Annotated[str, Field(pattern=r"^[0-9]{1,20}$")]
+    job_id: Optional[Annotated[str, Field(pattern=r"^[0-9]{1,20}$")]] = None
+    array_task_id: Optional[Annotated[int, Field(ge=0)]] = None
+    node: Optional[Annotated[str, Field(max_length=1000)]] = None
+    node_list: Optional[Annotated[str, Field(max_length=1000)]] = None
+
+
 class Fingerprint(Open):
     host: Optional[Annotated[str, Field(max_length=1000)]] = None
     vendor: Optional[Annotated[str, Field(max_length=1000)]] = None
@@ -139,6 +149,7 @@ class Fingerprint(Open):
     spec: Optional[dict[str, Any]] = None
     torch_version: Optional[Annotated[str, Field(max_length=200)]] = None
     telemetry: Optional[dict[str, Any]] = None
+    slurm: Optional[Slurm] = None           # a run of a SLURM job (gpuparity submit)
 
 
 class Contention(Open):

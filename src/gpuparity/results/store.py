@@ -409,7 +409,7 @@ class Store:
         w.end()
 
     def list_runs(self, limit: int = 50, **filters) -> list[dict]:
-        where, args = run_filter_sql(**filters)
+        where, args = run_filter_sql(**filters, postgres=self.postgres)
         rows = self.query(
             "SELECT run_id, started_at, status, host, vendor, product, spec_id, stack, n_results, label"
             f" FROM runs {where} ORDER BY started_at DESC, run_id DESC LIMIT {max(0, min(int(limit), 2**62))}",
@@ -454,7 +454,7 @@ class Store:
         return run_id, doc, n_results
 
     def run_ids(self, **filters) -> list[str]:
-        where, args = run_filter_sql(**filters)
+        where, args = run_filter_sql(**filters, postgres=self.postgres)
         return [r[0] for r in self.query(f"SELECT run_id FROM runs {where} ORDER BY started_at", args)]
 
     def count(self, table: str, at_most: int | None = None) -> int:
@@ -710,8 +710,9 @@ def result_row(run_id: str, r: dict) -> tuple:
 
 def run_filter_sql(gpu: str | None = None, stack: str | None = None, since: str | None = None,
                    host: str | None = None, run_ids: list[str] | None = None,
-                   label: str | None = None) -> tuple[str, list]:
-    """WHERE clause for the filters every verb shares (--gpu, --stack, --since, --host, label=).
+                   label: str | None = None, job: str | None = None,
+                   postgres: bool = False) -> tuple[str, list]:
+    """WHERE clause for the filters every verb shares (--gpu, --stack, --since, --host, label=, job=).
 
     gpu: a spec id or product name, exactly (case-insensitive), so h100 never pools H100 SXM with
     H100 PCIe; 'h100*' is a prefix (comparisons then say which products a side pools).
@@ -740,10 +741,32 @@ def run_filter_sql(gpu: str | None = None, stack: str | None = None, since: str 
     if label:                   # a run's `run --label`, exactly
         clauses.append("label = ?")
         args.append(label)
+    if job:
+        sql, values = _job_clause(job, postgres)
+        clauses.append(sql)
+        args += values
     if run_ids:
         clauses.append("run_id IN (" + ",".join("?" * len(run_ids)) + ")")
         args += list(run_ids)
     return ("WHERE " + " AND ".join(clauses)) if clauses else "", args
+
+
+def _job_clause(job: str, postgres: bool) -> tuple[str, list]:
+    """job=12345: the runs of that SLURM job (every task of an array: the id sbatch printed, or one
+    task's own id); job=12345_2: one array task. Read from the fingerprint's slurm block."""
+    import re
+
+    m = re.fullmatch(r"([0-9]{1,20})(?:_([0-9]{1,9}))?", job.strip())
+    if not m:
+        raise UserError(f"job={job}: a SLURM job id is a number (12345, or 12345_2 for one task of an array)")
+
+    def field(name: str) -> str:
+        return f"(fingerprint::jsonb #>> '{{slurm,{name}}}')" if postgres else f"(fingerprint ->> '$.slurm.{name}')"
+
+    if m.group(2) is not None:
+        task = str(int(m.group(2))) if postgres else int(m.group(2))      # #>> gives text; ->> an integer
+        return f"({field('job')} = ? AND {field('array_task_id')} = ?)", [m.group(1), task]
+    return f"({field('job')} = ? OR {field('job_id')} = ?)", [m.group(1), m.group(1)]
 
 
 def _like_escape(text: str) -> str:
