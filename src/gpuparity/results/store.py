@@ -528,6 +528,7 @@ def _insert_run(cur, doc: dict) -> bool:
     """The run's row and its result rows (inside the caller's transaction); False if that run id
     is already stored. ON CONFLICT, not SELECT-then-INSERT: two writers of one run id must not collide."""
     fp = doc.get("fingerprint") or {}
+    _check_new_id(cur, doc["run_id"])
     cur.execute(
         "INSERT INTO runs (run_id, started_at, finished_at, status, host, vendor, product, spec_id,"
         " stack, torch, schema_version, benchmark_version, n_results, fingerprint, doc, label)"
@@ -544,6 +545,21 @@ def _insert_run(cur, doc: dict) -> bool:
         return False
     cur.executemany(RESULTS_INSERT, [result_row(doc["run_id"], r) for r in doc["results"]])
     return True
+
+
+class IdTaken(UserError):
+    """A run id that would take over another stored run's references (nothing was written)."""
+
+
+def _check_new_id(cur, run_id: str) -> None:
+    """A new run's id is never a prefix of a stored one (as resolve_run_id matches prefixes): it
+    would take over `show PREFIX`, `compare PREFIX ...` from the run that prefix named."""
+    cur.execute("SELECT run_id FROM runs WHERE run_id LIKE ? ESCAPE '!' AND run_id <> ? LIMIT 1",
+                (_like_escape(run_id) + "%", run_id))
+    row = cur.fetchone()
+    if row:
+        raise IdTaken(f"run id '{run_id}' is a prefix of the stored run {row[0]} (references to that run by "
+                      "prefix would name this one): give the run another id")
 
 
 def _recompute_rows(cur) -> None:
@@ -584,7 +600,11 @@ class RunWriter:
             self._tx = self.store.transaction()
             self._cur = self._tx.__enter__()
             self._rows, self._since = 0, time.monotonic()
-        added = _insert_run(self._cur, doc)
+        try:
+            added = _insert_run(self._cur, doc)
+        except IdTaken:
+            self.commit()       # nothing of this run was written: the runs before it stay stored
+            raise
         self.pending.append(doc["run_id"])
         self._rows += 1 + len(doc["results"])
         if self._rows >= self.max_rows or time.monotonic() - self._since >= self.max_seconds:
