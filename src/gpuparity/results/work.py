@@ -145,7 +145,8 @@ def _memory(p: dict, info: dict) -> dict:
 def _attention(p: dict, info: dict) -> dict:
     for f in ("batch", "heads", "seq", "head_dim"):
         _int(p, f)
-    _choice(p, "causal", (True, False))
+    if not isinstance(p.get("causal"), bool):
+        raise _Missing("causal")
     _choice(p, "pass", ("fwd", "bwd"))
     return {"flop": attention_flop(p)}
 
