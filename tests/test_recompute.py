@@ -378,3 +378,18 @@ def test_a_table_on_a_result_that_is_not_a_serving_point_is_refused_or_dropped(t
     assert code == 0 and "9000" not in out and "info.table" in err, (out, err)
     fixed = validate_run(doc, "doc", recompute=True)["results"][1]
     assert "table" not in fixed["info"] and "recomputed" in fixed["flags"]
+
+
+def test_the_work_per_unit_a_peak_kind_carries_is_its_works():
+    """MFU and % of peak of a tokens/s figure rest on the FLOP per token after the peak kind's bar:
+    a kind stating 10x that (a 10x MFU) is refused, or recomputed from the work."""
+    from gpuparity.workloads.base import registry
+
+    merged = registry()["training"].merge_trials([training_trial(1), training_trial(2, 0.018)], CTX)
+    doc = one_doc([merged])
+    base, _, per_token = merged["info"]["peak_kind"].partition("|")
+    doc["results"][0]["info"]["peak_kind"] = f"{base}|{float(per_token) * 10!r}"
+    refused(copy.deepcopy(doc), "info.peak_kind states")
+    fixed = validate_run(doc, "doc", recompute=True)["results"][0]
+    assert fixed["info"]["peak_kind"] == merged["info"]["peak_kind"]
+    assert fixed["derived"]["mfu"] == pytest.approx(merged["derived"]["mfu"], rel=1e-12)
