@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from test_compare import main_inprocess, make_result, make_run, noisy, noisy_trials
+from test_store_pg import pg_db, pg_server  # noqa: F401  (the session's PostgreSQL server, a database per test)
 
 from gpuparity.results.figure import WORKLOAD_FIGURES, derive_rates, peak_kind_for
 from gpuparity.results.schema import new_result
@@ -553,11 +554,12 @@ def test_each_forgery_through_the_work_is_refused_naming_what(quick, tmp_path, c
     assert counts(db) == before
 
 
-def test_a_refused_id_in_a_batch_keeps_the_runs_before_it(quick, tmp_path, capsys):
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_refused_id_in_a_batch_keeps_the_runs_before_it(backend, quick, tmp_path, capsys, request):
     """Import stops at a run whose id is a prefix of a stored one; the runs before it in the same
-    batch stay stored (nothing of the refused one is)."""
+    batch stay stored (nothing of the refused one is). SQLite and the tests' real PostgreSQL."""
     gemm = next(r for r in quick["results"] if r["workload"] == "gemm" and r["status"] == "ok")
-    db = str(tmp_path / "s.db")
+    db = str(tmp_path / "s.db") if backend == "sqlite" else request.getfixturevalue("pg_db")
     paths = []
     for i, run_id in enumerate(["base-run-0001", "other-1", "base-run", "other-2"]):
         doc = dict(copy.deepcopy(quick), results=[gemm], run_id=run_id)

@@ -528,7 +528,6 @@ def _insert_run(cur, doc: dict) -> bool:
     """The run's row and its result rows (inside the caller's transaction); False if that run id
     is already stored. ON CONFLICT, not SELECT-then-INSERT: two writers of one run id must not collide."""
     fp = doc.get("fingerprint") or {}
-    _check_new_id(cur, doc["run_id"])
     cur.execute(
         "INSERT INTO runs (run_id, started_at, finished_at, status, host, vendor, product, spec_id,"
         " stack, torch, schema_version, benchmark_version, n_results, fingerprint, doc, label)"
@@ -551,11 +550,15 @@ class IdTaken(UserError):
     """A run id that would take over another stored run's references (nothing was written)."""
 
 
-def _check_new_id(cur, run_id: str) -> None:
+def _check_new_id(cur, run_id: str, postgres: bool) -> None:
     """A new run's id is never a prefix of a stored one (as resolve_run_id matches prefixes): it
-    would take over `show PREFIX`, `compare PREFIX ...` from the run that prefix named."""
-    cur.execute("SELECT run_id FROM runs WHERE run_id LIKE ? ESCAPE '!' AND run_id <> ? LIMIT 1",
-                (_like_escape(run_id) + "%", run_id))
+    would take over `show PREFIX`, `compare PREFIX ...` from the run that prefix named. On SQLite a
+    range of the primary key (ids are [A-Za-z0-9._:+-], all below '~'), so an import stays linear."""
+    if postgres:
+        cur.execute("SELECT run_id FROM runs WHERE run_id LIKE ? ESCAPE '!' AND run_id <> ? LIMIT 1",
+                    (_like_escape(run_id) + "%", run_id))
+    else:
+        cur.execute("SELECT run_id FROM runs WHERE run_id > ? AND run_id < ? LIMIT 1", (run_id, run_id + "~"))
     row = cur.fetchone()
     if row:
         raise IdTaken(f"run id '{run_id}' is a prefix of the stored run {row[0]} (references to that run by "
@@ -601,10 +604,11 @@ class RunWriter:
             self._cur = self._tx.__enter__()
             self._rows, self._since = 0, time.monotonic()
         try:
-            added = _insert_run(self._cur, doc)
+            _check_new_id(self._cur, doc["run_id"], self.store.postgres)    # a run from elsewhere
         except IdTaken:
             self.commit()       # nothing of this run was written: the runs before it stay stored
             raise
+        added = _insert_run(self._cur, doc)
         self.pending.append(doc["run_id"])
         self._rows += 1 + len(doc["results"])
         if self._rows >= self.max_rows or time.monotonic() - self._since >= self.max_seconds:
