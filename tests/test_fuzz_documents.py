@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from test_compare import main_inprocess, make_result, make_run, noisy, noisy_trials
+from test_store_pg import pg_db, pg_server  # noqa: F401  (the session's PostgreSQL server, a database per test)
 
 from gpuparity.results.figure import WORKLOAD_FIGURES, derive_rates, peak_kind_for
 from gpuparity.results.schema import new_result
@@ -179,7 +180,7 @@ def test_run_ids_with_wildcards_name_one_run(tmp_path, capsys):
 EVIDENCE = settings(max_examples=24, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 FACTORS = (0.1, 0.5, 2.0, 10.0, 1000.0)
-STRUCTURAL = ("duplicate", "copies", "bigint", "future", "power")     # refused even with --recompute
+STRUCTURAL = ("duplicate", "copies", "bigint", "future", "power", "work")     # refused even with --recompute
 FIGURE_FIELDS = [("metric", f) for f in ("value", "ci_low", "ci_high", "log_se", "spread")] + \
     [("derived", f) for f in ("tflops", "gbs", "tokens_per_s", "pct_peak", "interactivity", "mfu", "ttft_s",
                               "tpot_s", "prefill_tokens_per_s", "busbw_gbs", "algbw_gbs")] + \
@@ -224,8 +225,8 @@ def collectives_doc(fingerprint: dict) -> dict:
 
     trials = []
     for seed in (1, 2):
-        r = new_result("collectives", "comm", {"op": "all_reduce", "bytes": 65536, "nodes": 1, "dtype": "fp32"},
-                       "fp32")
+        r = new_result("collectives", "comm", {"op": "all_reduce", "bytes": 65536, "ranks": 2, "nodes": 1,
+                                               "dtype": "fp32"}, "fp32")
         r["samples"] = noisy(2e-4, 0.03, 12, seed)
         r["summary"] = summarize(r["samples"])
         r["work"] = {"bytes": 65536 * bus_factor("all_reduce", 2)}
@@ -314,7 +315,8 @@ def forged(draw, docs, names):
     r = doc["results"][i]
     serving = r["category"] == "serving"
     own = [("derived", f) for f in WORKLOAD_FIGURES.get(r["workload"], ()) if f in figure_paths_of(r)]
-    kinds = ["figure", "figure", "samples", "key", *STRUCTURAL] + ([] if serving else ["work"]) + \
+    kinds = ["figure", "figure", "samples", "key", *(k for k in STRUCTURAL if k != "work")] + \
+        ([] if serving else ["work"]) + \
         (["own", "own"] if own else [])        # own: MFU, TTFT, busbw ... (results.figure.workload_figures)
     if not r.get("trials"):                 # schema 1: no trials to duplicate
         kinds = [k for k in kinds if k not in ("duplicate", "copies")]
@@ -333,7 +335,7 @@ def forged(draw, docs, names):
                 row["itl_us"] = [int(round(g * factor)) for g in row["itl_us"]]
         else:
             r["samples"] = [s * factor for s in r["samples"]]
-    elif kind == "work":           # more work stated for the same times (each trial's too): every figure x factor
+    elif kind == "work":           # more work stated for the same times (each trial's too): not what the params give
         for node in [r] + [t for t in r.get("trials") or [] if t.get("work")]:
             node["work"] = {k: v * factor for k, v in node["work"].items()}
     elif kind == "key":
@@ -413,8 +415,160 @@ def check_forged(drawn: tuple, real_docs: dict, tmp_path_factory, capsys) -> Non
     stored = json.loads(out)
     (r,) = [x for x in stored["results"] if x["key"] == key]
     assert "recomputed" in r["flags"] and stored["recomputed"]["count"] >= 1
-    # the samples' ratio; stated work is evidence the samples are timed against (not re-derived here)
-    want = 1.0 / factor if kind == "samples" else factor if kind == "work" else 1.0
+    want = 1.0 / factor if kind == "samples" else 1.0        # the samples' ratio (work follows from the params)
     got = ratios(capsys, original, doc["run_id"], fixed)
     assert got[key] == pytest.approx(want, rel=0.02), (kind, factor)      # the ratio the samples give
     assert all(v == pytest.approx(1.0, rel=1e-9) for k, v in got.items() if k != key)
+
+
+# -- forged through the work: real time samples kept, the work, params, samples, ids or text altered --
+# (each refused with one line, or, if stored, compared against the original at the samples' ratio)
+WORK_MUTANTS = ("work", "trial_work", "negative", "zero", "rates", "params", "duration", "id_latest", "id_prefix",
+                "surrogate")
+THROUGH_WORK = settings(EVIDENCE, max_examples=40)
+
+
+def quick_run() -> dict:
+    """The recorded CPU quick run (tests/data) as this version stores it: its figures recomputed
+    from its samples once (it was recorded before some of today's rules), each trial's work stated."""
+    from gpuparity.results.document import validate_run
+
+    with gzip.open(QUICK_RUN, "rt") as fh:
+        run = validate_run(json.load(fh), "quick run", recompute=True)
+    run.pop("recomputed", None)
+    for r in run["results"]:
+        for t in r.get("trials") or []:
+            if r["status"] == "ok" and r["work"]:
+                t["work"] = dict(r["work"])        # as trial_record writes it now
+        r["flags"] = [f for f in r.get("flags") or [] if f != "recomputed"]
+    return json.loads(json.dumps(run))
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    return quick_run()
+
+
+def forge(run: dict, r: dict, kind: str, factor: float = 10.0, pick: int = 0) -> tuple[dict, dict, str]:
+    """(the original one-result document, its forgery, the key to compare): result r of the run
+    forged by `kind` (WORK_MUTANTS); `pick` chooses among the ways (which param, which prefix)."""
+    from gpuparity.results.schema import primary_metric, result_key
+
+    original = dict(copy.deepcopy(run), results=[copy.deepcopy(r)])
+    doc = copy.deepcopy(original)
+    doc["run_id"] = "forged-" + run["run_id"]
+    f = doc["results"][0]
+    if kind == "work":                 # every work.flop (bytes, tokens) x factor, the result's and each trial's
+        for node in [f, *f["trials"]]:
+            node["work"] = {k: v * factor for k, v in node["work"].items()}
+    elif kind == "trial_work":         # only the per-trial work
+        for t in f["trials"]:
+            t["work"] = {k: v * factor for k, v in f["work"].items()}
+    elif kind in ("negative", "zero"):  # the slow half of the samples (the median of the rest is faster)
+        cut = sorted(f["samples"])[len(f["samples"]) // 2]
+        f["samples"] = [(-s if kind == "negative" else 0.0) if s >= cut else s for s in f["samples"]]
+    elif kind == "rates":              # rates x factor beside the time samples (read before them)
+        name, _, scale = primary_metric(f["work"])
+        f["metric"]["samples"] = [f["work"][name] / s / scale * factor for s in f["samples"]]
+    elif kind == "params":             # a bigger case named, the work (and samples) left as they were
+        fields = sorted(k for k, v in f["params"].items() if isinstance(v, int) and not isinstance(v, bool) and v > 1)
+        field = fields[pick % len(fields)] if fields else "m"
+        f["params"][field] = int(f["params"].get(field, 512) * 8)
+        f["key"] = result_key(f["workload"], f["params"], f["dtype"])      # as a careful forger would
+        return original, doc, r["key"]
+    elif kind == "duration":
+        doc["duration_s"] = -5.0
+    elif kind == "id_latest":
+        doc["run_id"] = ["latest", "LATEST"][pick % 2]
+    elif kind == "id_prefix":          # a prefix of the stored original's id: `show PREFIX` would name this one
+        doc["run_id"] = run["run_id"][:1 + pick % (len(run["run_id"]) - 1)].rstrip("-")
+    elif kind == "surrogate":
+        where = ["info", "key", "label"][pick % 3]
+        if where == "label":
+            doc["label"] = "box \ud800"
+        else:
+            f["info"]["note" if where == "info" else "\udc80"] = "a lone \udfff surrogate"
+    return original, doc, f["key"]
+
+
+@st.composite
+def through_work(draw, run: dict):
+    from gpuparity.results.schema import primary_metric
+
+    ok = [r for r in run["results"] if r["status"] == "ok" and r["samples"] and primary_metric(r["work"])]
+    r = draw(st.sampled_from(ok))
+    kind = draw(st.sampled_from(WORK_MUTANTS))
+    event(f"{kind} {r['workload']}")
+    return (kind, *forge(run, r, kind, draw(st.sampled_from([x for x in FACTORS if x != 1.0])),
+                         draw(st.integers(0, 1000))))
+
+
+@pytest.mark.slow
+@THROUGH_WORK
+@given(data=st.data())
+def test_forgeries_through_the_work_are_refused_or_read_at_the_samples_ratio(quick, data, tmp_path_factory, capsys):
+    kind, original, doc, key = data.draw(through_work(quick))
+    folder = tmp_path_factory.mktemp("work")
+    first, path = str(folder / "original.json"), str(folder / "forged.json")
+    with open(first, "w") as fh:
+        json.dump(original, fh)
+    with open(path, "w") as fh:
+        fh.write(json.dumps(doc))                # a lone surrogate travels as JSON's \ud800 escape
+    for mode in ([], ["--recompute"]):
+        db = str(folder / f"s{len(mode)}.db")
+        with Store(db) as s:
+            assert s.save_run(copy.deepcopy(original))    # the run whose id a prefix would take over
+        before = counts(db)
+        code, _, err = timed(capsys, ["import", *mode, path, "--db", db])
+        check(code, err, kind)
+        if code == 2:
+            assert counts(db) == before, kind
+            continue
+        event(f"stored: {kind} {' '.join(mode)}")
+        code, out, err = timed(capsys, ["show", doc["run_id"], "--json", "--db", db])
+        assert code == 0 and json.loads(out)["run_id"] == doc["run_id"], (kind, err)
+        got = ratios(capsys, first, doc["run_id"], db)
+        assert got.get(key) == pytest.approx(1.0, rel=1e-9), (kind, mode, got)
+
+
+def test_each_forgery_through_the_work_is_refused_naming_what(quick, tmp_path, capsys):
+    """One of each, on a GEMM of the recorded run: the one line says what is wrong."""
+    gemm = next(r for r in quick["results"] if r["workload"] == "gemm" and r["status"] == "ok")
+    needles = {"work": "but its params give", "trial_work": "trial 1: work states", "negative": "samples holds -",
+               "zero": "samples holds 0", "rates": "metric.samples are not the rates", "params": "but its params give",
+               "duration": "duration_s", "id_latest": "names the newest run", "id_prefix": "is a prefix of the stored run",
+               "surrogate": "lone surrogate"}
+    assert set(needles) == set(WORK_MUTANTS)
+    db = str(tmp_path / "s.db")
+    with Store(db) as s:
+        s.save_run(dict(copy.deepcopy(quick), results=[gemm]))
+    before = counts(db)
+    for kind, needle in needles.items():
+        for pick in range(3):
+            _, doc, _ = forge(quick, gemm, kind, pick=pick)
+            path = tmp_path / f"{kind}.json"
+            path.write_text(json.dumps(doc))
+            code, _, err = main_inprocess(["import", str(path), "--db", db], capsys)
+            check(code, err, kind)
+            assert code == 2 and needle in err, (kind, pick, err)
+    assert counts(db) == before
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_refused_id_in_a_batch_keeps_the_runs_before_it(backend, quick, tmp_path, capsys, request):
+    """Import stops at a run whose id is a prefix of a stored one; the runs before it in the same
+    batch stay stored (nothing of the refused one is). SQLite and the tests' real PostgreSQL."""
+    gemm = next(r for r in quick["results"] if r["workload"] == "gemm" and r["status"] == "ok")
+    db = str(tmp_path / "s.db") if backend == "sqlite" else request.getfixturevalue("pg_db")
+    paths = []
+    for i, run_id in enumerate(["base-run-0001", "other-1", "base-run", "other-2"]):
+        doc = dict(copy.deepcopy(quick), results=[gemm], run_id=run_id)
+        paths.append(tmp_path / f"{i}.json")
+        paths[-1].write_text(json.dumps(doc))
+    code, _, err = main_inprocess(["import", str(paths[0]), "--db", db], capsys)
+    assert code == 0, err
+    code, _, err = main_inprocess(["import", *map(str, paths[1:]), "--db", db], capsys)
+    assert code == 2 and "prefix of the stored run base-run-0001" in err, err
+    with Store(db) as s:
+        assert sorted(s.run_ids()) == ["base-run-0001", "other-1"]
+        assert s.resolve_run_id("base-run") == "base-run-0001"

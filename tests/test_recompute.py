@@ -18,6 +18,7 @@ from gpuparity.results.document import validate_run
 from gpuparity.results.figure import derive
 from gpuparity.results.recompute import read_back, recompute_run
 from gpuparity.results.schema import new_result, new_run
+from gpuparity.results.work import work_of
 from gpuparity.workloads.base import merge_trials
 
 SPEC = {"id": "tiny", "fp32_tflops": 0.5, "estimated": True}
@@ -81,8 +82,10 @@ def test_a_scaled_figure_is_refused_naming_it_or_recomputed(path, needle):
 
 def test_a_key_that_does_not_match_its_params_is_refused():
     doc = run_doc()
-    doc["results"][0]["params"]["m"] = 4096                   # a bigger shape, same key
+    doc["results"][0]["params"]["layout"] = "tn"              # another case, same key
     refused(copy.deepcopy(doc), "its workload + params + dtype give")
+    doc["results"][0]["params"]["m"] = 4096                   # a bigger shape, same key and work
+    refused(copy.deepcopy(doc), "but its params give {flop: 5.36871e+08}", fix=True)    # never "fixed"
     doc["results"][1]["key"] = doc["results"][0]["key"]
     with pytest.raises(UserError, match="repeats the key"):
         validate_run(doc, "doc", recompute=True)
@@ -273,11 +276,17 @@ def one_doc(results: list[dict]) -> dict:
 CTX = type("Ctx", (), {"spec": SPEC})()          # what merge_trials reads of a Context
 
 
+TRAIN = {"hidden": 64, "layers": 2, "heads": 4, "kv_heads": 0, "ffn": 0, "vocab": 256, "seq": 32, "batch": 2,
+         "checkpointing": False}
+
+
 def training_trial(seed: int, seconds: float = 0.02) -> dict:
-    r = timed("training", "model", {"hidden": 64, "seq": 32, "batch": 2, "dtype": "fp32"},
-              {"tokens": 64, "flop": 64 * 1e6}, seconds, seed, peak=None)
-    r["info"]["peak_kind"] = "flop:fp32|1000000.0"       # figure.peak_kind_for: FLOP per token
-    from gpuparity.results.figure import derive_rates, fill_workload_figures
+    params = dict(TRAIN, dtype="fp32")
+    work = work_of("training", params)
+    r = timed("training", "model", params, work, seconds, seed, peak=None)
+    from gpuparity.results.figure import derive_rates, fill_workload_figures, peak_kind_for
+
+    r["info"]["peak_kind"] = peak_kind_for("flop:fp32", work)       # FLOP per token after the bar
 
     derive_rates(r, SPEC)
     fill_workload_figures(r)
@@ -292,11 +301,9 @@ def llm_trial(seed: int, seconds: float = 0.3) -> dict:
 
 
 def collectives_trial(seed: int) -> dict:
-    from gpuparity.results.figure import bus_factor
-
-    return timed("collectives", "comm", {"op": "all_reduce", "bytes": 4096, "nodes": 1, "dtype": "fp32"},
-                 {"bytes": 4096 * bus_factor("all_reduce", 4)}, 1e-4, seed, peak="bytes:interconnect",
-                 info={"size_bytes": 4096, "world_size": 4})
+    params = {"op": "all_reduce", "bytes": 4096, "ranks": 4, "nodes": 1, "dtype": "fp32"}
+    return timed("collectives", "comm", params, work_of("collectives", params), 1e-4, seed,
+                 peak="bytes:interconnect", info={"size_bytes": 4096, "world_size": 4})
 
 
 @pytest.mark.parametrize("make, workload, field", [
@@ -341,8 +348,8 @@ def test_a_recorded_llm_run_passes_and_its_ttft_is_checked():
 def test_weak_scaling_efficiency_is_against_the_documents_one_rank_result():
     from gpuparity.workloads.base import registry
 
-    model = {"hidden": 64, "layers": 2, "dtype": "fp32"}
-    results = [timed("scaling", "comm", dict(model, ranks=k, nodes=1), {"tokens": 64.0 * k, "flop": 64e6 * k},
+    model = dict(TRAIN, dtype="fp32")
+    results = [timed("scaling", "comm", dict(model, ranks=k, nodes=1), work_of("scaling", dict(model, ranks=k)),
                      0.02 * (1 + 0.1 * k), k) for k in (1, 2, 4)]
     registry()["scaling"].finalize(results)
     assert results[2]["derived"]["weak_scaling_efficiency"] == pytest.approx(1.1 / 1.4, rel=0.1)
@@ -371,3 +378,18 @@ def test_a_table_on_a_result_that_is_not_a_serving_point_is_refused_or_dropped(t
     assert code == 0 and "9000" not in out and "info.table" in err, (out, err)
     fixed = validate_run(doc, "doc", recompute=True)["results"][1]
     assert "table" not in fixed["info"] and "recomputed" in fixed["flags"]
+
+
+def test_the_work_per_unit_a_peak_kind_carries_is_its_works():
+    """MFU and % of peak of a tokens/s figure rest on the FLOP per token after the peak kind's bar:
+    a kind stating 10x that (a 10x MFU) is refused, or recomputed from the work."""
+    from gpuparity.workloads.base import registry
+
+    merged = registry()["training"].merge_trials([training_trial(1), training_trial(2, 0.018)], CTX)
+    doc = one_doc([merged])
+    base, _, per_token = merged["info"]["peak_kind"].partition("|")
+    doc["results"][0]["info"]["peak_kind"] = f"{base}|{float(per_token) * 10!r}"
+    refused(copy.deepcopy(doc), "info.peak_kind states")
+    fixed = validate_run(doc, "doc", recompute=True)["results"][0]
+    assert fixed["info"]["peak_kind"] == merged["info"]["peak_kind"]
+    assert fixed["derived"]["mfu"] == pytest.approx(merged["derived"]["mfu"], rel=1e-12)

@@ -545,7 +545,8 @@ def _quick_like_run(run_id: str = "one-1", label: str | None = "box-1") -> dict:
         fill_workload_figures(r)
         return r
 
-    results = [res("gemm", {"m": m, "n": m, "k": m, "layout": "nn"}, v, dtype=dt, pct=p, seed=i)
+    results = [res("gemm", {"m": m, "n": m, "k": m, "layout": "nn"}, v, dtype=dt, pct=p, seed=i,
+                   work={"flop": 2.0 * m**3})         # the work its params give (import checks it)
                for i, (m, dt, v, p) in enumerate([(512, "fp32", 0.02, 8.0), (512, "bf16", 0.17, 31.0),
                                                   (256, "fp8", 0.04, None)])]
     results.append(make_result("gemm", {"m": 512, "n": 512, "k": 512, "layout": "nn"}, [], dtype="tf32",
@@ -561,7 +562,7 @@ def _quick_like_run(run_id: str = "one-1", label: str | None = "box-1") -> dict:
     results += [res("conv", {"net": "resnet50", "channels_last": cl, "pass": "fwd"}, v, pct=q, seed=40 + i)
                 for i, (cl, v, q) in enumerate([(True, 0.0077, 1.4), (False, 0.0030, 0.55)])]
     results.append(res("llm", {"model": "smollm2", "batch": 1, "input_len": 32, "output_len": 16}, 0.94,
-                       unit="tokens/s", category="model", dtype="fp32", seed=50, work={"tokens": 16},
+                       unit="tokens/s", category="model", dtype="fp32", seed=50, work={"tokens": 15},
                        info={"prefill_samples": [1.68] * 9}))
     results.append(res("training", {"hidden": 128, "seq": 128}, 3108.0, unit="tokens/s", category="model",
                        dtype="fp32", seed=60, work={"tokens": 256}, mfu=0.0705))

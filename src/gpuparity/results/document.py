@@ -21,6 +21,8 @@ KEY = r"^[0-9a-f]{16}$"
 MAX_STRING = 100_000
 MAX_ITEMS = 5_000_000            # strings, numbers and containers in one document
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")     # C0 (but tab, newlines), DEL, C1
+_SURROGATE = re.compile(r"[\ud800-\udfff]")     # a lone surrogate (JSON's "\ud800"): no UTF-8 text holds one
+RESERVED_IDS = ("latest",)      # names the store resolves to another run (results.store.resolve_run_id)
 INT64 = 2**63 - 1
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]
@@ -177,6 +179,14 @@ class Run(Open):
     fingerprint: Fingerprint
     results: list[Result]
     machine: Optional[Machine] = None       # state at start and end; older documents have none
+    duration_s: Optional[NonNegative] = None
+
+    @field_validator("run_id")
+    @classmethod
+    def _not_reserved(cls, v: str) -> str:
+        if v.lower() in RESERVED_IDS:
+            raise ValueError(f"'{v}' names the newest run in the store, not this one")
+        return v
 
     @field_validator("started_at")
     @classmethod
@@ -216,6 +226,8 @@ def check_bounds(doc: Any, origin: str) -> None:
                 raise UserError(f"{origin}: {path or 'a string'} is longer than {MAX_STRING} characters")
             if _CONTROL.search(node):
                 raise UserError(f"{origin}: {path or 'a string'} holds control characters (NUL, ESC, C1, ...)")
+            if _SURROGATE.search(node):
+                raise UserError(f"{origin}: {path or 'a string'} is not valid Unicode (a lone surrogate)")
         elif isinstance(node, float):
             if not math.isfinite(node):
                 raise UserError(f"{origin}: {path} is not a finite number")
@@ -224,9 +236,9 @@ def check_bounds(doc: Any, origin: str) -> None:
                 raise UserError(f"{origin}: nested deeper than {MAX_DEPTH} levels at {path}")
             items = node.items() if isinstance(node, dict) else enumerate(node)
             for k, v in items:
-                if isinstance(k, str) and (len(k) > 1000 or _CONTROL.search(k)):
+                if isinstance(k, str) and (len(k) > 1000 or _CONTROL.search(k) or _SURROGATE.search(k)):
                     raise UserError(f"{origin}: a field name at {path or 'top level'} is too long or holds "
-                                    "control characters")
+                                    "control characters or a lone surrogate")
                 if type(v) is int and not -INT64 - 1 <= v <= INT64:    # SQLite, PostgreSQL, JSON readers: 64 bits
                     raise UserError(f"{origin}: {f'{path}.{k}' if path else k} is an integer beyond 64 bits")
                 if isinstance(v, (dict, list, str, float)):

@@ -36,6 +36,7 @@ import math
 from statistics import NormalDist
 
 from gpuparity.results.schema import UNITS, primary_metric
+from gpuparity.results.work import bus_factor
 
 LEVEL = 0.95
 UNSTABLE_DEFAULT = 0.10
@@ -312,17 +313,6 @@ WORKLOAD_FIGURES = {
     "collectives": ("algbw_gbs", "busbw_gbs", "bus_factor", "latency_us"),
     "scaling": ("tokens_per_s_per_rank",),
 }
-
-
-def bus_factor(op: str, n: int) -> float:
-    """busbw / algbw of a collective over n ranks (nccl-tests PERFORMANCE.md)."""
-    if op == "all_reduce":
-        return 2 * (n - 1) / n
-    if op in ("all_gather", "reduce_scatter", "all_to_all"):
-        return (n - 1) / n
-    if op == "broadcast":
-        return 1.0
-    raise ValueError(f"unknown collective {op}")
 
 
 def bandwidths(op: str, size_bytes: float, seconds: float, n: int) -> tuple[float, float]:

@@ -116,6 +116,7 @@ def recompute_run(doc: dict, origin: str = "document", fix: bool = False) -> dic
         where = f"result {i} ({str(r.get('workload'))[:40]} {r.get('key')})"
         check_power(r, devices, where, origin)
         before = chk.notes[:]
+        _work(r, chk, where)
         _key(r, chk, where)
         _table(r, chk, where)
         if r.get("status") == "ok":
@@ -189,6 +190,35 @@ def check_power(r: dict, devices: int, where: str, origin: str) -> None:
         if isinstance(w, (int, float)) and not isinstance(w, bool) and w > limit:
             raise UserError(f"{origin}: {where}: telemetry.mean_power_w {w:.6g} W is more than {devices} "
                             f"device(s) can draw ({limit:g} W)")
+
+
+def _work(r: dict, chk: _Checker, where: str) -> None:
+    """The work a figure is timed against, and the samples it is timed from, as nothing can fix
+    them (refused whatever the mode): a built-in workload's work (and each trial's) is what its
+    params give (results/work.py); every time sample (and rate sample, and llm prefill sample) is
+    positive, as a negative or zero one is no measurement (the median would just drop it); rate
+    samples beside time samples are the rates those times give. A user's workload states work
+    nothing here can check (`run` flags its results work_unchecked, results/work.py)."""
+    from gpuparity.results.schema import primary_metric
+    from gpuparity.results.work import work_problem
+
+    problem = work_problem(r)
+    if problem:
+        chk.refuse(where, problem)
+    metric, info = r.get("metric") or {}, r.get("info") or {}
+    for field, values in (("samples", r.get("samples")), ("metric.samples", metric.get("samples")),
+                          ("info.prefill_samples", info.get("prefill_samples"))):
+        if values is None:
+            continue
+        bad = [v for v in values if _num(v) is None or v <= 0] if isinstance(values, list) else [values]
+        if bad:
+            chk.refuse(where, f"{field} holds {_show(bad[0])}: a time or rate measured is a positive number")
+    pm = primary_metric(r.get("work") or {})
+    if metric.get("samples") and r.get("samples") and pm:
+        kind, _, scale = pm
+        times, rates = r["samples"], metric["samples"]
+        if len(rates) != len(times) or not all(_close(q, r["work"][kind] / t / scale) for q, t in zip(rates, times, strict=False)):
+            chk.refuse(where, "metric.samples are not the rates its time samples and work give")
 
 
 def _key(r: dict, chk: _Checker, where: str) -> None:
@@ -400,6 +430,7 @@ def _derived(r: dict, source: dict, chk: _Checker, where: str, spec: dict | None
 
     from gpuparity.results.figure import derive_rates, stability_flags, state, workload_figures
 
+    _peak_kind(r, chk, where)
     info = dict(r.get("info") or {}, **({"peak_kind": peak_kind} if peak_kind else {}))
     probe = {"work": r.get("work") or {}, "metric": copy.deepcopy(source.get("metric")), "info": info,
              "derived": {}, "flags": [f for f in r.get("flags") or [] if f != "peak_exceeded"],
@@ -416,6 +447,28 @@ def _derived(r: dict, source: dict, chk: _Checker, where: str, spec: dict | None
         r["derived"]["peak"] = probe["derived"]["peak"]
     if _num((source.get("metric") or {}).get("value")) is not None:
         _flags(r, stability_flags(probe), chk, where)
+
+
+def _peak_kind(r: dict, chk: _Checker, where: str) -> None:
+    """A peak kind in another unit than its figure carries the work per unit (FLOP per token,
+    figure.peak_kind_for): that of the result's work, or % of peak and MFU would rest on another."""
+    from gpuparity.results.figure import peak_kind_for
+
+    info = r.get("info") or {}
+    kind = info.get("peak_kind")
+    if not isinstance(kind, str) or "|" not in kind:
+        return
+    want = peak_kind_for(kind.partition("|")[0], r.get("work") or {})
+    try:
+        same = want is not None and _close(float(kind.partition("|")[2]), float(want.partition("|")[2]))
+    except ValueError:
+        same = False
+    if not same:
+        chk.differ(where, f"info.peak_kind states {kind[:60]}, its work gives {want}")
+        if want is None:
+            info.pop("peak_kind")
+        else:
+            info["peak_kind"] = want
 
 
 def _table(r: dict, chk: _Checker, where: str) -> None:

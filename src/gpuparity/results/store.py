@@ -546,6 +546,25 @@ def _insert_run(cur, doc: dict) -> bool:
     return True
 
 
+class IdTaken(UserError):
+    """A run id that would take over another stored run's references (nothing was written)."""
+
+
+def _check_new_id(cur, run_id: str, postgres: bool) -> None:
+    """A new run's id is never a prefix of a stored one (as resolve_run_id matches prefixes): it
+    would take over `show PREFIX`, `compare PREFIX ...` from the run that prefix named. On SQLite a
+    range of the primary key (ids are [A-Za-z0-9._:+-], all below '~'), so an import stays linear."""
+    if postgres:
+        cur.execute("SELECT run_id FROM runs WHERE run_id LIKE ? ESCAPE '!' AND run_id <> ? LIMIT 1",
+                    (_like_escape(run_id) + "%", run_id))
+    else:
+        cur.execute("SELECT run_id FROM runs WHERE run_id > ? AND run_id < ? LIMIT 1", (run_id, run_id + "~"))
+    row = cur.fetchone()
+    if row:
+        raise IdTaken(f"run id '{run_id}' is a prefix of the stored run {row[0]} (references to that run by "
+                      "prefix would name this one): give the run another id")
+
+
 def _recompute_rows(cur) -> None:
     """Versions before 5 imported documents without recomputing their figures, and `compare` and
     `report` read the result rows, not the documents: each run's rows are written again from its
@@ -584,6 +603,11 @@ class RunWriter:
             self._tx = self.store.transaction()
             self._cur = self._tx.__enter__()
             self._rows, self._since = 0, time.monotonic()
+        try:
+            _check_new_id(self._cur, doc["run_id"], self.store.postgres)    # a run from elsewhere
+        except IdTaken:
+            self.commit()       # nothing of this run was written: the runs before it stay stored
+            raise
         added = _insert_run(self._cur, doc)
         self.pending.append(doc["run_id"])
         self._rows += 1 + len(doc["results"])

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import warnings
 
+from gpuparity.results.work import attention_flop  # the work, one function (import checks it)
 from gpuparity.workloads.base import Context, Prepared, Workload
 from gpuparity.workloads.dtypes import TOLERANCE, compute_dtype, rel_error, torch_dtype
 
@@ -25,13 +26,6 @@ BACKEND_NAMES = {
     "FLASH_ATTENTION": "flash", "EFFICIENT_ATTENTION": "memory-efficient", "CUDNN_ATTENTION": "cuDNN",
     "MATH": "math", "OVERRIDEABLE": "overrideable",
 }
-
-
-def attention_flop(p: dict) -> float:
-    fwd = 4.0 * p["batch"] * p["heads"] * p["seq"] * p["seq"] * p["head_dim"]
-    if p["causal"]:
-        fwd /= 2
-    return fwd * (2.5 if p["pass"] == "bwd" else 1.0)
 
 
 def _case(seq, causal, pas, dt, batch=1, heads=32, kv_heads=8, head_dim=128) -> dict:

@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 from gpuparity.results.figure import derive
 from gpuparity.results.schema import mark, new_result
+from gpuparity.results.work import WORK_UNCHECKED, checkable
 
 CATEGORIES = ("kernel", "model", "serving", "comm")
 # Built-in workload modules, imported on demand (each defines WORKLOADS = [instances]).
@@ -242,7 +243,7 @@ def fill_measurement(result: dict, m) -> None:
 
 
 TRIAL_FIELDS = ("timer", "reps_per_sample", "warmup_invocations", "measure_s", "method", "pid", "position",
-                "started_at")
+                "started_at", "best_shape")     # best_shape: a shape search's, which its work follows from
 
 
 def trial_record(result: dict, trial: int) -> dict:
@@ -300,6 +301,8 @@ def merge_trials(trials: list[dict], spec: dict | None) -> dict:
         base["info"]["throttle_reasons_seen"] = list(dict.fromkeys(seen))[:10]
     derive_rates(base, spec)
     base["flags"] = stability_flags(base)
+    if not checkable(base.get("workload")) and base.get("work"):
+        base["flags"].append(WORK_UNCHECKED)    # a user's workload: its work is its own word (results/work.py)
     return base
 
 

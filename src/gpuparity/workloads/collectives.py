@@ -29,9 +29,11 @@ from dataclasses import replace
 from gpuparity.errors import UserError
 from gpuparity.platform import dist
 
-# bandwidths and bus_factor live with the figures (import recomputes busbw with them); kept importable here
-from gpuparity.results.figure import bandwidths, bus_factor, derive, fill_workload_figures  # noqa: F401
+# bandwidths live with the figures, the buffer size and bus factor with the work (import recomputes
+# both with them); kept importable here
+from gpuparity.results.figure import bandwidths, derive, fill_workload_figures  # noqa: F401
 from gpuparity.results.schema import mark
+from gpuparity.results.work import COLLECTIVE_ELEMENT_BYTES, bus_factor, collective_size, work_of  # noqa: F401
 from gpuparity.workloads.base import Context, Workload, telemetry_window
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast")
@@ -181,8 +183,8 @@ class Collectives(Workload):
         if not ok:
             return result
         op, n = params["op"], dist.world_size()
-        call, buffers, count, esize = _setup(op, params["bytes"], params["dtype"], n)
-        size = count * esize
+        size = collective_size(op, params["bytes"], params["dtype"], n)     # results/work.py: as import checks it
+        call, buffers, count = _setup(op, size, params["dtype"], n)
         backend = dist.backend()
         result["info"].update(
             backend=backend, library=_library(ctx, backend), world_size=n, nodes=params["nodes"],
@@ -202,7 +204,7 @@ class Collectives(Workload):
             t.uniform_()                              # never time zeros
         # Bus bytes: the metric is nccl-tests' bus bandwidth (algbw x bus factor), the figure that
         # compares with the fabric's per-direction bandwidth whatever the collective and rank count.
-        result["work"] = {"bytes": float(size) * bus_factor(op, n)}
+        result["work"] = work_of(self.name, params)    # size x bus factor (results/work.py)
         measure_into(result, call, ctx)
         derive(result, "bytes:interconnect", ctx.spec)
         fill_workload_figures(result)       # algbw, busbw, latency from the median time (results.figure)
@@ -242,13 +244,13 @@ def _library(ctx: Context, backend: str | None) -> str:
 
 
 def _setup(op: str, size: int, dtype: str, n: int):
-    """Buffers and one call of `op`; element count rounded down to a multiple of n (as nccl-tests)."""
+    """Buffers and one call of `op` on a per-rank buffer of `size` bytes (collective_size: whole
+    elements, a multiple of n)."""
     import torch
     import torch.distributed as tdist
 
     dt = getattr(torch, DTYPES[dtype])
-    esize = torch.empty(0, dtype=dt).element_size()
-    count = max(n, size // esize // n * n)
+    count = size // COLLECTIVE_ELEMENT_BYTES[dtype]
     dev = dist.comm_device()
 
     def buf(k: int):
@@ -259,19 +261,19 @@ def _setup(op: str, size: int, dtype: str, n: int):
     scatter = getattr(tdist, "reduce_scatter_single", None) or tdist.reduce_scatter_tensor
     if op == "all_reduce":
         x = buf(count)
-        return (lambda: tdist.all_reduce(x)), [x], count, esize
+        return (lambda: tdist.all_reduce(x)), [x], count
     if op == "broadcast":
         x = buf(count)
-        return (lambda: tdist.broadcast(x, src=0)), [x], count, esize
+        return (lambda: tdist.broadcast(x, src=0)), [x], count
     if op == "all_gather":
         inp, out = buf(count // n), buf(count)
-        return (lambda: gather(out, inp)), [inp, out], count, esize
+        return (lambda: gather(out, inp)), [inp, out], count
     if op == "reduce_scatter":
         inp, out = buf(count), buf(count // n)
-        return (lambda: scatter(out, inp)), [inp, out], count, esize
+        return (lambda: scatter(out, inp)), [inp, out], count
     if op == "all_to_all":
         inp, out = buf(count), buf(count)
-        return (lambda: tdist.all_to_all_single(out, inp)), [inp, out], count, esize
+        return (lambda: tdist.all_to_all_single(out, inp)), [inp, out], count
     raise ValueError(op)
 
 

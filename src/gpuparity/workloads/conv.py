@@ -8,6 +8,7 @@ FLOP: forward = 2*N*Cout*Hout*Wout*Cin*kh*kw; backward = 2 x forward (grad input
 from __future__ import annotations
 
 from gpuparity.errors import UserError
+from gpuparity.results.work import conv_flop, conv_out  # noqa: F401  (the work, one function: import checks it)
 from gpuparity.workloads.base import Context, Prepared, Workload
 from gpuparity.workloads.dtypes import TOLERANCE, compute_dtype, rel_error, torch_dtype
 
@@ -26,16 +27,6 @@ SUITE_LAYERS = {
     "full": {net: tuple(layers) for net, layers in LAYERS.items()},
 }
 CPU_UNET_HW = 8     # a UNet layer at 64x64 is seconds per call on a CPU
-
-
-def conv_out(hw: int, kernel: int, stride: int) -> int:
-    return (hw + 2 * (kernel // 2) - kernel) // stride + 1
-
-
-def conv_flop(p: dict) -> float:
-    ho = conv_out(p["hw"], p["kernel"], p["stride"])
-    fwd = 2.0 * p["batch"] * p["cout"] * ho * ho * p["cin"] * p["kernel"] ** 2
-    return fwd * (2.0 if p["pass"] == "bwd" else 1.0)
 
 
 class Conv(Workload):

@@ -30,6 +30,7 @@ from typing import Any, Callable
 
 from gpuparity.measure.gates import GateSkip, Rows, freivalds, freivalds_gate, rows_of
 from gpuparity.measure.operands import describe, device_budget, llc_bytes, rotating, rotation_copies
+from gpuparity.results.work import gemm_flop
 from gpuparity.workloads.base import Context, Prepared, Workload
 from gpuparity.workloads.dtypes import (
     FLOAT_DTYPES,
@@ -259,7 +260,7 @@ def prepare_gemm(m: int, n: int, k: int, dt: str, ctx: Context, layout: str = "n
         for undo in reversed(restore):
             undo()
 
-    return Prepared(fn=fn, work={"flop": 2.0 * m * n * k}, peak=f"flop:{dt}", check=check, info=info,
+    return Prepared(fn=fn, work={"flop": gemm_flop(m, n, k)}, peak=f"flop:{dt}", check=check, info=info,
                     teardown=teardown, cycle=copies)
 
 

@@ -27,6 +27,7 @@ import time
 from gpuparity.errors import UserError
 from gpuparity.results.figure import derive, fill_workload_figures
 from gpuparity.results.schema import mark, new_result
+from gpuparity.results.work import llm_tokens
 from gpuparity.workloads.base import Context, Workload, telemetry_window
 
 GREEDY_PROMPT = "The capital of France is"
@@ -228,7 +229,7 @@ class LLM(Workload):
         prefill = [r["prefill_s"] for r in reps]
         result["samples"] = decode
         result["summary"] = summarize(decode)
-        result["work"] = {"tokens": b * (n_out - 1)}
+        result["work"] = {"tokens": llm_tokens(b, n_out)}      # results/work.py: the one count import checks
         derive(result, None, ctx.spec)
         result["info"].update(prefill_samples=prefill, repetitions=len(reps),
                               measure_s=round(sum(r["prefill_s"] + r["decode_s"] for r in reps), 3))

@@ -22,11 +22,12 @@ from __future__ import annotations
 from gpuparity.measure.gates import elementwise
 from gpuparity.measure.operands import llc_bytes
 from gpuparity.platform.detect import INFINITY_CACHE_BYTES
+from gpuparity.results.work import MEMORY_KERNELS, MEMORY_TRANSFERS, memory_bytes
 from gpuparity.workloads.base import Context, Prepared, Workload
 
-# Arrays touched per element (fp32 = 4 bytes each).
-KERNELS = {"copy": 2, "scale": 2, "add": 3, "triad": 3, "read": 1}
-TRANSFERS = ("h2d", "d2h")
+# Arrays touched per element (fp32 = 4 bytes each): the work's, results/work.py
+KERNELS = MEMORY_KERNELS
+TRANSFERS = MEMORY_TRANSFERS
 SCALAR = 3.0
 OVER_LLC = 4
 FP32_TOL = 2.0**-23   # one fp32 rounding, relative (a fused multiply-add vs two roundings)
@@ -117,7 +118,7 @@ def _kernel(params: dict, ctx: Context) -> Prepared:
             fn()
             return elementwise(out, ref, tol)
 
-    return Prepared(fn=fn, work={"bytes": float(KERNELS[op] * n * 4)}, peak="bytes:hbm", check=check,
+    return Prepared(fn=fn, work={"bytes": memory_bytes(op, n)}, peak="bytes:hbm", check=check,
                     info={"arrays_bytes": 3 * n * 4, **cache_info(n, ctx)})
 
 
@@ -146,7 +147,7 @@ def _transfer(params: dict, ctx: Context) -> Prepared:
             torch.cuda.synchronize()
             ok = bool(torch.equal(device, host.to(dev)))
             return ok, f"all {n} elements copied exactly" if ok else "copy differs"
-    return Prepared(fn=fn, work={"bytes": float(n * 4)}, peak="bytes:host", check=check,
+    return Prepared(fn=fn, work={"bytes": memory_bytes(op, n)}, peak="bytes:host", check=check,
                     info={"host_memory": "pinned", "counted": "bytes transferred"})
 
 

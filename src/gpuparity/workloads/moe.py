@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+from gpuparity.results.work import moe_flop  # the work, one function (import checks it)
 from gpuparity.workloads.base import Context, Prepared, Workload
 from gpuparity.workloads.dtypes import TOLERANCE, compute_dtype, rel_error, torch_dtype
 
@@ -33,11 +34,6 @@ TOKENS = {"quick": (4096,), "standard": (256, 4096), "full": (256, 4096, 16384)}
 CPU_TOKENS = {"quick": (64,), "standard": (512,), "full": (512, 2048)}
 ALIGN = 16
 CHECK_TOKENS = 16
-
-
-def moe_flop(p: dict) -> float:
-    t, h, f = p["tokens"], p["hidden"], p["ffn"]
-    return 2.0 * t * h * p["experts"] + 6.0 * t * h * f * (p["top_k"] + p["shared"])
 
 
 class MoE(Workload):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from gpuparity.platform import dist
 from gpuparity.results.figure import derive, fill_workload_figures, weak_scaling
+from gpuparity.results.work import train_flops_per_token, work_of
 from gpuparity.workloads.base import Context, Workload
 from gpuparity.workloads.collectives import measure_into
 
@@ -91,10 +92,11 @@ class Scaling(Workload):
 
             group = tdist.new_group(list(range(k)))  # every rank must call this, members or not
         active = dist.rank() < k
-        step, fpt = None, 0.0
+        step = None
+        fpt = train_flops_per_token(params)          # from the shape, on every rank (results/work.py)
         if active:
             model = tr.build_model(cfg, ctx.device)   # same seed on every rank (DDP also syncs at start)
-            fpt = tr.flops_per_token(model, cfg)
+            tr.flops_per_token(model, cfg)            # the model built is the one the formula counts
             if k > 1:
                 import torch
                 from torch.nn.parallel import DistributedDataParallel as DDP
@@ -107,9 +109,7 @@ class Scaling(Workload):
             def step():
                 tr.train_step(model, opt, batch, params["dtype"])
 
-        tokens = cfg.batch * cfg.seq * k
-        fpt = dist.reduce_max([fpt])[0]               # rank 0 knows it in every case
-        result["work"] = {"tokens": float(tokens), "flop": fpt * tokens}
+        result["work"] = work_of(self.name, params)   # the work import checks it against
         result["info"].update(
             model="Llama-style decoder (workloads.training)", ddp=k > 1, flops_per_token=fpt,
             backend=dist.backend(), world_size=dist.world_size(),

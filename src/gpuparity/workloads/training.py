@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 
 from gpuparity.errors import UserError
+from gpuparity.results.work import train_ffn, train_flops_per_token, train_matmul_params
 from gpuparity.workloads.base import Context, Prepared, Workload
 
 
@@ -53,7 +54,7 @@ class TrainConfig:
         kv = self.kv_heads or self.heads
         if self.heads % kv:
             raise UserError(f"heads {self.heads} is not a multiple of kv_heads {kv}")
-        ffn = self.ffn or -(-8 * self.hidden // 3 // 64) * 64
+        ffn = train_ffn(self.hidden, self.ffn)
         return LlamaConfig(hidden_size=self.hidden, intermediate_size=ffn, num_hidden_layers=self.layers,
                            num_attention_heads=self.heads, num_key_value_heads=kv, vocab_size=self.vocab,
                            max_position_embeddings=max(self.seq, 2048), tie_word_embeddings=False,
@@ -126,11 +127,15 @@ def matmul_params(model) -> int:
 
 
 def flops_per_token(model, cfg: TrainConfig) -> float:
-    """6 * N_matmul + 12 * L * d_attn * T (see the module docstring)."""
-    n_matmul = matmul_params(model)
-    lcfg = cfg.llama_config()
-    d_attn = lcfg.num_attention_heads * (getattr(lcfg, "head_dim", None) or lcfg.hidden_size // lcfg.num_attention_heads)
-    return 6.0 * n_matmul + 12.0 * cfg.layers * d_attn * cfg.seq
+    """6 * N_matmul + 12 * L * d_attn * T (see the module docstring) from the shape, by the one
+    function import checks the work with (results/work.py); the model built must have the
+    linear weights that function counts (a transformers release that builds another decoder
+    would otherwise state work the step does not do)."""
+    shape = asdict(cfg)
+    n_model, n_shape = matmul_params(model), train_matmul_params(shape)
+    if n_model != n_shape:
+        raise RuntimeError(f"the decoder built has {n_model} linear weights, the work formula counts {n_shape}")
+    return train_flops_per_token(shape)
 
 
 def config_from_options(base: TrainConfig, options: dict) -> TrainConfig:
