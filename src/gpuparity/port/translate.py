@@ -47,6 +47,10 @@ class Options:
     launch: str = "chevron"  # or "ggl": emit hipLaunchKernelGGL(...)
     engine: str = "auto"  # tokenizer: auto | tree-sitter | lexer
     roc: bool = False  # cuBLAS/cuSPARSE/cuRAND/cuSOLVER -> rocBLAS/rocSPARSE/rocRAND/rocSOLVER
+    experimental: bool = False  # also the APIs HIPIFY marks experimental
+    hip_data_types: bool = False  # cudaDataType -> hipDataType (not the libraries' own enums)
+    skip_excluded: bool = False  # leave #if branches excluded under `defines` untranslated
+    defines: tuple[str, ...] = ()  # NAME or NAME=VALUE, as -D gives them (for skip_excluded)
 
 
 @dataclass
