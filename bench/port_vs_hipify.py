@@ -35,7 +35,7 @@ def run_gpuparity(cases, hs) -> tuple[dict[str, str], dict[str, float]]:
     for case in cases:
         text = decode_source(case.path.read_bytes())
         started = time.perf_counter()
-        outputs[case.rel] = translate_source(text, hs.options(case)).text
+        outputs[case.rel] = translate_source(text, hs.options(case), cuda_source=True).text
         seconds[case.category] = seconds.get(case.category, 0.0) + time.perf_counter() - started
     return outputs, seconds
 

@@ -90,7 +90,16 @@ def test_out_writes_tree_and_reports(tmp_path):
     assert "enable_language(HIP)" in (dst / "CMakeLists.txt").read_text()
 
     report = json.loads(js.read_text())
-    assert report["dry_run"] is False and report["hip_version"] == "7.0"
+    # no --hip-version: the installed hipcc's HIP (said in the notes), else the newest
+    hipcc = shutil.which("hipcc")
+    installed = checking.hipcc_version(hipcc) if hipcc else None
+    assert report["dry_run"] is False
+    if installed:
+        v = ".".join(map(str, installed[:2]))
+        assert report["hip_version"] == v and any(f"target HIP {v}: the installed hipcc" in n for n in report["notes"])
+        assert "#include <hipblas/hipblas.h>" in (dst / "cublas_sgemm.cu").read_text()  # its header layout
+    else:
+        assert report["hip_version"] == "7.0"
     summary = report["summary"]
     assert summary["uses"] > 100 and 0.9 < summary["score"] < 1.0
     files = {f["path"]: f for f in report["files"]}

@@ -13,8 +13,6 @@ from pathlib import Path
 import pytest
 
 from gpuparity.port import hipify_suite as hs
-from gpuparity.port.translate import translate_source
-from gpuparity.port.walk import decode_source
 
 SUITE = Path(__file__).parent / "data" / "hipify-unit-tests"
 _ROOT = Path(__file__).resolve().parents[1]
@@ -34,8 +32,7 @@ def filecheck() -> str:
 @pytest.fixture(scope="module")
 def ours(filecheck) -> list[hs.Score]:
     cases = hs.cases(SUITE)
-    return [hs.score(c, translate_source(decode_source(c.path.read_bytes()), hs.options(c)).text, filecheck)
-            for c in cases]
+    return [hs.score(c, hs.translate(c), filecheck) for c in cases]
 
 
 def test_the_suite_is_the_125_cu_tests():

@@ -201,7 +201,7 @@ def test_cudnn_backward_filter_find_and_nd_descriptors():
 def test_cublas_v2_handles_streams_pointer_mode_status_and_enums():
     result = port("libraries/cublas_v2.cu", roc=True)
     out = squash(result.text)
-    for want in ("#include <rocblas/rocblas.h>", "rocblas_handle handle;", "rocblas_create_handle(&handle)",
+    for want in ("#include <rocblas.h>", "rocblas_handle handle;", "rocblas_create_handle(&handle)",
                  "rocblas_set_stream(handle, stream)", "rocblas_status s_ = (call);",
                  "if (s_ != rocblas_status_success) std::printf(\"cublas: %s\\n\", rocblas_status_to_string(s_));",
                  "rocblas_set_pointer_mode(handle, rocblas_pointer_mode_host)",
@@ -294,7 +294,7 @@ def test_cublas_v1_calls_get_a_handle_scalars_by_pointer_and_enums():
     result = port("libraries/cublas_v1.cu", roc=True)
     out = result.text
     head, body = out.split("#endif\n", 1)
-    assert '#include <rocblas/rocblas.h>\n#ifndef GPUPARITY_BLAS_V1\n' in head
+    assert '#include <rocblas.h>\n#ifndef GPUPARITY_BLAS_V1\n' in head
     assert "static inline rocblas_handle gpuparity_v1_handle(void)" in head
     assert "if (gpuparity_v1_init() != rocblas_status_success) return -1.0f;" in body
     assert ("    (void)(hipMalloc((void**)&d_a, (size_t)(n * n) * (size_t)(sizeof(float))) == hipSuccess ? "
@@ -378,7 +378,10 @@ def test_curand_headers_generators_and_mtgp32_set_up():
 
 def test_curand_headers_map_to_rocrand_and_hiprand():
     for header, roc, hip in (("curand_mtgp32_host.h", "rocrand/rocrand_mtgp32.h", "hiprand/hiprand_mtgp32_host.h"),
-                             ("curand_philox4x32_x.h", "rocrand/rocrand_kernel.h", "hiprand/hiprand_kernel.h"),
+                             ("curand_philox4x32_x.h", "rocrand/rocrand_philox4x32_10.h", "hiprand/hiprand_kernel.h"),
+                             ("curand_globals.h", "rocrand/rocrand_common.h", "hiprand/hiprand_kernel.h"),
+                             ("curand_mtgp32dc_p_11213.h", "rocrand/rocrand_mtgp32_11213.h",
+                              "rocrand/rocrand_mtgp32_11213.h"),
                              ("curand.h", "rocrand/rocrand.h", "hiprand/hiprand.h"),
                              ("cudnn_ops_infer.h", "miopen/miopen.h", "miopen/miopen.h")):
         assert mappings.map_header(header, V70, roc=True) == (True, roc)

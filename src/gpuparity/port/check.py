@@ -146,10 +146,11 @@ def nvcc_version(nvcc: str) -> str:
     return m.group(1) if m else ""
 
 
-def detect() -> Toolchain:
+def detect(nvcc: bool = True) -> Toolchain:
+    """The installed hipcc (and its HIP version) and, unless nvcc=False, nvcc."""
     hipcc = shutil.which("hipcc")
-    nvcc = shutil.which("nvcc")
-    return Toolchain(hipcc, hipcc_version(hipcc) if hipcc else None, nvcc, nvcc_version(nvcc) if nvcc else "")
+    cuda = shutil.which("nvcc") if nvcc else None
+    return Toolchain(hipcc, hipcc_version(hipcc) if hipcc else None, cuda, nvcc_version(cuda) if cuda else "")
 
 
 def _missing_header(output: str) -> str | None:

@@ -75,6 +75,14 @@ def options(case: Case) -> Options:
                    defines=tuple(a[2:] for a in case.clang_args if a.startswith("-D")))
 
 
+def translate(case: Case) -> str:
+    """gpuparity's translation of one test, with its RUN line's options."""
+    from gpuparity.port.translate import translate_source
+    from gpuparity.port.walk import decode_source
+
+    return translate_source(decode_source(case.path.read_bytes()), options(case), cuda_source=True).text
+
+
 def perl_args(case: Case) -> list[str]:
     """hipify-perl's options for the RUN line (the ones it has; it rejects the rest)."""
     known = {"roc", "experimental", "hip-kernel-execution-syntax", "cuda-kernel-execution-syntax"}

@@ -186,8 +186,12 @@ HEADER_OVERRIDES: dict[str, str | None] = {
     "cusolverDn.h": "hipsolver/hipsolver.h",
     "cusolverSp.h": "hipsolver/hipsolver.h",
     "cusolver_common.h": "hipsolver/hipsolver.h",
+    "cusolverRf.h": "hipsolver/hipsolver.h",  # hipSOLVER has the refactorization API (hipsolverRf*)
+    "cusolverMg.h": "hipsolver/hipsolver.h",
+    "cusolverSp_LOWLEVEL_PREVIEW.h": "hipsolver/hipsolver.h",
     "cusparse_v2.h": "hipsparse/hipsparse.h",
-    "curand_mtgp32dc_p_11213.h": "hiprand/hiprand_kernel.h",
+    "curand_mtgp32dc_p_11213.h": "rocrand/rocrand_mtgp32_11213.h",  # hipRAND reads rocRAND's table
+    "curand_mtgp32_host.h": "hiprand/hiprand_mtgp32_host.h",
     # cuDNN 8 and 9 split cudnn.h into per-part headers: MIOpen has one.
     **{f"cudnn_{part}.h": "miopen/miopen.h" for part in (
         "v8", "v9", "version", "ops_infer", "ops_train", "cnn_infer", "cnn_train", "adv_infer", "adv_train",
@@ -219,15 +223,25 @@ ROC_HEADERS = {
     "curand.h": "rocrand/rocrand.h", "curand_kernel.h": "rocrand/rocrand_kernel.h",
     "cusolverDn.h": "rocsolver/rocsolver.h", "cusolver_common.h": "rocsolver/rocsolver.h",
     "curand_mtgp32_host.h": "rocrand/rocrand_mtgp32.h", "curand_mtgp32dc_p_11213.h": "rocrand/rocrand_mtgp32_11213.h",
+    # cuRAND's device headers: rocRAND's header for each part
+    **{f"curand_{cuda}.h": f"rocrand/rocrand_{roc}.h" for cuda, roc in (
+        ("discrete", "discrete"), ("discrete2", "discrete"), ("globals", "common"), ("lognormal", "log_normal"),
+        ("mrg32k3a", "mrg32k3a"), ("mtgp32", "mtgp32"), ("mtgp32_kernel", "mtgp32"), ("normal", "normal"),
+        ("normal_static", "normal"), ("philox4x32_x", "philox4x32_10"), ("poisson", "poisson"),
+        ("precalc", "xorwow_precomputed"), ("uniform", "uniform"))},
 }
-_ROC_KERNEL_HEADER = re.compile(r"^curand_(discrete2?|globals|lognormal|mrg32k3a|mtgp32(_kernel)?|normal(_static)?|"
-                                r"philox4x32_x|poisson|precalc|uniform)\.h$")
 # Headers a HIP release introduced: older targets get no counterpart (and are told so).
 HEADER_ADDED = {"hip/hip_math_constants.h": (5, 3, 0)}
 # ROCm 5.2 moved the library headers into per-library folders; older targets use the flat name.
 FOLDER_HEADERS_SINCE = (5, 2, 0)
 _FOLDERED = {"hipblas", "hipsparse", "hipsolver", "hiprand", "hipfft", "rocblas", "rocsparse", "rocrand",
              "rocsolver"}
+# Header layouts: "folder" is the library's own folder (hipblas/hipblas.h), which every HIP since
+# 5.2 has and ROCm 6.0 and later have alone; "hipify" is the name HIPIFY writes (hipblas.h, from
+# the folder-less layout before 5.2), which builds where the library's folder is on the include
+# path. hipRAND, rocRAND, hipFFT and rocSOLVER keep their folder in both.
+LAYOUTS = ("hipify", "folder")
+_HIPIFY_FLAT = {"hipblas", "hipsparse", "hipsolver", "rocblas", "rocsparse", "hipblaslt"}
 
 # Which HIP headers each library family lives in (check.py uses this for messages).
 LIBRARY_OF_HEADER = {
@@ -347,17 +361,20 @@ def counts_as_api(name: str, entry: dict) -> bool:
     return name != "texture"  # texture<> references are a hazard, reported separately
 
 
-def map_header(header: str, target: tuple[int, ...] | None = None, roc: bool = False) -> tuple[bool, str | None]:
+def map_header(header: str, target: tuple[int, ...] | None = None, roc: bool = False,
+               layout: str = "folder") -> tuple[bool, str | None]:
     """(is_a_cuda_header, hip_header_or_None) for the path inside <...> or "...", for the
-    target HIP version (None: the newest) and, with roc, the ROCm libraries' own headers."""
+    target HIP version (None: the newest), with roc the ROCm libraries' own headers, in the
+    header layout asked (LAYOUTS)."""
     is_cuda, hip = _map_header(header, roc)
-    if hip is None or target is None:
+    if hip is None:
         return is_cuda, hip
     added = HEADER_ADDED.get(hip)
-    if added and target < added:
+    if target is not None and added and target < added:
         return True, None
     top, _, rest = hip.partition("/")
-    if top in _FOLDERED and rest and target < FOLDER_HEADERS_SINCE:
+    if rest and ((top in _FOLDERED and target is not None and target < FOLDER_HEADERS_SINCE)
+                 or (layout == "hipify" and top in _HIPIFY_FLAT and rest == f"{top}.h")):
         return True, rest
     return is_cuda, hip
 
@@ -376,8 +393,6 @@ def _map_header(header: str, roc: bool) -> tuple[bool, str | None]:
     if roc:
         if header in ROC_HEADERS:
             return True, ROC_HEADERS[header]
-        if _ROC_KERNEL_HEADER.match(header):
-            return True, "rocrand/rocrand_kernel.h"
     if header in HEADER_OVERRIDES:
         return True, HEADER_OVERRIDES[header]
     headers = load_table()["headers"]

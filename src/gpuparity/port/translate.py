@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from gpuparity.port import blas_v1, dnn, fp16, mappings
+from gpuparity.port import blas_v1, dnn, fp16, includes, mappings
 from gpuparity.port.edits import Editor
 from gpuparity.port.launch import rewrite_launches_ggl
 from gpuparity.port.rewrites import (
@@ -51,6 +51,7 @@ class Options:
     hip_data_types: bool = False  # cudaDataType -> hipDataType (not the libraries' own enums)
     skip_excluded: bool = False  # leave #if branches excluded under `defines` untranslated
     defines: tuple[str, ...] = ()  # NAME or NAME=VALUE, as -D gives them (for skip_excluded)
+    headers: str = "hipify"  # library header layout (mappings.LAYOUTS): hipblas.h or hipblas/hipblas.h
 
 
 @dataclass
@@ -104,6 +105,8 @@ class _Ctx:
     site: CallSite
     runtime_included: bool = False  # an #include that is (or becomes) the HIP runtime
     first_include: int = -1  # offset of the first #include directive
+    conditions: includes.Conditions = field(default_factory=includes.Conditions)
+    included: includes.Included = field(default_factory=includes.Included)
     cublas_v1: bool | None = None  # decided at the first cuBLAS name
     sparse_datatypes: bool | None = None  # --roc: CUDA data types go to rocSPARSE's enum
     cublas_include_end: int = -1  # end of the #include <cublas.h> line (the v1 prelude goes there)
@@ -131,29 +134,38 @@ def _next_code(toks: list[Token], i: int) -> int:
 def _translate_include(ctx: _Ctx, i: int) -> None:
     tok = ctx.toks[i]
     inner = tok.text[1:-1]
-    if ctx.first_include < 0:  # the start of its line: the runtime #include goes before it
+    if ctx.first_include < 0:
         ctx.first_include = ctx.text.rfind("\n", 0, tok.start) + 1
-    if inner in _RUNTIME_HEADERS:
-        ctx.runtime_included = True
     if inner == "cublas.h" and ctx.cublas_include_end < 0:
         line_end = ctx.text.find("\n", tok.end)
         ctx.cublas_include_end = len(ctx.text) if line_end < 0 else line_end + 1
     target, roc = ctx.opts.hip_version, ctx.opts.roc
-    is_cuda, hip = mappings.map_header(inner, target, roc)
+    is_cuda, hip = mappings.map_header(inner, target, roc, ctx.opts.headers)
+    stack = ctx.conditions.stack
     if not is_cuda:
+        if inner == _RUNTIME_HEADER:
+            ctx.runtime_included = True
+        ctx.included.add(inner, stack)
         return
     if hip is None:
         ctx.result.uses.append(ApiUse(f"<{inner}>", tok.line, "header", None, False,
                                       mappings.header_note(inner, target, roc)))
         return
     ctx.result.uses.append(ApiUse(f"<{inner}>", tok.line, "header", hip, True))
-    if hip in _RUNTIME_HEADERS:
+    if ctx.included.already(hip, stack):  # the file has it on every path here: the line goes
+        p = _prev_code(ctx.toks, i)
+        start = ctx.toks[p].start if p >= 0 and ctx.toks[p].kind == "pp" else tok.start
+        ctx.ed.replace(start, tok.end, "")
+        ctx.result.rewrites.append(Rewrite(tok.line, f"#include <{inner}> dropped: <{hip}> is already included"))
+        return
+    ctx.included.add(hip, stack)
+    if hip == _RUNTIME_HEADER:
         ctx.runtime_included = True
     if hip != inner:
         ctx.ed.replace(tok.start + 1, tok.end - 1, hip)
 
 
-_RUNTIME_HEADERS = {"hip/hip_runtime.h", "hip/hip_runtime_api.h"}
+_RUNTIME_HEADER = "hip/hip_runtime.h"
 
 
 def _warp_sync(ctx: _Ctx, i: int, res: mappings.Resolution) -> bool:
@@ -321,14 +333,7 @@ def _needs_runtime(toks: list[Token], uses: list[ApiUse]) -> bool:
 def _add_runtime_include(ctx: _Ctx, out: str) -> str:
     """HIP code needs the runtime header where CUDA got it from nvcc implicitly."""
     nl = "\r\n" if "\r\n" in ctx.text[:4096] else "\n"
-    at = ctx.first_include
-    if at < 0:
-        at = 0
-        toks = ctx.toks
-        if toks and toks[0].kind == "pp" and toks[0].text == "#pragma" and len(toks) > 1 \
-                and toks[1].text == "once":
-            line_end = ctx.text.find("\n", toks[1].end)
-            at = len(ctx.text) if line_end < 0 else line_end + 1
+    at = includes.runtime_insertion_point(ctx.text, ctx.toks)
     ctx.ed.insert(at, f"#include <hip/hip_runtime.h>{nl}")
     ctx.result.rewrites.append(Rewrite(ctx.text.count("\n", 0, at) + 1,
                                        "added #include <hip/hip_runtime.h> (nvcc includes the CUDA runtime "
@@ -336,9 +341,12 @@ def _add_runtime_include(ctx: _Ctx, out: str) -> str:
     return ctx.ed.apply()
 
 
-def translate_source(text: str, opts: Options | None = None, c_only: bool = False) -> Translation:
+def translate_source(text: str, opts: Options | None = None, c_only: bool = False,
+                     cuda_source: bool = False) -> Translation:
     """The HIP text of one C/C++/CUDA source and what was converted. c_only: a C file
-    (no runtime header is added, C compilers cannot take hip_runtime.h)."""
+    (no runtime header is added, C compilers cannot take hip_runtime.h). cuda_source: a .cu
+    or .cuh file, which nvcc gives the CUDA runtime whatever it uses: it gets the HIP runtime
+    header (other files only when they use the runtime)."""
     opts = opts or Options()
     toks, engine = tokenize(text, opts.engine)
     result = Translation(text=text, engine=engine, tokens=toks)
@@ -362,6 +370,9 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
         if kind == "header":
             if tok.directive in ("include", "include_next", "import"):
                 _translate_include(ctx, i)
+            continue
+        if kind == "pp":
+            ctx.conditions.directive(tok.text)
             continue
         if kind == "punct":
             if tok.text == "<<<" and tok.directive in ("", "define"):
@@ -420,7 +431,7 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
     if not c_only and fp16.needs_half_shuffles(toks, opts.hip_version):
         _add_half_shuffles(ctx)
     out = _realign_continuations(text, ed.apply()) if ed.edits else text
-    if not c_only and not ctx.runtime_included and _needs_runtime(toks, uses):
+    if not c_only and not ctx.runtime_included and (cuda_source or _needs_runtime(toks, uses)):
         out = _realign_continuations(text, _add_runtime_include(ctx, out))
     if opts.launch == "ggl" and any(u.family == "launch" for u in uses):
         out, lines = rewrite_launches_ggl(out, opts.engine)
