@@ -44,6 +44,9 @@ OVERRIDES: dict[str, dict] = {
     "cudaLaunchKernelEx": {"family": "runtime", "unsupported": True},
 }
 
+# The compiler's own macros: a file that defines one (to pose as nvcc) defines the HIP one.
+COMPILER_MACROS = {"__CUDACC__"}
+
 # --roc: the families that go to a ROCm library, and that library's name.
 ROC_LIBRARY = {"cublas": "rocBLAS", "cusparse": "rocSPARSE", "curand": "rocRAND", "cusolver": "rocSOLVER"}
 # ROC rows the HIPIFY tables leave empty although rocRAND has the type (rocrand_kernel.h):

@@ -35,6 +35,9 @@ COMPILE_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx")
 # Directives whose text is prose or compiler-specific: never rewritten.
 _OPAQUE_DIRECTIVES = {"pragma", "error", "warning", "line", "ident", "sccs", "assert", "null", ""}
 _MEMBER_ACCESS = {".", "->", ".*", "->*"}
+# Words that can stand before a global-scope `::name` (`typedef ::cub::X T;`): not a scope.
+_NOT_SCOPES = {"typedef", "return", "using", "typename", "const", "static", "extern", "inline", "new", "delete",
+               "case", "throw", "sizeof", "decltype", "co_return", "volatile", "constexpr", "else", "do"}
 _FULL_MASK_32 = {0xFFFFFFFF}
 WARP_SYNC_MASKED = {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",
                     "__ballot_sync", "__any_sync", "__all_sync", "__match_any_sync", "__match_all_sync",
@@ -394,13 +397,14 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
             if prev.text == "::":
                 q = _prev_code(toks, p)
                 qual = toks[q] if q >= 0 else None
-                if qual is not None and qual.kind == "id":
+                if qual is not None and qual.kind == "id" and qual.text not in _NOT_SCOPES:
                     if qual.text == "thrust" and name in mappings.THRUST_SYSTEM:
                         ed.replace(tok.start, tok.end, mappings.THRUST_SYSTEM[name])
                         uses.append(ApiUse(f"thrust::{name}", tok.line, "thrust",
                                            f"thrust::{mappings.THRUST_SYSTEM[name]}", True))
                     continue  # a member of some namespace or class: not ours to rename
-        if prev is not None and prev.kind == "pp" and prev.text in ("#define", "#undef"):
+        if prev is not None and prev.kind == "pp" and prev.text in ("#define", "#undef") \
+                and name not in mappings.COMPILER_MACROS:
             continue  # the name a user macro defines
         if name in mappings.NAMESPACES:
             j = _next_code(toks, i)
@@ -409,7 +413,7 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
                 uses.append(ApiUse(f"{name}::", tok.line, "cub", mappings.NAMESPACES[name] + "::", True))
             continue
         entry = apis.get(name)
-        if entry is None or name in own_macros:
+        if entry is None or (name in own_macros and name not in mappings.COMPILER_MACROS):
             continue
         res = _resolve(ctx, name, entry)
         if name in mappings.OVERRIDES and res.family == "device" and _warp_sync(ctx, i, res):
