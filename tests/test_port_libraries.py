@@ -274,15 +274,24 @@ def test_cublas_half_and_complex_gemm_and_sgemm_ex():
            "  cublasSgemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, x, CUDA_R_16BF, 8, x, CUDA_R_16BF, 8,\n"
            "                &one, y, CUDA_R_32F, 8);\n"
            "  cublasSetMathMode(h, CUBLAS_TENSOR_OP_MATH);\n}\n")
+    # host code only: the elements are declared in rocBLAS's types (as HIPIFY writes them), no casts
     result = translate_source(src, Options(roc=True))
     out = squash(result.text)
+    assert "void f(rocblas_handle h, const rocblas_half* al, const rocblas_half* a, rocblas_half* c, " \
+           "const rocblas_float_complex* z, rocblas_float_complex* zc," in out
+    assert "rocblas_hgemm(h, rocblas_operation_none, rocblas_operation_none, 8, 8, 8, al, a, 8, a, 8, al, c, 8)" in out
+    assert "reinterpret_cast<const rocblas_half" not in out
+    # with device code the HIP types stay (kernels use __hadd, cuCaddf ... on them) and the calls cast
+    kernel = src + "__global__ void k(__half* p) { p[0] = __hadd(p[0], p[1]); }\n"
+    out_k = squash(translate_source(kernel, Options(roc=True)).text)
+    assert "__global__ void k(__half* p)" in out_k and "const __half* al" in out_k
     assert ("rocblas_hgemm(h, rocblas_operation_none, rocblas_operation_none, 8, 8, 8, "
             "reinterpret_cast<const rocblas_half*>(al), reinterpret_cast<const rocblas_half*>(a), 8, "
             "reinterpret_cast<const rocblas_half*>(a), 8, reinterpret_cast<const rocblas_half*>(al), "
-            "reinterpret_cast<rocblas_half*>(c), 8)") in out
+            "reinterpret_cast<rocblas_half*>(c), 8)") in out_k
     assert ("rocblas_cgemm_batched(h, rocblas_operation_none, rocblas_operation_conjugate_transpose, 8, 8, 8, "
             "reinterpret_cast<const rocblas_float_complex*>(z), reinterpret_cast<const rocblas_float_complex* const*>"
-            "(za), 8,") in out and "reinterpret_cast<rocblas_float_complex* const*>(zca), 8, 4)" in out
+            "(za), 8,") in out_k and "reinterpret_cast<rocblas_float_complex* const*>(zca), 8, 4)" in out_k
     assert ("rocblas_gemm_ex(h, rocblas_operation_none, rocblas_operation_none, 8, 8, 8, &one, x, "
             "rocblas_datatype_bf16_r, 8, x, rocblas_datatype_bf16_r, 8, &one, y, rocblas_datatype_f32_r, 8, y, "
             "rocblas_datatype_f32_r, 8, rocblas_datatype_f32_r, rocblas_gemm_algo_standard, 0, 0)") in out

@@ -36,6 +36,7 @@ class CallSite:
     rename: Callable[[str], str] = str  # a CUDA name -> the name this translation emits
     c_only: bool = False  # a C file: no nullptr, lambdas or casts to C++ types
     known: Callable[[str], bool] = bool  # whether a name is a CUDA API (its use is counted)
+    roc_elements: bool = False  # --roc: the file declares its elements in the ROCm types (roc_types.py)
 
     @property
     def null(self) -> str:
@@ -398,6 +399,8 @@ def _element_casts(prec: str, routine: str) -> Rewrite:
     def rewrite(site: CallSite, i: int, args: Args, close: int) -> str | None:
         if len(args) != _GEMM_ARGS[routine] or any(a > b for a, b in args):
             return None
+        if site.roc_elements:
+            return f"no casts: the file's elements are declared as {element}"
         for pos, kind in _GEMM_POINTERS[routine]:
             const = "const " if kind.startswith("in") else ""
             target = f"{const}{element}*" + (" const*" if kind.endswith("*") else "")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from gpuparity.port import blas_v1, dnn, fp16, includes, mappings
+from gpuparity.port import blas_v1, dnn, fp16, includes, mappings, roc_types
 from gpuparity.port.edits import Editor
 from gpuparity.port.launch import rewrite_launches_ggl
 from gpuparity.port.rewrites import (
@@ -28,6 +28,7 @@ from gpuparity.port.rewrites import (
     Refused,
     status_string_lambda,
 )
+from gpuparity.port.sparse_roc import SPARSE_ROC_REWRITES
 from gpuparity.port.tokens import Token, call_args, int_value, tokenize
 
 SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".hxx", ".inl")
@@ -113,6 +114,9 @@ class _Ctx:
     cublas_v1: bool | None = None  # decided at the first cuBLAS name
     sparse_datatypes: bool | None = None  # --roc: CUDA data types go to rocSPARSE's enum
     cublas_include_end: int = -1  # end of the #include <cublas.h> line (the v1 prelude goes there)
+    sparse_include_end: int = -1  # end of the rocSPARSE #include line (--roc: its complex typedefs go there)
+    roc_elements: dict[str, str] = field(default_factory=dict)  # --roc: element type renames (roc_types.py)
+    roc_complex: bool = False  # a complex type was renamed
     v1_rewritten: bool = False  # a cuBLAS v1 call was rewritten: the file needs the prelude
     uses_dnn: bool = False  # a cuDNN perf-struct type was seen: its members may need renaming
     left_end: int = -1  # last token of the call left as written for a human (its arguments are not ported)
@@ -162,6 +166,9 @@ def _translate_include(ctx: _Ctx, i: int) -> None:
         ctx.result.rewrites.append(Rewrite(tok.line, f"#include <{inner}> dropped: <{hip}> is already included"))
         return
     ctx.included.add(hip, stack)
+    if hip.rpartition("/")[2] == "rocsparse.h" and ctx.sparse_include_end < 0:
+        line_end = ctx.text.find("\n", tok.end)
+        ctx.sparse_include_end = len(ctx.text) if line_end < 0 else line_end + 1
     if hip == _RUNTIME_HEADER:
         ctx.runtime_included = True
     if hip != inner:
@@ -273,6 +280,9 @@ def _resolve(ctx: _Ctx, name: str, entry: dict) -> mappings.Resolution:
             return mappings.Resolution(name, "", True, "", family)
     elif family == "cudnn" and name in dnn.PERF_TYPES:
         ctx.uses_dnn = True  # a perf struct: its members may need renaming
+    if opts.roc and name in ctx.roc_elements:
+        ctx.roc_complex |= name in roc_types.COMPLEX
+        return mappings.Resolution(name, ctx.roc_elements[name], True, "", family)
     if opts.roc and name in mappings.ROCSPARSE_DATATYPES:
         if ctx.sparse_datatypes is None:
             ctx.sparse_datatypes = _uses_only_cusparse(ctx.toks)
@@ -358,6 +368,9 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
     site = CallSite(text, toks, ed, opts.hip_version, opts.roc, c_only=c_only, known=apis.__contains__)
     ctx = _Ctx(text, toks, ed, opts, result, site)
     site.rename = lambda cuda: _emitted_name(ctx, cuda)
+    if opts.roc:
+        ctx.roc_elements = roc_types.element_map(toks, _family)
+        site.roc_elements = bool(ctx.roc_elements)
     own_macros = _user_macros(toks)
     handled = site.handled
     uses = result.uses
@@ -432,6 +445,9 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
         _perf_members(ctx)
     if ctx.v1_rewritten:
         _add_v1_prelude(ctx)
+    if ctx.roc_complex and ctx.sparse_include_end >= 0 and roc_types.uses_only_sparse(toks, _family):
+        nl = "\r\n" if "\r\n" in text[:4096] else "\n"
+        ed.insert(ctx.sparse_include_end, roc_types.sparse_prelude(nl))
     if not c_only and fp16.needs_half_shuffles(toks, opts.hip_version):
         _add_half_shuffles(ctx)
     out = _realign_continuations(text, ed.apply()) if ed.edits else text
@@ -442,6 +458,11 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
         result.rewrites.extend(Rewrite(line, "kernel launch <<<...>>> -> hipLaunchKernelGGL") for line in lines)
     result.text = out
     return result
+
+
+def _family(name: str) -> str:
+    entry = mappings.load_table()["apis"].get(name)
+    return entry.get("family", "") if entry else ""
 
 
 def _perf_members(ctx: _Ctx) -> None:
@@ -476,10 +497,11 @@ def _add_half_shuffles(ctx: _Ctx) -> None:
 
 # Argument rewrites by mode (--roc or not); cuDNN goes to MIOpen in both.
 REWRITES = {False: {**ARG_REWRITES, **dnn.DNN_REWRITES},
-            True: {**ARG_REWRITES, **dnn.DNN_REWRITES, **ROC_ARG_REWRITES}}
+            True: {**ARG_REWRITES, **dnn.DNN_REWRITES, **ROC_ARG_REWRITES, **SPARSE_ROC_REWRITES}}
 # Calls whose rename alone would compile into a wrong call (arguments moved or dropped):
 # when the rewrite does not recognise the call, it keeps its CUDA name and is listed.
-REQUIRED = set(dnn.DNN_REWRITES) | {n for n in ROC_ARG_REWRITES if n.startswith("cusolver")} | {"cublasSgemmEx"}
+REQUIRED = (set(dnn.DNN_REWRITES) | {n for n in ROC_ARG_REWRITES if n.startswith("cusolver")} | {"cublasSgemmEx"}
+            | set(SPARSE_ROC_REWRITES))
 _CALL_NAMES = set(REWRITES[True]) | set(STATUS_STRINGS)
 _CONTINUATION = re.compile(r"^(.*?\S)?([ \t]+)\\(\r?)$")
 
