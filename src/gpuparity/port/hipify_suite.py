@@ -72,6 +72,7 @@ def options(case: Case) -> Options:
                    roc="roc" in args, experimental="experimental" in args,
                    hip_data_types="use-hip-data-types" in args,
                    skip_excluded="skip-excluded-preprocessor-conditional-blocks" in args,
+                   dnn="miopen" if "miopen" in args else "hipdnn",
                    defines=tuple(a[2:] for a in case.clang_args if a.startswith("-D")))
 
 

@@ -294,7 +294,8 @@ def load_table() -> dict:
     for name, entry in EXTRA_APIS.items():
         apis.setdefault(name, entry)
     for name, entry in MIOPEN_OVERRIDES.items():
-        apis[name] = {"family": "cudnn", **entry}
+        hipdnn = apis.get(name, {}).get("hipdnn")
+        apis[name] = {"family": "cudnn", **entry, **({"hipdnn": hipdnn} if hipdnn else {})}
     return data
 
 
@@ -337,6 +338,15 @@ def roc_entry(name: str, entry: dict) -> dict:
     out = {"family": family, "hip": roc["name"]}  # "": the rewrite emits an expression
     out.update({k: v for k, v in roc.items() if k != "name"})
     return out
+
+
+HIPDNN_WHY = "hipDNN is not part of ROCm (HIPIFY's cuDNN target without --miopen): it builds only against hipDNN"
+
+
+def resolve_hipdnn(name: str, entry: dict) -> Resolution:
+    """--dnn hipdnn: the hipDNN name HIPIFY gives, always listed (no ROCm release has hipDNN)."""
+    return Resolution(name, entry.get("hipdnn"), False, HIPDNN_WHY if entry.get("hipdnn") else "no hipDNN equivalent",
+                      "cudnn")
 
 
 @lru_cache(maxsize=65536)

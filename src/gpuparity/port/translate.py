@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from gpuparity.port import blas_v1, dnn, fp16, includes, mappings, roc_types
+from gpuparity.port import blas_v1, dnn, fp16, half2, includes, mappings, roc_types
 from gpuparity.port.edits import Editor
 from gpuparity.port.launch import rewrite_launches_ggl
 from gpuparity.port.rewrites import (
@@ -55,6 +55,7 @@ class Options:
     hip_data_types: bool = False  # cudaDataType -> hipDataType (not the libraries' own enums)
     skip_excluded: bool = False  # leave #if branches excluded under `defines` untranslated
     defines: tuple[str, ...] = ()  # NAME or NAME=VALUE, as -D gives them (for skip_excluded)
+    dnn: str = "miopen"  # cuDNN to MIOpen, or to hipDNN's names (HIPIFY's default without --miopen)
     headers: str = "hipify"  # library header layout (mappings.LAYOUTS): hipblas.h or hipblas/hipblas.h
 
 
@@ -154,6 +155,8 @@ def _translate_include(ctx: _Ctx, i: int) -> None:
             ctx.runtime_included = True
         ctx.included.add(inner, stack)
         return
+    if hip == "miopen/miopen.h" and ctx.opts.dnn == "hipdnn":
+        hip = "hipDNN.h"
     if hip is None:
         ctx.result.uses.append(ApiUse(f"<{inner}>", tok.line, "header", None, False,
                                       mappings.header_note(inner, target, roc)))
@@ -273,6 +276,8 @@ def _resolve(ctx: _Ctx, name: str, entry: dict) -> mappings.Resolution:
     """The name's resolution, with the per-file rules: legacy cuBLAS v1 calls, --roc data types."""
     opts = ctx.opts
     family = entry.get("family")
+    if family == "cudnn" and opts.dnn == "hipdnn":
+        return mappings.resolve_hipdnn(name, entry)
     if family == "cublas" and (name in blas_v1.V1_ONLY or name + "_v2" in mappings.load_table()["apis"]):
         if ctx.cublas_v1 is None:
             ctx.cublas_v1 = _is_cublas_v1(ctx.toks)
@@ -308,6 +313,8 @@ def _library_call(ctx: _Ctx, i: int, name: str, res: mappings.Resolution) -> map
     opts = ctx.opts
     v1 = res.family == "cublas" and res.hip == "" and bool(ctx.cublas_v1 or name in blas_v1.V1_ONLY)
     rewrite = blas_v1.rewrite_for(name) if v1 else REWRITES[opts.roc].get(name)
+    if res.family == "cudnn" and opts.dnn == "hipdnn":
+        rewrite = None  # hipDNN keeps cuDNN's arguments
     if rewrite is not None and res.hip is not None:
         what = _call(ctx, i, rewrite)
         if what and not isinstance(what, Refused):
@@ -448,6 +455,8 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
     if ctx.roc_complex and ctx.sparse_include_end >= 0 and roc_types.uses_only_sparse(toks, _family):
         nl = "\r\n" if "\r\n" in text[:4096] else "\n"
         ed.insert(ctx.sparse_include_end, roc_types.sparse_prelude(nl))
+    if not c_only and any(t.kind == "id" and t.text in half2.TYPES for t in toks):
+        result.rewrites.extend(Rewrite(line, what) for line, what in half2.rewrite(text, toks, ed))
     if not c_only and fp16.needs_half_shuffles(toks, opts.hip_version):
         _add_half_shuffles(ctx)
     out = _realign_continuations(text, ed.apply()) if ed.edits else text
