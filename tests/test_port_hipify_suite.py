@@ -72,8 +72,10 @@ def test_run_line_options_map_to_ours():
                                                  "--roc", "--use-hip-data-types", "--hip-kernel-execution-syntax"],
                    ["-D__CUDA_API_VERSION_INTERNAL", "-ferror-limit=500"])
     opts = hs.options(case)
-    assert (opts.roc, opts.experimental, opts.hip_data_types, opts.skip_excluded, opts.launch) == \
-        (True, True, True, True, "ggl")
+    assert (opts.roc, opts.experimental, opts.hip_data_types, opts.skip_excluded, opts.launch, opts.dnn) == \
+        (True, True, True, True, "ggl", "hipdnn")
+    amap = hs.Case(Path("x.cu"), "x.cu", "x", ["--amap", "--skip-excluded-preprocessor-conditional-blocks", "--miopen"])
+    assert (hs.options(amap).skip_excluded, hs.options(amap).dnn) == (False, "miopen")
     assert opts.defines == ("__CUDA_API_VERSION_INTERNAL",)
     assert hs.perl_args(case) == ["-experimental", "-roc", "-hip-kernel-execution-syntax"]
     text = '// RUN: %run_test hipify "%s" "%t" %hipify_args 2 --roc --experimental %clang_args -DX=1\n'

@@ -71,7 +71,8 @@ def options(case: Case) -> Options:
     return Options(launch="ggl" if "hip-kernel-execution-syntax" in args else "chevron",
                    roc="roc" in args, experimental="experimental" in args,
                    hip_data_types="use-hip-data-types" in args,
-                   skip_excluded="skip-excluded-preprocessor-conditional-blocks" in args,
+                   # --amap ("as much as possible") overrides the skipping, as in hipify-clang
+                   skip_excluded="skip-excluded-preprocessor-conditional-blocks" in args and "amap" not in args,
                    dnn="miopen" if "miopen" in args else "hipdnn",
                    defines=tuple(a[2:] for a in case.clang_args if a.startswith("-D")))
 

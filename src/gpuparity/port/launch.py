@@ -9,6 +9,7 @@ are converted when the whole launch sits in that body.
 
 from __future__ import annotations
 
+from gpuparity.port import conditions
 from gpuparity.port.edits import Editor
 from gpuparity.port.tokens import Token, call_args, launch_config, tokenize
 
@@ -74,15 +75,20 @@ def template_names(toks: list[Token]) -> set[str]:
     return names
 
 
-def rewrite_launches_ggl(text: str, engine: str = "auto") -> tuple[str, list[int]]:
-    """`k<<<g, b, s, st>>>(args)` -> `hipLaunchKernelGGL(k, dim3(g), dim3(b), s, st, args)`."""
+def rewrite_launches_ggl(text: str, engine: str = "auto", skip_defines: tuple[str, ...] | None = None
+                         ) -> tuple[str, list[int]]:
+    """`k<<<g, b, s, st>>>(args)` -> `hipLaunchKernelGGL(k, dim3(g), dim3(b), s, st, args)`.
+    skip_defines: leave launches in the #if branches these -D defines exclude (conditions.py)."""
     toks, _ = tokenize(text, engine)
+    skipped = conditions.excluded(toks, skip_defines) if skip_defines is not None else []
     toks = [t for t in toks if t.kind != "comment"]
     templates = template_names(toks)
     ed = Editor(text)
     lines: list[int] = []
     for i, t in enumerate(toks):
         if t.text != "<<<" or t.kind != "punct" or t.directive not in ("", "define"):
+            continue
+        if skipped and conditions.in_ranges(skipped, t.start):
             continue
         start = _kernel_name_start(toks, i)
         if start is None:

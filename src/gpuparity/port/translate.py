@@ -1,7 +1,8 @@
 """Translate one CUDA C/C++ source to HIP, token by token.
 
-Only whole identifier tokens in code (and in macro bodies and #if conditions) are renamed;
-comments, string and character literals, and #pragma/#error lines are copied untouched.
+Only whole identifier tokens in code (and in macro bodies and #if conditions) are renamed, and
+CUDA API names inside string literals (messages name the HIP call made); comments, raw strings,
+character literals, and #pragma/#error lines are copied untouched.
 #include lines are the one preprocessor line whose text changes. Where the HIP call takes
 different arguments, the call is rewritten (rewrites.py). A file that used the CUDA runtime
 without including it (nvcc includes it implicitly) gets `#include <hip/hip_runtime.h>`.
@@ -17,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from gpuparity.port import blas_v1, dnn, fp16, half2, includes, mappings, roc_types
+from gpuparity.port import blas_v1, conditions, dnn, fp16, half2, includes, mappings, roc_types
 from gpuparity.port.edits import Editor
 from gpuparity.port.launch import rewrite_launches_ggl
 from gpuparity.port.rewrites import (
@@ -383,9 +384,12 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
     uses = result.uses
     n = len(toks)
     left_end = -1  # ctx.left_end: the tokens up to it are inside a call left for a human
+    skipped = conditions.excluded(toks, opts.defines) if opts.skip_excluded else []
     for i in range(n):
         tok = toks[i]
         kind = tok.kind
+        if skipped and kind != "pp" and conditions.in_ranges(skipped, tok.start):
+            continue
         if i <= left_end:
             if kind == "id":
                 _left_use(ctx, i)
@@ -393,6 +397,10 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
         if kind == "header":
             if tok.directive in ("include", "include_next", "import"):
                 _translate_include(ctx, i)
+            continue
+        if kind == "str":
+            if tok.directive in ("", "define") and not _RAW.match(tok.text):
+                _translate_string(ctx, tok)
             continue
         if kind == "pp":
             ctx.conditions.directive(tok.text)
@@ -463,10 +471,29 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
     if not c_only and not ctx.runtime_included and (cuda_source or _needs_runtime(toks, uses)):
         out = _realign_continuations(text, _add_runtime_include(ctx, out))
     if opts.launch == "ggl" and any(u.family == "launch" for u in uses):
-        out, lines = rewrite_launches_ggl(out, opts.engine)
+        out, lines = rewrite_launches_ggl(out, opts.engine, opts.defines if opts.skip_excluded else None)
         result.rewrites.extend(Rewrite(line, "kernel launch <<<...>>> -> hipLaunchKernelGGL") for line in lines)
     result.text = out
     return result
+
+
+_RAW = re.compile(r'(?:u8|[uUL])?R"')
+_WORD = re.compile(r"(?<![\w$])[A-Za-z_]\w*(?![\w$])")
+
+
+def _translate_string(ctx: _Ctx, tok: Token) -> None:
+    """A CUDA API name inside a string literal ("cudaMalloc failed") becomes the HIP name the
+    code now calls, as HIPIFY does; other words, and raw strings, stay."""
+    apis = mappings.load_table()["apis"]
+    for m in _WORD.finditer(tok.text):
+        name = m.group(0)
+        entry = apis.get(name)
+        if entry is None or not mappings.counts_as_api(name, entry):
+            continue
+        hip = _emitted_name(ctx, name)
+        res = _resolve(ctx, name, entry)
+        if hip and hip != name and res.supported:
+            ctx.ed.replace(tok.start + m.start(), tok.start + m.end(), hip)
 
 
 def _family(name: str) -> str:
