@@ -128,6 +128,7 @@ def excluded(toks: list[Token], defines: tuple[str, ...] = ()) -> list[tuple[int
                 v = True
             else:
                 v = _Eval(words, macros).expr() if words else Unknown
+            v = Unknown if v is Unknown else bool(v)
             if t.text in _OPEN:
                 stack.append([active, False, True, 0])
             elif not stack:

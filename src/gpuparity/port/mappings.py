@@ -65,6 +65,13 @@ ROC_OVERRIDES: dict[str, dict] = {
     "mtgp32_kernel_params": {"name": "mtgp32_params", "added": "1.5.0"},
     "mtgp32_kernel_params_t": {"name": "mtgp32_params", "added": "1.5.0"},
     "curandMakeMTGP32Constants": {"name": "", "added": "1.5.0"},  # the call is replaced (rewrites.py)
+    # cuSPARSE's generic triangular solves: rocSPARSE's one call per stage (sparse_roc.py)
+    "cusparseSpSV_bufferSize": {"name": "rocsparse_spsv", "added": "5.1.0"},
+    "cusparseSpSV_analysis": {"name": "rocsparse_spsv", "added": "5.1.0"},
+    "cusparseSpSM_bufferSize": {"name": "rocsparse_spsm", "added": "5.1.0"},
+    "cusparseSpSM_analysis": {"name": "rocsparse_spsm", "added": "5.1.0"},
+    "cusparseSpSV_solve": {"name": "rocsparse_spsv", "added": "5.1.0"},  # refused there, with the reason
+    "cusparseSpSM_solve": {"name": "rocsparse_spsm", "added": "5.1.0"},
 }
 # Names HIPIFY's tables lack: cuRAND's MTGP32 kernel parameters (hipRAND keeps the name).
 EXTRA_APIS = {name: {"family": "curand", "hip": name, "added": "1.5.0"}

@@ -103,6 +103,15 @@ def _generic_stage(n_args: int, stage: str, size: bool) -> Rewrite:
     return _reshape(n_args, shape, f"{stage}; the SpSV/SpSM descriptor dropped", (n_args - 2,))
 
 
+def _interleaved_alg(kind: str, algos: tuple[str, ...], text: str) -> str:
+    """cuSPARSE's algorithm number as rocSPARSE's enumerator; an expression stays (rocSPARSE's
+    enum does not take an int: the compiler asks for it)."""
+    value = text.strip()
+    if value.isdigit() and int(value) < len(algos):
+        return f"rocsparse_{kind}_interleaved_alg_{algos[int(value)]}"
+    return text
+
+
 SPARSE_ROC_REWRITES: dict[str, Rewrite] = {
     "cusparseXcsrgeam2Nnz": _reshape(15, lambda t: t[:-1], "workspace dropped (rocSPARSE needs none)", (14,)),
     "cusparseCsr2cscEx2_bufferSize": _reshape(
@@ -142,8 +151,12 @@ for _t in "SDCZ":
                                          "op(B) added (none, as csrmm reads B)")
     _r[f"cusparse{_t}csrmv"] = _reshape(13, lambda t: t[:10] + ["nullptr"] + t[10:],
                                          "optional analysis info added (nullptr)")
-    for _name, _n, _count in (("gpsvInterleavedBatch", 11, 9), ("gpsvInterleavedBatch_bufferSizeExt", 11, 9),
-                              ("gtsvInterleavedBatch", 9, 7), ("gtsvInterleavedBatch_bufferSizeExt", 9, 7)):
-        _r[f"cusparse{_t}{_name}"] = _reshape(
-            _n, lambda t, c=_count: t[:c + 1] + [t[c]] + t[c + 1:],
-            "batch stride added (= the batch count: the data are interleaved)")
+    # (handle, algo, m, ..., batchCount, buffer | &size): cuSPARSE's algo is an int (gtsv: 0 Thomas,
+    # 1 LU, 2 QR; gpsv: 0 QR), rocSPARSE's an enum that starts with "default"
+    for _name, _n, _count, _algos in (("gpsv", 11, 9, ("qr",)), ("gtsv", 9, 7, ("thomas", "lu", "qr"))):
+        for _suffix in ("InterleavedBatch", "InterleavedBatch_bufferSizeExt"):
+            _r[f"cusparse{_t}{_name}{_suffix}"] = _reshape(
+                _n, lambda t, c=_count, kind=_name, algos=_algos: [
+                    t[0], _interleaved_alg(kind, algos, t[1]), *t[2:c + 1], t[c], *t[c + 1:]],
+                "batch stride added (= the batch count: the data are interleaved); a literal algorithm as "
+                "rocSPARSE's enum (cuSPARSE's 0 is its second value)")
