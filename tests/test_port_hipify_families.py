@@ -263,3 +263,14 @@ def test_family_snippets_compile_with_the_installed_hipcc(tmp_path, name, roc, l
         assert check.status == "pass", (check.detail, check.error, (tmp_path / name).read_text())
     doc = json.loads(json.dumps({"status": check.status}))
     assert doc["status"] in ("pass", "headers unavailable")
+
+
+def test_experimental_names_and_hip_data_types_follow_the_options():
+    src = "void f(cublasHandle_t h, float* a) { cublasSgemm_64(h, CUBLAS_OP_N, CUBLAS_OP_N, 1, 1, 1, a, a, 1, a, 1, " \
+          "a, a, 1); }\n"
+    assert "hipblasSgemm_64(" in tr(src)  # HIPIFY's --experimental names are translated by default
+    off = Options(experimental=False)
+    assert "cublasSgemm_64(" in tr(src, off) and "experimental" in left(src, off)["cublasSgemm_64"]
+    types = "#include <cublas_v2.h>\nvoid g(cublasHandle_t h) { cudaDataType t = CUDA_R_16BF; }\n"
+    assert "rocblas_datatype t = rocblas_datatype_bf16_r;" in tr(types, ROC)
+    assert "hipDataType t = HIP_R_16BF;" in tr(types, Options(roc=True, hip_data_types=True))

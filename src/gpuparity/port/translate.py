@@ -52,7 +52,7 @@ class Options:
     launch: str = "chevron"  # or "ggl": emit hipLaunchKernelGGL(...)
     engine: str = "auto"  # tokenizer: auto | tree-sitter | lexer
     roc: bool = False  # cuBLAS/cuSPARSE/cuRAND/cuSOLVER -> rocBLAS/rocSPARSE/rocRAND/rocSOLVER
-    experimental: bool = False  # also the APIs HIPIFY marks experimental
+    experimental: bool = True  # also the APIs HIPIFY marks experimental (its --experimental)
     hip_data_types: bool = False  # cudaDataType -> hipDataType (not the libraries' own enums)
     skip_excluded: bool = False  # leave #if branches excluded under `defines` untranslated
     defines: tuple[str, ...] = ()  # NAME or NAME=VALUE, as -D gives them (for skip_excluded)
@@ -279,6 +279,9 @@ def _resolve(ctx: _Ctx, name: str, entry: dict) -> mappings.Resolution:
     family = entry.get("family")
     if family == "cudnn" and opts.dnn == "hipdnn":
         return mappings.resolve_hipdnn(name, entry)
+    if entry.get("experimental") and not opts.experimental:
+        return mappings.Resolution(name, None, False, f"HIPIFY marks {entry.get('hip')} experimental "
+                                   "(translated with experimental on)", family or "")
     if family == "cublas" and (name in blas_v1.V1_ONLY or name + "_v2" in mappings.load_table()["apis"]):
         if ctx.cublas_v1 is None:
             ctx.cublas_v1 = _is_cublas_v1(ctx.toks)
@@ -286,6 +289,8 @@ def _resolve(ctx: _Ctx, name: str, entry: dict) -> mappings.Resolution:
             return mappings.Resolution(name, "", True, "", family)
     elif family == "cudnn" and name in dnn.PERF_TYPES:
         ctx.uses_dnn = True  # a perf struct: its members may need renaming
+    if opts.roc and opts.hip_data_types and _DATA_TYPE.match(name):  # HIP's data types, not the library's
+        return mappings.resolve(name, opts.hip_version, False)
     if opts.roc and name in ctx.roc_elements:
         ctx.roc_complex |= name in roc_types.COMPLEX
         return mappings.Resolution(name, ctx.roc_elements[name], True, "", family)
@@ -478,6 +483,7 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
 
 
 _RAW = re.compile(r'(?:u8|[uUL])?R"')
+_DATA_TYPE = re.compile(r"cudaDataType(_t)?$|CUDA_[RC]_\d+[A-Z]*$")
 _WORD = re.compile(r"(?<![\w$])[A-Za-z_]\w*(?![\w$])")
 
 
