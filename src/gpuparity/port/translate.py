@@ -19,8 +19,9 @@ import re
 from dataclasses import dataclass, field
 
 from gpuparity.port import blas_v1, conditions, dnn, fp16, half2, includes, mappings, roc_types
-from gpuparity.port.edits import Editor
+from gpuparity.port.edits import Editor, realign_continuations
 from gpuparity.port.launch import rewrite_launches_ggl
+from gpuparity.port.model import ApiUse, Options, Rewrite, Translation
 from gpuparity.port.rewrites import (
     ARG_REWRITES,
     ROC_ARG_REWRITES,
@@ -44,45 +45,6 @@ _FULL_MASK_32 = {0xFFFFFFFF}
 WARP_SYNC_MASKED = {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",
                     "__ballot_sync", "__any_sync", "__all_sync", "__match_any_sync", "__match_all_sync",
                     "__syncwarp"}
-
-
-@dataclass
-class Options:
-    hip_version: tuple[int, ...] = mappings.parse_version(mappings.NEWEST_HIP)
-    launch: str = "chevron"  # or "ggl": emit hipLaunchKernelGGL(...)
-    engine: str = "auto"  # tokenizer: auto | tree-sitter | lexer
-    roc: bool = False  # cuBLAS/cuSPARSE/cuRAND/cuSOLVER -> rocBLAS/rocSPARSE/rocRAND/rocSOLVER
-    experimental: bool = True  # also the APIs HIPIFY marks experimental (its --experimental)
-    hip_data_types: bool = False  # cudaDataType -> hipDataType (not the libraries' own enums)
-    skip_excluded: bool = False  # leave #if branches excluded under `defines` untranslated
-    defines: tuple[str, ...] = ()  # NAME or NAME=VALUE, as -D gives them (for skip_excluded)
-    dnn: str = "miopen"  # cuDNN to MIOpen, or to hipDNN's names (HIPIFY's default without --miopen)
-    headers: str = "hipify"  # library header layout (mappings.LAYOUTS): hipblas.h or hipblas/hipblas.h
-
-
-@dataclass
-class ApiUse:
-    name: str
-    line: int
-    family: str
-    hip: str | None
-    supported: bool
-    reason: str = ""
-
-
-@dataclass
-class Rewrite:
-    line: int
-    what: str  # e.g. "cudaMallocHost: added hipHostMallocDefault flags argument"
-
-
-@dataclass
-class Translation:
-    text: str
-    uses: list[ApiUse] = field(default_factory=list)
-    rewrites: list[Rewrite] = field(default_factory=list)
-    engine: str = ""
-    tokens: list[Token] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------- token helpers
@@ -472,9 +434,9 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
         result.rewrites.extend(Rewrite(line, what) for line, what in half2.rewrite(text, toks, ed))
     if not c_only and fp16.needs_half_shuffles(toks, opts.hip_version):
         _add_half_shuffles(ctx)
-    out = _realign_continuations(text, ed.apply()) if ed.edits else text
+    out = realign_continuations(text, ed.apply()) if ed.edits else text
     if not c_only and not ctx.runtime_included and (cuda_source or _needs_runtime(toks, uses)):
-        out = _realign_continuations(text, _add_runtime_include(ctx, out))
+        out = realign_continuations(text, _add_runtime_include(ctx, out))
     if opts.launch == "ggl" and any(u.family == "launch" for u in uses):
         out, lines = rewrite_launches_ggl(out, opts.engine, opts.defines if opts.skip_excluded else None)
         result.rewrites.extend(Rewrite(line, "kernel launch <<<...>>> -> hipLaunchKernelGGL") for line in lines)
@@ -545,25 +507,3 @@ REWRITES = {False: {**ARG_REWRITES, **dnn.DNN_REWRITES},
 REQUIRED = (set(dnn.DNN_REWRITES) | {n for n in ROC_ARG_REWRITES if n.startswith("cusolver")} | {"cublasSgemmEx"}
             | set(SPARSE_ROC_REWRITES))
 _CALL_NAMES = set(REWRITES[True]) | set(STATUS_STRINGS)
-_CONTINUATION = re.compile(r"^(.*?\S)?([ \t]+)\\(\r?)$")
-
-
-def _realign_continuations(before: str, after: str) -> str:
-    """Keep the column of a macro's trailing backslashes after names changed length."""
-    old_lines = before.split("\n")
-    new_lines = after.split("\n")
-    if len(old_lines) != len(new_lines):
-        return after
-    changed = False
-    for k, (old, new) in enumerate(zip(old_lines, new_lines, strict=True)):
-        if old == new or not new.endswith(("\\", "\\\r")):
-            continue
-        mo, mn = _CONTINUATION.match(old), _CONTINUATION.match(new)
-        if not (mo and mn):
-            continue
-        column = len(old) - len(mo.group(3)) - 1
-        body = mn.group(1) or ""
-        if len(body) + 1 <= column:
-            new_lines[k] = body + " " * (column - len(body)) + "\\" + mn.group(3)
-            changed = True
-    return "\n".join(new_lines) if changed else after
