@@ -359,8 +359,14 @@ def test_compile_rate_counts_only_files_a_compiler_could_try():
 
 # ---------------------------------------------------------------- bench
 
-def test_port_speed_bench_prints_rate_last():
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "port_speed.py"), "--files", "2", "--lines", "200"],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert re.fullmatch(r"port: \d+ lines/s", proc.stdout.strip().splitlines()[-1])
+def test_port_speed_bench_prints_rate_and_ratio_last(tmp_path):
+    """The rate, then (with hipify-perl at hand) the peer's rate and the ratio, last."""
+    bench = [sys.executable, str(ROOT / "bench" / "port_speed.py"), "--files", "2", "--lines", "200"]
+    alone = subprocess.run([*bench, "--perl", str(tmp_path / "none")], capture_output=True, text=True, timeout=120)
+    assert alone.returncode == 0, alone.stderr
+    assert re.fullmatch(r"port: \d+ lines/s", alone.stdout.strip().splitlines()[-1])
+    proc = subprocess.run(bench, capture_output=True, text=True, timeout=300)
+    lines = proc.stdout.strip().splitlines()
+    if any(line.startswith("hipify-perl") for line in lines):
+        assert re.fullmatch(r"port: \d+ lines/s", lines[-3])
+        assert re.fullmatch(r"ratio: \d+\.\dx hipify-perl \(target >= 10x\)", lines[-1])
