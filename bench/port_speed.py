@@ -1,14 +1,19 @@
-"""Translation speed of `gpuparity port` on a generated CUDA tree.
+"""Translation speed of `gpuparity port` on a generated CUDA tree, beside hipify-perl's.
 
-    python bench/port_speed.py [--files 200] [--lines 2000] [--out] [--roc] [--launch ggl]
+    python bench/port_speed.py [--files 200] [--lines 2000] [--out] [--roc] [--launch ggl] [--perl FILE]
 
 Writes FILES generated .cu files of about LINES lines each into a temporary folder, ports the
-tree (a dry run unless --out), and prints the rate last: `port: N lines/s`.
+tree (a dry run unless --out), then runs hipify-perl on the same files in its fastest mode (one
+process, -quiet-warnings -inplace, on copies), and prints `port: N lines/s`, hipify-perl's rate
+and the ratio last (target: >= 10x). Without hipify-perl (--perl, default the shared reference
+copy) only gpuparity's rate is printed.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -97,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", action="store_true", help="write the HIP tree instead of a dry run")
     parser.add_argument("--roc", action="store_true", help="translate with --roc")
     parser.add_argument("--launch", default="chevron", choices=["chevron", "ggl"])
+    parser.add_argument("--perl", type=Path, default=Path("/work/shared/reference/hipify-perl/hipify-perl"),
+                        help="hipify-perl, the peer timed on the same files")
     args = parser.parse_args(argv)
 
     from gpuparity.port.run import port
@@ -109,11 +116,32 @@ def main(argv: list[str] | None = None) -> int:
         report = port(src, Path(tmp) / "hip" if args.out else None, want_diff=not args.out, roc=args.roc,
                       launch=args.launch)
         seconds = time.perf_counter() - started
+        perl_seconds = _hipify_perl(args, src, Path(tmp) / "perl")
     score = report.score
     print(f"files: {len(report.files)}, lines: {report.lines}, hazards: {len(report.hazards)}, "
           f"score: {score.percent()}, seconds: {seconds:.2f}", file=sys.stderr)
-    print(f"port: {report.lines / seconds:.0f} lines/s")
+    rate = report.lines / seconds
+    print(f"port: {rate:.0f} lines/s")
+    if perl_seconds is not None:
+        perl_rate = report.lines / perl_seconds
+        print(f"hipify-perl (one process, -quiet-warnings -inplace): {perl_rate:.0f} lines/s, {perl_seconds:.2f} s")
+        print(f"ratio: {rate / perl_rate:.1f}x hipify-perl (target >= 10x)")
     return 0
+
+
+def _hipify_perl(args, src: Path, work: Path) -> float | None:
+    """Seconds hipify-perl takes over copies of the same files in one process, or None."""
+    if not args.perl.is_file() or shutil.which("perl") is None:
+        print(f"hipify-perl not found at {args.perl}: no peer timed", file=sys.stderr)
+        return None
+    shutil.copytree(src, work)
+    files = sorted(str(p) for p in work.glob("*.cu"))
+    flags = ["-roc"] if args.roc else []
+    flags += ["-hip-kernel-execution-syntax"] if args.launch == "ggl" else []
+    started = time.perf_counter()
+    subprocess.run(["perl", str(args.perl), "-quiet-warnings", "-inplace", *flags, *files], check=False,
+                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - started
 
 
 if __name__ == "__main__":

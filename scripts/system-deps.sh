@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Debian packages the tests use as real parts: Chromium (report rendering), hipcc and the HIP
 # library headers Debian ships (HIP compiles of translated code, --roc ones against rocSPARSE and
-# rocRAND; Debian has no hipBLAS, rocBLAS or rocSOLVER), and
+# rocRAND; Debian has no hipBLAS, rocBLAS or rocSOLVER), LLVM 15's FileCheck (HIPIFY's unit tests),
 # PostgreSQL 15 (team store; the tests start a private server), and slurm-wlm with munge (the
 # SLURM tests start a private two-node cluster on loopback). Installs only what is missing.
 set -euo pipefail
-pkgs=(chromium hipcc libhiprand-dev librocrand-dev libhipsparse-dev librocsparse-dev librocprim-dev postgresql-15 slurm-wlm munge)
+pkgs=(chromium hipcc libhiprand-dev librocrand-dev libhipsparse-dev librocsparse-dev librocprim-dev llvm-15-tools postgresql-15 slurm-wlm munge)
 need=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")

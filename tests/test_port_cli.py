@@ -90,7 +90,16 @@ def test_out_writes_tree_and_reports(tmp_path):
     assert "enable_language(HIP)" in (dst / "CMakeLists.txt").read_text()
 
     report = json.loads(js.read_text())
-    assert report["dry_run"] is False and report["hip_version"] == "7.0"
+    # no --hip-version: the installed hipcc's HIP (said in the notes), else the newest
+    hipcc = shutil.which("hipcc")
+    installed = checking.hipcc_version(hipcc) if hipcc else None
+    assert report["dry_run"] is False
+    if installed:
+        v = ".".join(map(str, installed[:2]))
+        assert report["hip_version"] == v and any(f"target HIP {v}: the installed hipcc" in n for n in report["notes"])
+        assert "#include <hipblas/hipblas.h>" in (dst / "cublas_sgemm.cu").read_text()  # its header layout
+    else:
+        assert report["hip_version"] == "7.0"
     summary = report["summary"]
     assert summary["uses"] > 100 and 0.9 < summary["score"] < 1.0
     files = {f["path"]: f for f in report["files"]}
@@ -350,8 +359,14 @@ def test_compile_rate_counts_only_files_a_compiler_could_try():
 
 # ---------------------------------------------------------------- bench
 
-def test_port_speed_bench_prints_rate_last():
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "port_speed.py"), "--files", "2", "--lines", "200"],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert re.fullmatch(r"port: \d+ lines/s", proc.stdout.strip().splitlines()[-1])
+def test_port_speed_bench_prints_rate_and_ratio_last(tmp_path):
+    """The rate, then (with hipify-perl at hand) the peer's rate and the ratio, last."""
+    bench = [sys.executable, str(ROOT / "bench" / "port_speed.py"), "--files", "2", "--lines", "200"]
+    alone = subprocess.run([*bench, "--perl", str(tmp_path / "none")], capture_output=True, text=True, timeout=120)
+    assert alone.returncode == 0, alone.stderr
+    assert re.fullmatch(r"port: \d+ lines/s", alone.stdout.strip().splitlines()[-1])
+    proc = subprocess.run(bench, capture_output=True, text=True, timeout=300)
+    lines = proc.stdout.strip().splitlines()
+    if any(line.startswith("hipify-perl") for line in lines):
+        assert re.fullmatch(r"port: \d+ lines/s", lines[-3])
+        assert re.fullmatch(r"ratio: \d+\.\dx hipify-perl \(target >= 10x\)", lines[-1])

@@ -86,11 +86,17 @@ def test_no_runtime_include_where_the_runtime_is_already_there_or_nothing_change
     assert pragma == "#pragma once\n#include <hip/hip_runtime.h>\nhipStream_t s;\n"
 
 
-def test_headers_modern_paths_math_constants_and_version():
-    out = translate_source('#include "cublas_v2.h"\n#include <cusparse.h>\n#include <cusolverDn.h>\n'
-                           "#include <math_constants.h>\nfloat x = CUDART_PI_F;\n").text
-    assert '"hipblas/hipblas.h"' in out and "<hipsparse/hipsparse.h>" in out and "<hipsolver/hipsolver.h>" in out
+def test_headers_in_both_layouts_math_constants_and_version():
+    src = ('#include "cublas_v2.h"\n#include <cusparse.h>\n#include <cusolverDn.h>\n#include <curand.h>\n'
+           "#include <math_constants.h>\nfloat x = CUDART_PI_F;\n")
+    out = translate_source(src).text  # HIPIFY's names
+    assert '"hipblas.h"' in out and "<hipsparse.h>" in out and "<hipsolver.h>" in out and "<hiprand/hiprand.h>" in out
     assert "<hip/hip_math_constants.h>" in out and "HIP_PI_F" in out
+    folder = translate_source(src, Options(headers="folder")).text  # the libraries' own folders
+    assert '"hipblas/hipblas.h"' in folder and "<hipsparse/hipsparse.h>" in folder
+    assert "<hipsolver/hipsolver.h>" in folder and "<hiprand/hiprand.h>" in folder
+    roc = translate_source(src, Options(roc=True)).text
+    assert '"rocblas.h"' in roc and "<rocsparse.h>" in roc and "<rocsolver/rocsolver.h>" in roc
     old = translate_source("#include <math_constants.h>\n#include <cusparse.h>\n",
                            Options(hip_version=mappings.parse_version("5.1")))
     assert "<hipsparse.h>" in old.text  # before ROCm 5.2's per-library folders
@@ -133,7 +139,7 @@ def test_cub_namespaces_and_cublas_v1_legacy():
     assert "hipcub::DeviceReduce::Max(tmp, bytes, in, out, n);" in out
     assert "#include <hipcub/hipcub.hpp>" in out
     # v1 calls take no handle: each gets the file's handle (the prelude after the cuBLAS include)
-    assert '#include "hipblas/hipblas.h"\n#ifndef GPUPARITY_BLAS_V1\n' in out
+    assert '#include "hipblas.h"\n#ifndef GPUPARITY_BLAS_V1\n' in out
     assert ("[&]() { const float s0_ = (2.0f); gpuparity_v1_status(hipblasSscal(gpuparity_v1_handle(), n, &s0_, "
             "devPtr, 1)); }();") in out
     assert "hipblasStatus_t stat = (hipMalloc((void**)" in out and "HIPBLAS_STATUS_SUCCESS" in out
@@ -183,7 +189,7 @@ def test_warp_sync_and_data_types_follow_the_target():
 
 def test_roc_cusparse_generic_api_per_target():
     new = port_text("roc/cusparse_spmv.cu", roc=True)
-    assert "#include <rocsparse/rocsparse.h>" in new.text and "cusparse" not in new.text.split("int main")[1]
+    assert "#include <rocsparse.h>" in new.text and "cusparse" not in new.text.split("int main")[1]
     assert ("rocsparse_spmv(handle, rocsparse_operation_none, &alpha, mat, vec_x, &beta, vec_y,\n"
             "                                rocsparse_datatype_f32_r, rocsparse_spmv_alg_default, "
             "rocsparse_spmv_stage_compute, nullptr, buffer)") in new.text
@@ -212,7 +218,7 @@ def test_roc_curand_host_and_device_api():
 def test_roc_cublas_gemm_ex_and_cusolver_workspace():
     result = port_text("roc/cublas_cusolver.cu", roc=True)
     out = result.text
-    assert "#include <rocblas/rocblas.h>" in out and "#include <rocsolver/rocsolver.h>" in out
+    assert "#include <rocblas.h>" in out and "#include <rocsolver/rocsolver.h>" in out
     assert ("rocblas_gemm_ex(h, rocblas_operation_none, rocblas_operation_transpose, n, n, n, &alpha, a, "
             "rocblas_datatype_f32_r, n, b,") in out
     assert ("&beta, c, rocblas_datatype_f32_r, n, c, rocblas_datatype_f32_r, n, rocblas_datatype_f32_r,\n"

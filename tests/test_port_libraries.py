@@ -201,7 +201,7 @@ def test_cudnn_backward_filter_find_and_nd_descriptors():
 def test_cublas_v2_handles_streams_pointer_mode_status_and_enums():
     result = port("libraries/cublas_v2.cu", roc=True)
     out = squash(result.text)
-    for want in ("#include <rocblas/rocblas.h>", "rocblas_handle handle;", "rocblas_create_handle(&handle)",
+    for want in ("#include <rocblas.h>", "rocblas_handle handle;", "rocblas_create_handle(&handle)",
                  "rocblas_set_stream(handle, stream)", "rocblas_status s_ = (call);",
                  "if (s_ != rocblas_status_success) std::printf(\"cublas: %s\\n\", rocblas_status_to_string(s_));",
                  "rocblas_set_pointer_mode(handle, rocblas_pointer_mode_host)",
@@ -274,15 +274,24 @@ def test_cublas_half_and_complex_gemm_and_sgemm_ex():
            "  cublasSgemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, x, CUDA_R_16BF, 8, x, CUDA_R_16BF, 8,\n"
            "                &one, y, CUDA_R_32F, 8);\n"
            "  cublasSetMathMode(h, CUBLAS_TENSOR_OP_MATH);\n}\n")
+    # host code only: the elements are declared in rocBLAS's types (as HIPIFY writes them), no casts
     result = translate_source(src, Options(roc=True))
     out = squash(result.text)
+    assert "void f(rocblas_handle h, const rocblas_half* al, const rocblas_half* a, rocblas_half* c, " \
+           "const rocblas_float_complex* z, rocblas_float_complex* zc," in out
+    assert "rocblas_hgemm(h, rocblas_operation_none, rocblas_operation_none, 8, 8, 8, al, a, 8, a, 8, al, c, 8)" in out
+    assert "reinterpret_cast<const rocblas_half" not in out
+    # with device code the HIP types stay (kernels use __hadd, cuCaddf ... on them) and the calls cast
+    kernel = src + "__global__ void k(__half* p) { p[0] = __hadd(p[0], p[1]); }\n"
+    out_k = squash(translate_source(kernel, Options(roc=True)).text)
+    assert "__global__ void k(__half* p)" in out_k and "const __half* al" in out_k
     assert ("rocblas_hgemm(h, rocblas_operation_none, rocblas_operation_none, 8, 8, 8, "
             "reinterpret_cast<const rocblas_half*>(al), reinterpret_cast<const rocblas_half*>(a), 8, "
             "reinterpret_cast<const rocblas_half*>(a), 8, reinterpret_cast<const rocblas_half*>(al), "
-            "reinterpret_cast<rocblas_half*>(c), 8)") in out
+            "reinterpret_cast<rocblas_half*>(c), 8)") in out_k
     assert ("rocblas_cgemm_batched(h, rocblas_operation_none, rocblas_operation_conjugate_transpose, 8, 8, 8, "
             "reinterpret_cast<const rocblas_float_complex*>(z), reinterpret_cast<const rocblas_float_complex* const*>"
-            "(za), 8,") in out and "reinterpret_cast<rocblas_float_complex* const*>(zca), 8, 4)" in out
+            "(za), 8,") in out_k and "reinterpret_cast<rocblas_float_complex* const*>(zca), 8, 4)" in out_k
     assert ("rocblas_gemm_ex(h, rocblas_operation_none, rocblas_operation_none, 8, 8, 8, &one, x, "
             "rocblas_datatype_bf16_r, 8, x, rocblas_datatype_bf16_r, 8, &one, y, rocblas_datatype_f32_r, 8, y, "
             "rocblas_datatype_f32_r, 8, rocblas_datatype_f32_r, rocblas_gemm_algo_standard, 0, 0)") in out
@@ -294,7 +303,7 @@ def test_cublas_v1_calls_get_a_handle_scalars_by_pointer_and_enums():
     result = port("libraries/cublas_v1.cu", roc=True)
     out = result.text
     head, body = out.split("#endif\n", 1)
-    assert '#include <rocblas/rocblas.h>\n#ifndef GPUPARITY_BLAS_V1\n' in head
+    assert '#include <rocblas.h>\n#ifndef GPUPARITY_BLAS_V1\n' in head
     assert "static inline rocblas_handle gpuparity_v1_handle(void)" in head
     assert "if (gpuparity_v1_init() != rocblas_status_success) return -1.0f;" in body
     assert ("    (void)(hipMalloc((void**)&d_a, (size_t)(n * n) * (size_t)(sizeof(float))) == hipSuccess ? "
@@ -378,7 +387,10 @@ def test_curand_headers_generators_and_mtgp32_set_up():
 
 def test_curand_headers_map_to_rocrand_and_hiprand():
     for header, roc, hip in (("curand_mtgp32_host.h", "rocrand/rocrand_mtgp32.h", "hiprand/hiprand_mtgp32_host.h"),
-                             ("curand_philox4x32_x.h", "rocrand/rocrand_kernel.h", "hiprand/hiprand_kernel.h"),
+                             ("curand_philox4x32_x.h", "rocrand/rocrand_philox4x32_10.h", "hiprand/hiprand_kernel.h"),
+                             ("curand_globals.h", "rocrand/rocrand_common.h", "hiprand/hiprand_kernel.h"),
+                             ("curand_mtgp32dc_p_11213.h", "rocrand/rocrand_mtgp32_11213.h",
+                              "rocrand/rocrand_mtgp32_11213.h"),
                              ("curand.h", "rocrand/rocrand.h", "hiprand/hiprand.h"),
                              ("cudnn_ops_infer.h", "miopen/miopen.h", "miopen/miopen.h")):
         assert mappings.map_header(header, V70, roc=True) == (True, roc)

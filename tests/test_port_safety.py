@@ -217,3 +217,41 @@ def test_walking_any_tree_lists_every_entry(tmp_path_factory, entries):
 
     json.dumps(reporting.to_dict(report)).encode("utf-8")
     reporting.to_html(report).encode("utf-8")
+
+
+# ---------------------------------------------------------------- --check: names are never run
+
+_HOSTILE = ("$(touch PWNED).cu", ";touch X;.cu", "`touch BT`.cu", "sub dir/$(touch NESTED)/k.cu")
+_UNIT = ('#include <cuda_runtime.h>\n#include "common.cuh"\n__global__ void k(float* p) { p[0] = ONE; }\n'
+         "int main() { float* d; cudaMalloc(&d, 4); k<<<1, 1>>>(d); return cudaDeviceSynchronize() != 0; }\n")
+
+
+def test_check_runs_nothing_named_in_file_names_and_leaves_the_tree_byte_identical(tmp_path):
+    """hipcc and nvcc pass their arguments through a shell: --check compiles copies under generated
+    names in a private folder (the compilers' working folder too), so these names create nothing."""
+    src, out, cwd = tmp_path / "src", tmp_path / "out", tmp_path / "cwd"
+    for name in _HOSTILE:
+        path = src / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_UNIT)
+        (path.parent / "common.cuh").write_text("#pragma once\n#define ONE 1.0f\n")  # found beside the unit
+    cwd.mkdir()
+    before = digest_tree(src)
+    report = tmp_path / "r.json"
+    proc = port_cli(str(src), "--out", str(out), "--check", "--json", str(report), "-q", cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    created = [p for p in tmp_path.rglob("*") if p.name in ("PWNED", "X", "BT", "NESTED")]
+    assert created == [] and digest_tree(src) == before
+    files = {f["path"]: f for f in json.loads(report.read_text())["files"]}
+    units = [n for n in _HOSTILE]
+    assert set(units) <= set(files)
+    if shutil.which("hipcc"):  # compiled for real, and named in the report as the tree names them
+        assert all(files[n]["check"]["status"] == "pass" for n in units), files
+    if shutil.which("nvcc"):
+        assert all(files[n]["check"]["original"] == "pass" for n in units)
+    if shutil.which("hipcc"):  # a failure's message names the tree's file, not the generated copy
+        (src / "bad $(touch BAD).cu").write_text("__global__ void k() { undefined_call(); }\n")
+        proc = port_cli(str(src), "--out", str(tmp_path / "out2"), "--check", "--json", str(report), "-q", cwd=cwd)
+        bad = next(f for f in json.loads(report.read_text())["files"] if f["path"] == "bad $(touch BAD).cu")
+        assert bad["check"]["status"] != "pass" and "bad $(touch BAD).cu" in bad["check"]["error"]
+        assert "unit.hip" not in bad["check"]["error"] and not list(tmp_path.rglob("BAD"))

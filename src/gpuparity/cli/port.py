@@ -46,8 +46,13 @@ def register(app: typer.Typer) -> None:
         csv_path: Optional[Path] = typer.Option(None, "--csv", help="Write converted / not converted counts "
                                                 "per file and API family (CSV) here ('-': stdout)."),
         hip_version: Optional[str] = typer.Option(None, "--hip-version",
-                                                  help="Target HIP version (default: newest, 7.0); APIs that "
-                                                  "version lacks are emitted in its older form or reported."),
+                                                  help="Target HIP version (default: the installed hipcc's, else "
+                                                  "the newest, 7.0); APIs that version lacks are emitted in its "
+                                                  "older form or reported."),
+        headers: Optional[str] = typer.Option(None, "--headers", click_type=click.Choice(["hipify", "folder"]),
+                                              help="Library headers as HIPIFY names them (hipblas.h) or in their "
+                                              "folders (hipblas/hipblas.h; default when targeting the installed "
+                                              "hipcc)."),
         launch: str = typer.Option("chevron", "--launch", click_type=click.Choice(["chevron", "ggl"]),
                                    help="Kernel launches: 'chevron' keeps <<<>>>, 'ggl' emits hipLaunchKernelGGL."),
         roc: bool = typer.Option(False, "--roc", help="cuBLAS/cuSPARSE/cuRAND/cuSOLVER straight to rocBLAS/"
@@ -72,7 +77,8 @@ def register(app: typer.Typer) -> None:
 
         for option, path in (("--json", json_path), ("--html", html_path), ("--csv", csv_path)):
             check_output_file(path, option)          # before the work, and no folder is made for a report
-        result = port(src, out, hip_version=hip_version, launch=launch, check=check, roc=roc, examine=examine)
+        result = port(src, out, hip_version=hip_version, launch=launch, check=check, roc=roc, examine=examine,
+                      headers=headers)
         if dry_run:
             _write_stdout("".join(f.diff for f in result.files if f.diff))
         if examine:

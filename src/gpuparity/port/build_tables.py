@@ -45,6 +45,8 @@ ROC_TABLES = [
     ("CUSOLVER_API_supported_by_ROC.md", "cusolver"),
 ]
 
+HIPDNN_TABLE = "CUDNN_API_supported_by_HIP.md"
+
 _ROW = re.compile(r"^\|`([^`]+)`\|")
 _HEADER_CELL = re.compile(r"\*\*(\w+)\*\*")
 _VERSION = re.compile(r"^\d+(\.\d+)*$")
@@ -162,6 +164,10 @@ def build(table_dir: Path) -> dict:
                                                                 "unsupported")}
                 roc["name"] = roc.pop("hip")
                 apis[cuda]["roc"] = roc
+    # cuDNN -> hipDNN (HIPIFY's default for cuDNN; hipDNN never shipped with ROCm): the name only
+    for cuda, entry in parse_table(table_dir / HIPDNN_TABLE, "cudnn", "HIP").items():
+        if entry.get("hip"):
+            apis.setdefault(cuda, {"family": "cudnn", "unsupported": True})["hipdnn"] = entry["hip"]
     extra_apis, headers = torch_extras(set(apis))
     for cuda, entry in extra_apis.items():
         apis.setdefault(cuda, entry)

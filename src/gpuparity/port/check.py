@@ -4,6 +4,12 @@ Comparing the two tells errors the code already had (fail-original) from errors 
 translation made (fail-translation). A missing library header (Debian ships no hipBLAS, a
 bare nvcc has no cuBLAS) is neither: the file is reported as 'headers unavailable' and is
 left out of the compile pass rate, which counts only files a compiler could try.
+
+No name from the tree reaches a command line: hipcc and nvcc are drivers that pass their
+arguments through a shell (a file named `$(touch X).cu` would run). Each unit is compiled as
+a copy under a generated name in a private temporary folder, which is also the compilers'
+working folder; the folders its includes live in are reached through links with generated
+names. Compiler messages name the file as the tree does, for the report (which escapes it).
 """
 
 from __future__ import annotations
@@ -146,10 +152,11 @@ def nvcc_version(nvcc: str) -> str:
     return m.group(1) if m else ""
 
 
-def detect() -> Toolchain:
+def detect(nvcc: bool = True) -> Toolchain:
+    """The installed hipcc (and its HIP version) and, unless nvcc=False, nvcc."""
     hipcc = shutil.which("hipcc")
-    nvcc = shutil.which("nvcc")
-    return Toolchain(hipcc, hipcc_version(hipcc) if hipcc else None, nvcc, nvcc_version(nvcc) if nvcc else "")
+    cuda = shutil.which("nvcc") if nvcc else None
+    return Toolchain(hipcc, hipcc_version(hipcc) if hipcc else None, cuda, nvcc_version(cuda) if cuda else "")
 
 
 def _missing_header(output: str) -> str | None:
@@ -176,16 +183,50 @@ def _run(cmd: list[str], cwd: Path, env: dict | None = None) -> tuple[int, str]:
     return proc.returncode, proc.stdout + proc.stderr
 
 
-def compile_hip(hipcc: str, file: Path, include_root: Path, obj: Path) -> tuple[int, str]:
-    cmd = [hipcc, f"--offload-arch={OFFLOAD_ARCH}", "-w", "-I", str(include_root),
-           "-x", "hip", "-c", str(file), "-o", str(obj)]
-    return _run(cmd, file.parent, _hip_env())
+def compile_hip(hipcc: str, unit: Path, includes: list[Path], obj: Path) -> tuple[int, str]:
+    """hipcc on a unit copy; every path here is one this module generated (_Sandbox)."""
+    cmd = [hipcc, f"--offload-arch={OFFLOAD_ARCH}", "-w", *_include_flags(includes), "-x", "hip", "-c", str(unit),
+           "-o", str(obj)]
+    return _run(cmd, unit.parent, _hip_env())
 
 
-def compile_cuda(nvcc: str, file: Path, include_root: Path, obj: Path) -> tuple[int, str]:
-    cmd = [nvcc, f"-arch={NVCC_ARCH}", "-w", "-I", str(include_root), "-x", "cu",
-           "-c", str(file), "-o", str(obj)]
-    return _run(cmd, file.parent)
+def compile_cuda(nvcc: str, unit: Path, includes: list[Path], obj: Path) -> tuple[int, str]:
+    cmd = [nvcc, f"-arch={NVCC_ARCH}", "-w", *_include_flags(includes), "-x", "cu", "-c", str(unit), "-o", str(obj)]
+    return _run(cmd, unit.parent)
+
+
+def _include_flags(includes: list[Path]) -> list[str]:
+    return [flag for folder in includes for flag in ("-I", str(folder))]
+
+
+class _Sandbox:
+    """Generated names for everything a compile command names: the unit's copy, and links to
+    the folders its #includes are looked up in (its own folder, then the tree's root)."""
+
+    def __init__(self, work: Path):
+        self.work = work
+        self.links: dict[Path, Path] = {}
+
+    def link(self, folder: Path) -> Path:
+        if folder not in self.links:
+            link = self.work / f"dir{len(self.links)}"
+            link.symlink_to(folder, target_is_directory=True)
+            self.links[folder] = link
+        return self.links[folder]
+
+    def unit(self, source: Path, root: Path, name: str) -> tuple[Path, list[Path]]:
+        """Copy of source as NAME in the sandbox, and the include folders that make its
+        `#include "..."` lines resolve as they would beside the original."""
+        copy = self.work / name
+        shutil.copyfile(source, copy)
+        return copy, [self.link(source.parent), self.link(root)]
+
+
+def _named(output: str, sandbox_paths: list[tuple[Path, str]]) -> str:
+    """Compiler output with the generated names put back to the tree's names."""
+    for path, rel in sandbox_paths:
+        output = output.replace(str(path), rel)
+    return output
 
 
 def _library(header: str) -> str:
@@ -194,16 +235,25 @@ def _library(header: str) -> str:
 
 
 def check_one(tc: Toolchain, original: Path, translated: Path, src_root: Path, dst_root: Path,
-              work: Path) -> CheckResult:
+              work: Path, rel: str = "") -> CheckResult:
+    """Compile the translation (hipcc) and the original (nvcc), each as a copy in work (a
+    private folder of generated names; rel: the file's name in the tree, for messages)."""
     if not translated.name.lower().endswith(COMPILE_SUFFIXES):
         return CheckResult(SKIPPED, "not a compile unit (headers are checked through their includers)")
     if tc.hipcc is None:
         return CheckResult(SKIPPED, "hipcc not found")
-    obj = work / (translated.name + ".hip.o")
-    rc, out = compile_hip(tc.hipcc, translated, dst_root, obj)
+    rel = rel or translated.name
+    hip_dir, cuda_dir = work / "hip", work / "cuda"
+    hip_dir.mkdir()
+    cuda_dir.mkdir()
+    unit, includes = _Sandbox(hip_dir).unit(translated, dst_root, "unit.hip")
+    rc, out = compile_hip(tc.hipcc, unit, includes, hip_dir / "unit.o")
+    out = _named(out, [(unit, rel)])
     orig_status, orig_error, missing0 = "", "", None
     if tc.nvcc is not None:  # always, for the originals' pass rate beside the translations'
-        rc0, out0 = compile_cuda(tc.nvcc, original, src_root, work / (translated.name + ".cuda.o"))
+        unit0, includes0 = _Sandbox(cuda_dir).unit(original, src_root, "unit.cu")
+        rc0, out0 = compile_cuda(tc.nvcc, unit0, includes0, cuda_dir / "unit.o")
+        out0 = _named(out0, [(unit0, rel)])
         missing0 = None if rc0 == 0 else _missing_header(out0)
         orig_status = ORIGINAL_PASS if rc0 == 0 else HEADERS_UNAVAILABLE if missing0 else ORIGINAL_FAIL
         orig_error = "" if rc0 == 0 else _first_error(out0)
@@ -239,7 +289,7 @@ def check_files(tc: Toolchain, pairs: list[tuple[str, Path, Path]], src_root: Pa
             idx, (rel, orig, trans) = item
             sub = work / str(idx)
             sub.mkdir()
-            return rel, check_one(tc, orig, trans, src_root, dst_root, sub)
+            return rel, check_one(tc, orig, trans, src_root, dst_root, sub, rel)
 
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             for rel, res in pool.map(one, enumerate(pairs)):

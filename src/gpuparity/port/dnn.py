@@ -153,7 +153,28 @@ _CONST_NOTE = "alpha, beta, scale, bias (and mean, variance) cast to void* (MIOp
 _FIND_NOTE = ("exhaustiveSearch = false added (MIOpen still times each applicable algorithm, as cuDNN's Find "
               "does); the perf struct's algo member is fwd_algo / bwd_data_algo / bwd_weights_algo")
 
+def _get_rnn(site: CallSite, i: int, args: Args, close: int) -> str | None:
+    """cudnnGetRNNDescriptor_v6(handle, desc, &h, &n, &drop, &in, &dir, &mode, &algo, &type) ->
+    miopenGetRNNDescriptor_V2(desc, ..., &mode, &bias, &algo, &type): no handle, and a bias mode
+    MIOpen also returns (into a temporary)."""
+    texts = arg_texts(site, args) if len(args) == 10 else None
+    if texts is None or site.c_only:
+        return None
+    a = texts[1:]
+    site.consume(args[0])
+    site.replace_call(i, close, "[&]() { miopenRNNBiasMode_t bias_; return miopenGetRNNDescriptor_V2("
+                      + ", ".join([*a[:7], "&bias_", *a[7:]]) + "); }()")
+    return "handle dropped; the bias mode MIOpen also returns goes to a temporary"
+
+
 DNN_REWRITES: dict[str, Rewrite] = {
+    # RNNs: MIOpen's descriptor calls take no handle and name the bias mode (cuDNN v6 RNNs have biases)
+    "cudnnSetRNNDescriptor_v6": _args((10,), lambda site, args, a: (
+        [*a[1:8], "miopenRNNwithBias", *a[8:]], "handle dropped; bias mode miopenRNNwithBias added (cuDNN's RNNs "
+                                               "have biases)")),
+    "cudnnGetRNNDescriptor_v6": _get_rnn,
+    "cudnnRNNBackwardWeights": _args((15,), _order(0, 1, 2, 3, 4, 5, 6, 7, 8, 11, 12, 9, 10, 13, 14, note=(
+        "dwDesc, dw before the workspace (MIOpen's order)"))),
     "cudnnSetTensor4dDescriptor": _args((7,), _tensor4d),
     "cudnnSetFilter4dDescriptor": _args((7,), _filter4d),
     "cudnnSetFilterNdDescriptor": _args((5,), _filter_nd),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 
 class Editor:
     """Collects (start, end, replacement) edits on the source and applies them once."""
@@ -31,3 +33,27 @@ class Editor:
             pos = end
         out.append(self.text[pos:])
         return "".join(out)
+
+
+_CONTINUATION = re.compile(r"^(.*?\S)?([ \t]+)\\(\r?)$")
+
+
+def realign_continuations(before: str, after: str) -> str:
+    """Keep the column of a macro's trailing backslashes after names changed length."""
+    old_lines = before.split("\n")
+    new_lines = after.split("\n")
+    if len(old_lines) != len(new_lines):
+        return after
+    changed = False
+    for k, (old, new) in enumerate(zip(old_lines, new_lines, strict=True)):
+        if old == new or not new.endswith(("\\", "\\\r")):
+            continue
+        mo, mn = _CONTINUATION.match(old), _CONTINUATION.match(new)
+        if not (mo and mn):
+            continue
+        column = len(old) - len(mo.group(3)) - 1
+        body = mn.group(1) or ""
+        if len(body) + 1 <= column:
+            new_lines[k] = body + " " * (column - len(body)) + "\\" + mn.group(3)
+            changed = True
+    return "\n".join(new_lines) if changed else after

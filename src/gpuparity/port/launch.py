@@ -1,13 +1,15 @@
 """`--launch ggl`: kernel launches `k<<<g, b, s, st>>>(args)` as `hipLaunchKernelGGL(...)`.
 
 Template kernels are named through HIP_KERNEL_NAME() (the macro's commas would otherwise split
-the template arguments), launch sizes already written as dim3(...) are not wrapped again, a
+the template arguments; a template launched with deduced arguments, or through a macro naming
+an instance, too), launch sizes already written as dim3(...) are not wrapped again, a
 global-scope `::k` keeps its qualifier inside the call, and launches inside a #define body
 are converted when the whole launch sits in that body.
 """
 
 from __future__ import annotations
 
+from gpuparity.port import conditions
 from gpuparity.port.edits import Editor
 from gpuparity.port.tokens import Token, call_args, launch_config, tokenize
 
@@ -54,14 +56,39 @@ def _same_directive(toks: list[Token], first: int, last: int) -> bool:
     return all(t.directive == d and t.kind != "pp" for t in toks[first:last + 1])
 
 
-def rewrite_launches_ggl(text: str, engine: str = "auto") -> tuple[str, list[int]]:
-    """`k<<<g, b, s, st>>>(args)` -> `hipLaunchKernelGGL(k, dim3(g), dim3(b), s, st, args)`."""
+def template_names(toks: list[Token]) -> set[str]:
+    """Kernels declared as templates in this file, and macros that name a template instance
+    (`#define K axpy<float>`): their launches go through HIP_KERNEL_NAME() too, as HIPIFY's do."""
+    names = set()
+    for i, t in enumerate(toks):
+        if t.kind == "id" and t.text == "template" and t.directive == "":
+            j = i + 1
+            while j < len(toks) and toks[j].text not in ("(", ";", "{") and toks[j].directive == "":
+                j += 1
+            if j < len(toks) and toks[j].text == "(" and toks[j - 1].kind == "id" \
+                    and any(x.text == "__global__" for x in toks[i:j]):
+                names.add(toks[j - 1].text)
+        elif t.kind == "pp" and t.text == "#define" and i + 3 < len(toks) and toks[i + 1].kind == "id":
+            body = toks[i + 2:i + 4]
+            if body[0].kind == "id" and body[1].text == "<" and body[0].directive == body[1].directive == "define":
+                names.add(toks[i + 1].text)
+    return names
+
+
+def rewrite_launches_ggl(text: str, engine: str = "auto", skip_defines: tuple[str, ...] | None = None
+                         ) -> tuple[str, list[int]]:
+    """`k<<<g, b, s, st>>>(args)` -> `hipLaunchKernelGGL(k, dim3(g), dim3(b), s, st, args)`.
+    skip_defines: leave launches in the #if branches these -D defines exclude (conditions.py)."""
     toks, _ = tokenize(text, engine)
+    skipped = conditions.excluded(toks, skip_defines) if skip_defines is not None else []
     toks = [t for t in toks if t.kind != "comment"]
+    templates = template_names(toks)
     ed = Editor(text)
     lines: list[int] = []
     for i, t in enumerate(toks):
         if t.text != "<<<" or t.kind != "punct" or t.directive not in ("", "define"):
+            continue
+        if skipped and conditions.in_ranges(skipped, t.start):
             continue
         start = _kernel_name_start(toks, i)
         if start is None:
@@ -76,7 +103,7 @@ def rewrite_launches_ggl(text: str, engine: str = "auto") -> tuple[str, list[int
         if not _same_directive(toks, start, close):
             continue
         kernel = text[toks[start].start:toks[i - 1].end]
-        if "<" in kernel:
+        if "<" in kernel or toks[i - 1].text in templates:
             kernel = f"HIP_KERNEL_NAME({kernel})"
         parts = []
         for k, (a, b) in enumerate(config):

@@ -44,6 +44,9 @@ OVERRIDES: dict[str, dict] = {
     "cudaLaunchKernelEx": {"family": "runtime", "unsupported": True},
 }
 
+# The compiler's own macros: a file that defines one (to pose as nvcc) defines the HIP one.
+COMPILER_MACROS = {"__CUDACC__"}
+
 # --roc: the families that go to a ROCm library, and that library's name.
 ROC_LIBRARY = {"cublas": "rocBLAS", "cusparse": "rocSPARSE", "curand": "rocRAND", "cusolver": "rocSOLVER"}
 # ROC rows the HIPIFY tables leave empty although rocRAND has the type (rocrand_kernel.h):
@@ -62,6 +65,13 @@ ROC_OVERRIDES: dict[str, dict] = {
     "mtgp32_kernel_params": {"name": "mtgp32_params", "added": "1.5.0"},
     "mtgp32_kernel_params_t": {"name": "mtgp32_params", "added": "1.5.0"},
     "curandMakeMTGP32Constants": {"name": "", "added": "1.5.0"},  # the call is replaced (rewrites.py)
+    # cuSPARSE's generic triangular solves: rocSPARSE's one call per stage (sparse_roc.py)
+    "cusparseSpSV_bufferSize": {"name": "rocsparse_spsv", "added": "5.1.0"},
+    "cusparseSpSV_analysis": {"name": "rocsparse_spsv", "added": "5.1.0"},
+    "cusparseSpSM_bufferSize": {"name": "rocsparse_spsm", "added": "5.1.0"},
+    "cusparseSpSM_analysis": {"name": "rocsparse_spsm", "added": "5.1.0"},
+    "cusparseSpSV_solve": {"name": "rocsparse_spsv", "added": "5.1.0"},  # refused there, with the reason
+    "cusparseSpSM_solve": {"name": "rocsparse_spsm", "added": "5.1.0"},
 }
 # Names HIPIFY's tables lack: cuRAND's MTGP32 kernel parameters (hipRAND keeps the name).
 EXTRA_APIS = {name: {"family": "curand", "hip": name, "added": "1.5.0"}
@@ -186,8 +196,12 @@ HEADER_OVERRIDES: dict[str, str | None] = {
     "cusolverDn.h": "hipsolver/hipsolver.h",
     "cusolverSp.h": "hipsolver/hipsolver.h",
     "cusolver_common.h": "hipsolver/hipsolver.h",
+    "cusolverRf.h": "hipsolver/hipsolver.h",  # hipSOLVER has the refactorization API (hipsolverRf*)
+    "cusolverMg.h": "hipsolver/hipsolver.h",
+    "cusolverSp_LOWLEVEL_PREVIEW.h": "hipsolver/hipsolver.h",
     "cusparse_v2.h": "hipsparse/hipsparse.h",
-    "curand_mtgp32dc_p_11213.h": "hiprand/hiprand_kernel.h",
+    "curand_mtgp32dc_p_11213.h": "rocrand/rocrand_mtgp32_11213.h",  # hipRAND reads rocRAND's table
+    "curand_mtgp32_host.h": "hiprand/hiprand_mtgp32_host.h",
     # cuDNN 8 and 9 split cudnn.h into per-part headers: MIOpen has one.
     **{f"cudnn_{part}.h": "miopen/miopen.h" for part in (
         "v8", "v9", "version", "ops_infer", "ops_train", "cnn_infer", "cnn_train", "adv_infer", "adv_train",
@@ -219,15 +233,25 @@ ROC_HEADERS = {
     "curand.h": "rocrand/rocrand.h", "curand_kernel.h": "rocrand/rocrand_kernel.h",
     "cusolverDn.h": "rocsolver/rocsolver.h", "cusolver_common.h": "rocsolver/rocsolver.h",
     "curand_mtgp32_host.h": "rocrand/rocrand_mtgp32.h", "curand_mtgp32dc_p_11213.h": "rocrand/rocrand_mtgp32_11213.h",
+    # cuRAND's device headers: rocRAND's header for each part
+    **{f"curand_{cuda}.h": f"rocrand/rocrand_{roc}.h" for cuda, roc in (
+        ("discrete", "discrete"), ("discrete2", "discrete"), ("globals", "common"), ("lognormal", "log_normal"),
+        ("mrg32k3a", "mrg32k3a"), ("mtgp32", "mtgp32"), ("mtgp32_kernel", "mtgp32"), ("normal", "normal"),
+        ("normal_static", "normal"), ("philox4x32_x", "philox4x32_10"), ("poisson", "poisson"),
+        ("precalc", "xorwow_precomputed"), ("uniform", "uniform"))},
 }
-_ROC_KERNEL_HEADER = re.compile(r"^curand_(discrete2?|globals|lognormal|mrg32k3a|mtgp32(_kernel)?|normal(_static)?|"
-                                r"philox4x32_x|poisson|precalc|uniform)\.h$")
 # Headers a HIP release introduced: older targets get no counterpart (and are told so).
 HEADER_ADDED = {"hip/hip_math_constants.h": (5, 3, 0)}
 # ROCm 5.2 moved the library headers into per-library folders; older targets use the flat name.
 FOLDER_HEADERS_SINCE = (5, 2, 0)
 _FOLDERED = {"hipblas", "hipsparse", "hipsolver", "hiprand", "hipfft", "rocblas", "rocsparse", "rocrand",
              "rocsolver"}
+# Header layouts: "folder" is the library's own folder (hipblas/hipblas.h), which every HIP since
+# 5.2 has and ROCm 6.0 and later have alone; "hipify" is the name HIPIFY writes (hipblas.h, from
+# the folder-less layout before 5.2), which builds where the library's folder is on the include
+# path. hipRAND, rocRAND, hipFFT and rocSOLVER keep their folder in both.
+LAYOUTS = ("hipify", "folder")
+_HIPIFY_FLAT = {"hipblas", "hipsparse", "hipsolver", "rocblas", "rocsparse", "hipblaslt"}
 
 # Which HIP headers each library family lives in (check.py uses this for messages).
 LIBRARY_OF_HEADER = {
@@ -277,7 +301,8 @@ def load_table() -> dict:
     for name, entry in EXTRA_APIS.items():
         apis.setdefault(name, entry)
     for name, entry in MIOPEN_OVERRIDES.items():
-        apis[name] = {"family": "cudnn", **entry}
+        hipdnn = apis.get(name, {}).get("hipdnn")
+        apis[name] = {"family": "cudnn", **entry, **({"hipdnn": hipdnn} if hipdnn else {})}
     return data
 
 
@@ -322,6 +347,15 @@ def roc_entry(name: str, entry: dict) -> dict:
     return out
 
 
+HIPDNN_WHY = "hipDNN is not part of ROCm (HIPIFY's cuDNN target without --miopen): it builds only against hipDNN"
+
+
+def resolve_hipdnn(name: str, entry: dict) -> Resolution:
+    """--dnn hipdnn: the hipDNN name HIPIFY gives, always listed (no ROCm release has hipDNN)."""
+    return Resolution(name, entry.get("hipdnn"), False, HIPDNN_WHY if entry.get("hipdnn") else "no hipDNN equivalent",
+                      "cudnn")
+
+
 @lru_cache(maxsize=65536)
 def resolve(name: str, target: tuple[int, ...], roc: bool = False) -> Resolution | None:
     entry = lookup(name)
@@ -347,17 +381,20 @@ def counts_as_api(name: str, entry: dict) -> bool:
     return name != "texture"  # texture<> references are a hazard, reported separately
 
 
-def map_header(header: str, target: tuple[int, ...] | None = None, roc: bool = False) -> tuple[bool, str | None]:
+def map_header(header: str, target: tuple[int, ...] | None = None, roc: bool = False,
+               layout: str = "folder") -> tuple[bool, str | None]:
     """(is_a_cuda_header, hip_header_or_None) for the path inside <...> or "...", for the
-    target HIP version (None: the newest) and, with roc, the ROCm libraries' own headers."""
+    target HIP version (None: the newest), with roc the ROCm libraries' own headers, in the
+    header layout asked (LAYOUTS)."""
     is_cuda, hip = _map_header(header, roc)
-    if hip is None or target is None:
+    if hip is None:
         return is_cuda, hip
     added = HEADER_ADDED.get(hip)
-    if added and target < added:
+    if target is not None and added and target < added:
         return True, None
     top, _, rest = hip.partition("/")
-    if top in _FOLDERED and rest and target < FOLDER_HEADERS_SINCE:
+    if rest and ((top in _FOLDERED and target is not None and target < FOLDER_HEADERS_SINCE)
+                 or (layout == "hipify" and top in _HIPIFY_FLAT and rest == f"{top}.h")):
         return True, rest
     return is_cuda, hip
 
@@ -376,8 +413,6 @@ def _map_header(header: str, roc: bool) -> tuple[bool, str | None]:
     if roc:
         if header in ROC_HEADERS:
             return True, ROC_HEADERS[header]
-        if _ROC_KERNEL_HEADER.match(header):
-            return True, "rocrand/rocrand_kernel.h"
     if header in HEADER_OVERRIDES:
         return True, HEADER_OVERRIDES[header]
     headers = load_table()["headers"]

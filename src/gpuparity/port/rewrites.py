@@ -36,6 +36,7 @@ class CallSite:
     rename: Callable[[str], str] = str  # a CUDA name -> the name this translation emits
     c_only: bool = False  # a C file: no nullptr, lambdas or casts to C++ types
     known: Callable[[str], bool] = bool  # whether a name is a CUDA API (its use is counted)
+    roc_elements: bool = False  # --roc: the file declares its elements in the ROCm types (roc_types.py)
 
     @property
     def null(self) -> str:
@@ -156,8 +157,72 @@ def _symbol_arg(index: int) -> Rewrite:
     return rewrite
 
 
+_NULL = {"0", "NULL", "nullptr", "0L", "0UL"}
+
+
+def _occupancy(n_args: int) -> Rewrite:
+    """cuOccupancyMaxPotentialBlockSize*(grid, block, f, blockSizeToDynamicSMemSize, dynSmem, ...):
+    HIP's takes no per-block-size callback (dynSmem serves every block size): it is dropped."""
+    def rewrite(site: CallSite, i: int, args: Args, close: int) -> str | None:
+        if len(args) != n_args:
+            return None
+        callback = site.arg(args[3])
+        site.ed.replace(site.toks[args[3][0]].start, site.toks[args[4][0]].start, "")
+        site.consume(args[3])
+        what = "blockSizeToDynamicSMemSize dropped (HIP takes only dynamicSMemSize)"
+        if callback.strip() not in _NULL:
+            what += f": {callback} is not called, so dynamicSMemSize must cover every block size"
+        return what
+    return rewrite
+
+
+def _overload(name: str, arity: tuple[int, ...], pad: str = "") -> Rewrite:
+    """A C++ overload (or CUDA 12 form) with these argument counts is another HIP call; with
+    the fewest, pad stands in for a defaulted last argument HIP does not default."""
+    def rewrite(site: CallSite, i: int, args: Args, close: int) -> str | None:
+        if len(args) not in arity:
+            return None
+        tok = site.toks[i]
+        site.ed.replace(tok.start, tok.end, name)
+        if pad and len(args) == min(arity):
+            site.ed.insert(site.toks[close].start, f", {pad}")
+        return f"the {len(args)}-argument form -> {name}"
+    return rewrite
+
+
+def _driver_entry_point(site: CallSite, i: int, args: Args, close: int) -> str | None:
+    """cudaGetDriverEntryPoint(symbol, pfn, flags[, status]) -> hipGetProcAddress(symbol, pfn,
+    hipVersion, flags, status): the symbol as the HIP the code is built with defines it."""
+    if len(args) not in (3, 4) or args[2][0] > args[2][1]:
+        return None
+    site.ed.insert(site.toks[args[2][0]].start, "HIP_VERSION_MAJOR * 100 + HIP_VERSION_MINOR, ")
+    if len(args) == 3:
+        site.ed.insert(site.toks[close].start, f", {site.null}")
+    return "the HIP version argument added (the one built against)"
+
+
+def _append_arg(n_args: int, text: str | None, why: str) -> Rewrite:
+    """One more argument at the end (None: a null pointer)."""
+    def rewrite(site: CallSite, i: int, args: Args, close: int) -> str | None:
+        if len(args) != n_args:
+            return None
+        site.ed.insert(site.toks[close].start, f", {site.null if text is None else text}")
+        return why
+    return rewrite
+
+
 ARG_REWRITES: dict[str, Rewrite] = {
     "cudaMallocHost": _host_malloc,
+    # hipSPARSE's solve keeps cuSPARSE 11's buffer argument (cuSPARSE 12 holds it in the descriptor)
+    "cusparseSpSM_solve": _append_arg(10, None, "externalBuffer added as nullptr (hipSPARSE's solve takes "
+                                      "one: pass the buffer given to hipsparseSpSM_analysis where the HIP needs it)"),
+    "cuOccupancyMaxPotentialBlockSize": _occupancy(6),
+    "cuOccupancyMaxPotentialBlockSizeWithFlags": _occupancy(7),
+    # CUDA 12's cudaGraphInstantiate(exec, graph[, flags]); hipGraphInstantiate keeps CUDA 11's five
+    "cudaGraphInstantiate": _overload("hipGraphInstantiateWithFlags", (2, 3), "0"),
+    "cudaEventCreate": _overload("hipEventCreateWithFlags", (2,)),  # cuda_runtime.h's C++ overload
+    "cudaGetDriverEntryPoint": _driver_entry_point,
+    "cudaFuncSetSharedMemConfig": _cast_func_arg(0),
     "cudaFuncSetAttribute": _cast_func_arg(0),
     "cudaFuncGetAttributes": _cast_func_arg(1),
     "cudaFuncSetCacheConfig": _cast_func_arg(0),
@@ -334,6 +399,8 @@ def _element_casts(prec: str, routine: str) -> Rewrite:
     def rewrite(site: CallSite, i: int, args: Args, close: int) -> str | None:
         if len(args) != _GEMM_ARGS[routine] or any(a > b for a, b in args):
             return None
+        if site.roc_elements:
+            return f"no casts: the file's elements are declared as {element}"
         for pos, kind in _GEMM_POINTERS[routine]:
             const = "const " if kind.startswith("in") else ""
             target = f"{const}{element}*" + (" const*" if kind.endswith("*") else "")

@@ -190,7 +190,8 @@ def translate_file(sf: SourceFile, opts: Options, want_diff: bool = False) -> tu
         tr = translate_cmake(sf.text, roc=opts.roc)
         hazards: list[Hazard] = []
     else:
-        tr = translate_source(sf.text, opts, c_only=sf.rel.lower().endswith(".c"))
+        rel = sf.rel.lower()
+        tr = translate_source(sf.text, opts, c_only=rel.endswith(".c"), cuda_source=rel.endswith((".cu", ".cuh")))
         hazards = find_hazards(sf.text, tr.tokens, opts.hip_version)
         tr.tokens = []  # free memory: large trees
     blocking = sum(h.severity == BLOCKS_BUILD for h in hazards)
@@ -267,41 +268,37 @@ def unified_diff(rel: str, before: str, after: str, context: int = 3) -> str:
 
 def port(src: Path, dst: Path | None = None, *, hip_version: str | None = None, launch: str = "chevron",
          check: bool = False, engine: str = "auto", want_diff: bool = True, roc: bool = False,
-         examine: bool = False, toolchain: checking.Toolchain | None = None, jobs: int | None = None) -> PortReport:
+         examine: bool = False, toolchain: checking.Toolchain | None = None, jobs: int | None = None,
+         headers: str | None = None) -> PortReport:
     """Port SRC (a folder or one file). Without dst it is a dry run (diffs only).
     roc: cuBLAS/cuSPARSE/cuRAND/cuSOLVER straight to the ROCm libraries.
     examine: count what would be converted; write nothing, make no diff.
-    jobs: worker processes for large trees (default: one per CPU)."""
+    jobs: worker processes for large trees (default: one per CPU).
+    hip_version None: the installed hipcc's HIP, else the newest. headers: mappings.LAYOUTS
+    (None: the libraries' folders when the target is the installed HIP, else HIPIFY's names)."""
     try:
         return _port(src, dst, hip_version=hip_version, launch=launch, check=check, engine=engine,
                      want_diff=want_diff and not examine, roc=roc, examine=examine, toolchain=toolchain,
-                     jobs=jobs)
+                     jobs=jobs, headers=headers)
     except PermissionError as exc:  # anything not caught where it happens: one line, no traceback
         raise UserError(f"cannot port {src}: {exc.strerror or exc} ({exc.filename or src})") from exc
 
 
 def _port(src: Path, dst: Path | None, *, hip_version: str | None, launch: str, check: bool, engine: str,
           want_diff: bool, roc: bool, examine: bool, toolchain: checking.Toolchain | None,
-          jobs: int | None) -> PortReport:
+          jobs: int | None, headers: str | None) -> PortReport:
     started = time.perf_counter()
     if launch not in ("chevron", "ggl"):
         raise UserError(f"--launch must be 'chevron' or 'ggl', not {launch!r}")
     if examine and (dst is not None or check):
         raise UserError("--examine writes and compiles nothing: drop --out / --check")
     src_real, dst_real = validate_paths(src, dst)
-    target = mappings.parse_version(hip_version or mappings.NEWEST_HIP)
     notes: list[str] = []
-    tc = None
-    if check:
-        tc = toolchain or checking.detect()
-        if tc.hip_version:
-            if hip_version and mappings.parse_version(hip_version)[:2] != tc.hip_version[:2]:
-                notes.append(f"--check targets the installed hipcc (HIP {mappings.version_text(tc.hip_version)}),"
-                             f" not --hip-version {hip_version}")
-            target = tc.hip_version
-        elif tc.hipcc is None:
-            notes.append("hipcc not found: --check compiles nothing (install it, e.g. apt-get install hipcc)")
-    opts = Options(hip_version=target, launch=launch, engine=engine, roc=roc)
+    target, tc, installed = _target(hip_version, check, toolchain, notes)
+    headers = headers or ("folder" if installed else "hipify")
+    if headers not in mappings.LAYOUTS:
+        raise UserError(f"--headers must be one of {', '.join(mappings.LAYOUTS)}, not {headers!r}")
+    opts = Options(hip_version=target, launch=launch, engine=engine, roc=roc, headers=headers)
     report = PortReport(str(src), str(dst) if dst else None, mappings.version_text(target), launch,
                         roc=roc, examine=examine, toolchain=tc.describe() if tc else "", notes=notes)
     files, skips = find_sources(src_real)
@@ -347,6 +344,35 @@ def _port(src: Path, dst: Path | None, *, hip_version: str | None, launch: str, 
     report.notes.extend(_target_notes(report, target, roc))
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _target(hip_version: str | None, check: bool, toolchain: checking.Toolchain | None,
+            notes: list[str]) -> tuple[tuple[int, ...], checking.Toolchain | None, bool]:
+    """(target HIP, the toolchain --check compiles with, whether the target is the installed
+    HIP). --check and a missing --hip-version target the installed hipcc, so that the output
+    builds on the machine it was made on; without a hipcc, the newest HIP."""
+    asked = mappings.parse_version(hip_version) if hip_version else None
+    tc = None
+    if check:
+        tc = toolchain or checking.detect()
+        if tc.hipcc is None:
+            notes.append("hipcc not found: --check compiles nothing (install it, e.g. apt-get install hipcc)")
+    elif asked is None:
+        tc = toolchain or checking.detect(nvcc=False)
+    installed = tc.hip_version if tc is not None else None
+    compiler = tc if check else None
+    if installed and check:
+        if asked and asked[:2] != installed[:2]:
+            notes.append(f"--check targets the installed hipcc (HIP {mappings.version_text(installed)}), "
+                         f"not --hip-version {hip_version}")
+        return installed, compiler, True
+    if asked:
+        return asked, compiler, False
+    if installed:
+        notes.append(f"target HIP {mappings.version_text(installed)}: the installed hipcc's (--hip-version "
+                     "chooses another)")
+        return installed, compiler, True
+    return mappings.parse_version(mappings.NEWEST_HIP), compiler, False
 
 
 def _target_notes(report: PortReport, target: tuple[int, ...], roc: bool) -> list[str]:

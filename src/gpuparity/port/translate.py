@@ -1,7 +1,8 @@
 """Translate one CUDA C/C++ source to HIP, token by token.
 
-Only whole identifier tokens in code (and in macro bodies and #if conditions) are renamed;
-comments, string and character literals, and #pragma/#error lines are copied untouched.
+Only whole identifier tokens in code (and in macro bodies and #if conditions) are renamed, and
+CUDA API names inside string literals (messages name the HIP call made); comments, raw strings,
+character literals, and #pragma/#error lines are copied untouched.
 #include lines are the one preprocessor line whose text changes. Where the HIP call takes
 different arguments, the call is rewritten (rewrites.py). A file that used the CUDA runtime
 without including it (nvcc includes it implicitly) gets `#include <hip/hip_runtime.h>`.
@@ -17,9 +18,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from gpuparity.port import blas_v1, dnn, fp16, mappings
-from gpuparity.port.edits import Editor
+from gpuparity.port import blas_v1, conditions, dnn, fp16, half2, includes, mappings, roc_types
+from gpuparity.port.edits import Editor, realign_continuations
 from gpuparity.port.launch import rewrite_launches_ggl
+from gpuparity.port.model import ApiUse, Options, Rewrite, Translation
 from gpuparity.port.rewrites import (
     ARG_REWRITES,
     ROC_ARG_REWRITES,
@@ -28,6 +30,7 @@ from gpuparity.port.rewrites import (
     Refused,
     status_string_lambda,
 )
+from gpuparity.port.sparse_roc import SPARSE_ROC_REWRITES
 from gpuparity.port.tokens import Token, call_args, int_value, tokenize
 
 SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".hxx", ".inl")
@@ -35,43 +38,13 @@ COMPILE_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx")
 # Directives whose text is prose or compiler-specific: never rewritten.
 _OPAQUE_DIRECTIVES = {"pragma", "error", "warning", "line", "ident", "sccs", "assert", "null", ""}
 _MEMBER_ACCESS = {".", "->", ".*", "->*"}
+# Words that can stand before a global-scope `::name` (`typedef ::cub::X T;`): not a scope.
+_NOT_SCOPES = {"typedef", "return", "using", "typename", "const", "static", "extern", "inline", "new", "delete",
+               "case", "throw", "sizeof", "decltype", "co_return", "volatile", "constexpr", "else", "do"}
 _FULL_MASK_32 = {0xFFFFFFFF}
 WARP_SYNC_MASKED = {"__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",
                     "__ballot_sync", "__any_sync", "__all_sync", "__match_any_sync", "__match_all_sync",
                     "__syncwarp"}
-
-
-@dataclass
-class Options:
-    hip_version: tuple[int, ...] = mappings.parse_version(mappings.NEWEST_HIP)
-    launch: str = "chevron"  # or "ggl": emit hipLaunchKernelGGL(...)
-    engine: str = "auto"  # tokenizer: auto | tree-sitter | lexer
-    roc: bool = False  # cuBLAS/cuSPARSE/cuRAND/cuSOLVER -> rocBLAS/rocSPARSE/rocRAND/rocSOLVER
-
-
-@dataclass
-class ApiUse:
-    name: str
-    line: int
-    family: str
-    hip: str | None
-    supported: bool
-    reason: str = ""
-
-
-@dataclass
-class Rewrite:
-    line: int
-    what: str  # e.g. "cudaMallocHost: added hipHostMallocDefault flags argument"
-
-
-@dataclass
-class Translation:
-    text: str
-    uses: list[ApiUse] = field(default_factory=list)
-    rewrites: list[Rewrite] = field(default_factory=list)
-    engine: str = ""
-    tokens: list[Token] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------- token helpers
@@ -100,9 +73,14 @@ class _Ctx:
     site: CallSite
     runtime_included: bool = False  # an #include that is (or becomes) the HIP runtime
     first_include: int = -1  # offset of the first #include directive
+    conditions: includes.Conditions = field(default_factory=includes.Conditions)
+    included: includes.Included = field(default_factory=includes.Included)
     cublas_v1: bool | None = None  # decided at the first cuBLAS name
     sparse_datatypes: bool | None = None  # --roc: CUDA data types go to rocSPARSE's enum
     cublas_include_end: int = -1  # end of the #include <cublas.h> line (the v1 prelude goes there)
+    sparse_include_end: int = -1  # end of the rocSPARSE #include line (--roc: its complex typedefs go there)
+    roc_elements: dict[str, str] = field(default_factory=dict)  # --roc: element type renames (roc_types.py)
+    roc_complex: bool = False  # a complex type was renamed
     v1_rewritten: bool = False  # a cuBLAS v1 call was rewritten: the file needs the prelude
     uses_dnn: bool = False  # a cuDNN perf-struct type was seen: its members may need renaming
     left_end: int = -1  # last token of the call left as written for a human (its arguments are not ported)
@@ -127,29 +105,43 @@ def _next_code(toks: list[Token], i: int) -> int:
 def _translate_include(ctx: _Ctx, i: int) -> None:
     tok = ctx.toks[i]
     inner = tok.text[1:-1]
-    if ctx.first_include < 0:  # the start of its line: the runtime #include goes before it
+    if ctx.first_include < 0:
         ctx.first_include = ctx.text.rfind("\n", 0, tok.start) + 1
-    if inner in _RUNTIME_HEADERS:
-        ctx.runtime_included = True
     if inner == "cublas.h" and ctx.cublas_include_end < 0:
         line_end = ctx.text.find("\n", tok.end)
         ctx.cublas_include_end = len(ctx.text) if line_end < 0 else line_end + 1
     target, roc = ctx.opts.hip_version, ctx.opts.roc
-    is_cuda, hip = mappings.map_header(inner, target, roc)
+    is_cuda, hip = mappings.map_header(inner, target, roc, ctx.opts.headers)
+    stack = ctx.conditions.stack
     if not is_cuda:
+        if inner == _RUNTIME_HEADER:
+            ctx.runtime_included = True
+        ctx.included.add(inner, stack)
         return
+    if hip == "miopen/miopen.h" and ctx.opts.dnn == "hipdnn":
+        hip = "hipDNN.h"
     if hip is None:
         ctx.result.uses.append(ApiUse(f"<{inner}>", tok.line, "header", None, False,
                                       mappings.header_note(inner, target, roc)))
         return
     ctx.result.uses.append(ApiUse(f"<{inner}>", tok.line, "header", hip, True))
-    if hip in _RUNTIME_HEADERS:
+    if ctx.included.already(hip, stack):  # the file has it on every path here: the line goes
+        p = _prev_code(ctx.toks, i)
+        start = ctx.toks[p].start if p >= 0 and ctx.toks[p].kind == "pp" else tok.start
+        ctx.ed.replace(start, tok.end, "")
+        ctx.result.rewrites.append(Rewrite(tok.line, f"#include <{inner}> dropped: <{hip}> is already included"))
+        return
+    ctx.included.add(hip, stack)
+    if hip.rpartition("/")[2] == "rocsparse.h" and ctx.sparse_include_end < 0:
+        line_end = ctx.text.find("\n", tok.end)
+        ctx.sparse_include_end = len(ctx.text) if line_end < 0 else line_end + 1
+    if hip == _RUNTIME_HEADER:
         ctx.runtime_included = True
     if hip != inner:
         ctx.ed.replace(tok.start + 1, tok.end - 1, hip)
 
 
-_RUNTIME_HEADERS = {"hip/hip_runtime.h", "hip/hip_runtime_api.h"}
+_RUNTIME_HEADER = "hip/hip_runtime.h"
 
 
 def _warp_sync(ctx: _Ctx, i: int, res: mappings.Resolution) -> bool:
@@ -247,6 +239,11 @@ def _resolve(ctx: _Ctx, name: str, entry: dict) -> mappings.Resolution:
     """The name's resolution, with the per-file rules: legacy cuBLAS v1 calls, --roc data types."""
     opts = ctx.opts
     family = entry.get("family")
+    if family == "cudnn" and opts.dnn == "hipdnn":
+        return mappings.resolve_hipdnn(name, entry)
+    if entry.get("experimental") and not opts.experimental:
+        return mappings.Resolution(name, None, False, f"HIPIFY marks {entry.get('hip')} experimental "
+                                   "(translated with experimental on)", family or "")
     if family == "cublas" and (name in blas_v1.V1_ONLY or name + "_v2" in mappings.load_table()["apis"]):
         if ctx.cublas_v1 is None:
             ctx.cublas_v1 = _is_cublas_v1(ctx.toks)
@@ -254,6 +251,11 @@ def _resolve(ctx: _Ctx, name: str, entry: dict) -> mappings.Resolution:
             return mappings.Resolution(name, "", True, "", family)
     elif family == "cudnn" and name in dnn.PERF_TYPES:
         ctx.uses_dnn = True  # a perf struct: its members may need renaming
+    if opts.roc and opts.hip_data_types and _DATA_TYPE.match(name):  # HIP's data types, not the library's
+        return mappings.resolve(name, opts.hip_version, False)
+    if opts.roc and name in ctx.roc_elements:
+        ctx.roc_complex |= name in roc_types.COMPLEX
+        return mappings.Resolution(name, ctx.roc_elements[name], True, "", family)
     if opts.roc and name in mappings.ROCSPARSE_DATATYPES:
         if ctx.sparse_datatypes is None:
             ctx.sparse_datatypes = _uses_only_cusparse(ctx.toks)
@@ -279,6 +281,8 @@ def _library_call(ctx: _Ctx, i: int, name: str, res: mappings.Resolution) -> map
     opts = ctx.opts
     v1 = res.family == "cublas" and res.hip == "" and bool(ctx.cublas_v1 or name in blas_v1.V1_ONLY)
     rewrite = blas_v1.rewrite_for(name) if v1 else REWRITES[opts.roc].get(name)
+    if res.family == "cudnn" and opts.dnn == "hipdnn":
+        rewrite = None  # hipDNN keeps cuDNN's arguments
     if rewrite is not None and res.hip is not None:
         what = _call(ctx, i, rewrite)
         if what and not isinstance(what, Refused):
@@ -317,14 +321,7 @@ def _needs_runtime(toks: list[Token], uses: list[ApiUse]) -> bool:
 def _add_runtime_include(ctx: _Ctx, out: str) -> str:
     """HIP code needs the runtime header where CUDA got it from nvcc implicitly."""
     nl = "\r\n" if "\r\n" in ctx.text[:4096] else "\n"
-    at = ctx.first_include
-    if at < 0:
-        at = 0
-        toks = ctx.toks
-        if toks and toks[0].kind == "pp" and toks[0].text == "#pragma" and len(toks) > 1 \
-                and toks[1].text == "once":
-            line_end = ctx.text.find("\n", toks[1].end)
-            at = len(ctx.text) if line_end < 0 else line_end + 1
+    at = includes.runtime_insertion_point(ctx.text, ctx.toks)
     ctx.ed.insert(at, f"#include <hip/hip_runtime.h>{nl}")
     ctx.result.rewrites.append(Rewrite(ctx.text.count("\n", 0, at) + 1,
                                        "added #include <hip/hip_runtime.h> (nvcc includes the CUDA runtime "
@@ -332,9 +329,12 @@ def _add_runtime_include(ctx: _Ctx, out: str) -> str:
     return ctx.ed.apply()
 
 
-def translate_source(text: str, opts: Options | None = None, c_only: bool = False) -> Translation:
+def translate_source(text: str, opts: Options | None = None, c_only: bool = False,
+                     cuda_source: bool = False) -> Translation:
     """The HIP text of one C/C++/CUDA source and what was converted. c_only: a C file
-    (no runtime header is added, C compilers cannot take hip_runtime.h)."""
+    (no runtime header is added, C compilers cannot take hip_runtime.h). cuda_source: a .cu
+    or .cuh file, which nvcc gives the CUDA runtime whatever it uses: it gets the HIP runtime
+    header (other files only when they use the runtime)."""
     opts = opts or Options()
     toks, engine = tokenize(text, opts.engine)
     result = Translation(text=text, engine=engine, tokens=toks)
@@ -343,14 +343,20 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
     site = CallSite(text, toks, ed, opts.hip_version, opts.roc, c_only=c_only, known=apis.__contains__)
     ctx = _Ctx(text, toks, ed, opts, result, site)
     site.rename = lambda cuda: _emitted_name(ctx, cuda)
+    if opts.roc:
+        ctx.roc_elements = roc_types.element_map(toks, _family)
+        site.roc_elements = bool(ctx.roc_elements)
     own_macros = _user_macros(toks)
     handled = site.handled
     uses = result.uses
     n = len(toks)
     left_end = -1  # ctx.left_end: the tokens up to it are inside a call left for a human
+    skipped = conditions.excluded(toks, opts.defines) if opts.skip_excluded else []
     for i in range(n):
         tok = toks[i]
         kind = tok.kind
+        if skipped and kind != "pp" and conditions.in_ranges(skipped, tok.start):
+            continue
         if i <= left_end:
             if kind == "id":
                 _left_use(ctx, i)
@@ -358,6 +364,13 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
         if kind == "header":
             if tok.directive in ("include", "include_next", "import"):
                 _translate_include(ctx, i)
+            continue
+        if kind == "str":
+            if tok.directive in ("", "define") and not _RAW.match(tok.text):
+                _translate_string(ctx, tok)
+            continue
+        if kind == "pp":
+            ctx.conditions.directive(tok.text)
             continue
         if kind == "punct":
             if tok.text == "<<<" and tok.directive in ("", "define"):
@@ -379,13 +392,14 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
             if prev.text == "::":
                 q = _prev_code(toks, p)
                 qual = toks[q] if q >= 0 else None
-                if qual is not None and qual.kind == "id":
+                if qual is not None and qual.kind == "id" and qual.text not in _NOT_SCOPES:
                     if qual.text == "thrust" and name in mappings.THRUST_SYSTEM:
                         ed.replace(tok.start, tok.end, mappings.THRUST_SYSTEM[name])
                         uses.append(ApiUse(f"thrust::{name}", tok.line, "thrust",
                                            f"thrust::{mappings.THRUST_SYSTEM[name]}", True))
                     continue  # a member of some namespace or class: not ours to rename
-        if prev is not None and prev.kind == "pp" and prev.text in ("#define", "#undef"):
+        if prev is not None and prev.kind == "pp" and prev.text in ("#define", "#undef") \
+                and name not in mappings.COMPILER_MACROS:
             continue  # the name a user macro defines
         if name in mappings.NAMESPACES:
             j = _next_code(toks, i)
@@ -394,7 +408,7 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
                 uses.append(ApiUse(f"{name}::", tok.line, "cub", mappings.NAMESPACES[name] + "::", True))
             continue
         entry = apis.get(name)
-        if entry is None or name in own_macros:
+        if entry is None or (name in own_macros and name not in mappings.COMPILER_MACROS):
             continue
         res = _resolve(ctx, name, entry)
         if name in mappings.OVERRIDES and res.family == "device" and _warp_sync(ctx, i, res):
@@ -413,16 +427,46 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
         _perf_members(ctx)
     if ctx.v1_rewritten:
         _add_v1_prelude(ctx)
+    if ctx.roc_complex and ctx.sparse_include_end >= 0 and roc_types.uses_only_sparse(toks, _family):
+        nl = "\r\n" if "\r\n" in text[:4096] else "\n"
+        ed.insert(ctx.sparse_include_end, roc_types.sparse_prelude(nl))
+    if not c_only and any(t.kind == "id" and t.text in half2.TYPES for t in toks):
+        result.rewrites.extend(Rewrite(line, what) for line, what in half2.rewrite(text, toks, ed))
     if not c_only and fp16.needs_half_shuffles(toks, opts.hip_version):
         _add_half_shuffles(ctx)
-    out = _realign_continuations(text, ed.apply()) if ed.edits else text
-    if not c_only and not ctx.runtime_included and _needs_runtime(toks, uses):
-        out = _realign_continuations(text, _add_runtime_include(ctx, out))
+    out = realign_continuations(text, ed.apply()) if ed.edits else text
+    if not c_only and not ctx.runtime_included and (cuda_source or _needs_runtime(toks, uses)):
+        out = realign_continuations(text, _add_runtime_include(ctx, out))
     if opts.launch == "ggl" and any(u.family == "launch" for u in uses):
-        out, lines = rewrite_launches_ggl(out, opts.engine)
+        out, lines = rewrite_launches_ggl(out, opts.engine, opts.defines if opts.skip_excluded else None)
         result.rewrites.extend(Rewrite(line, "kernel launch <<<...>>> -> hipLaunchKernelGGL") for line in lines)
     result.text = out
     return result
+
+
+_RAW = re.compile(r'(?:u8|[uUL])?R"')
+_DATA_TYPE = re.compile(r"cudaDataType(_t)?$|CUDA_[RC]_\d+[A-Z]*$")
+_WORD = re.compile(r"(?<![\w$])[A-Za-z_]\w*(?![\w$])")
+
+
+def _translate_string(ctx: _Ctx, tok: Token) -> None:
+    """A CUDA API name inside a string literal ("cudaMalloc failed") becomes the HIP name the
+    code now calls, as HIPIFY does; other words, and raw strings, stay."""
+    apis = mappings.load_table()["apis"]
+    for m in _WORD.finditer(tok.text):
+        name = m.group(0)
+        entry = apis.get(name)
+        if entry is None or not mappings.counts_as_api(name, entry):
+            continue
+        hip = _emitted_name(ctx, name)
+        res = _resolve(ctx, name, entry)
+        if hip and hip != name and res.supported:
+            ctx.ed.replace(tok.start + m.start(), tok.start + m.end(), hip)
+
+
+def _family(name: str) -> str:
+    entry = mappings.load_table()["apis"].get(name)
+    return entry.get("family", "") if entry else ""
 
 
 def _perf_members(ctx: _Ctx) -> None:
@@ -457,30 +501,9 @@ def _add_half_shuffles(ctx: _Ctx) -> None:
 
 # Argument rewrites by mode (--roc or not); cuDNN goes to MIOpen in both.
 REWRITES = {False: {**ARG_REWRITES, **dnn.DNN_REWRITES},
-            True: {**ARG_REWRITES, **dnn.DNN_REWRITES, **ROC_ARG_REWRITES}}
+            True: {**ARG_REWRITES, **dnn.DNN_REWRITES, **ROC_ARG_REWRITES, **SPARSE_ROC_REWRITES}}
 # Calls whose rename alone would compile into a wrong call (arguments moved or dropped):
 # when the rewrite does not recognise the call, it keeps its CUDA name and is listed.
-REQUIRED = set(dnn.DNN_REWRITES) | {n for n in ROC_ARG_REWRITES if n.startswith("cusolver")} | {"cublasSgemmEx"}
+REQUIRED = (set(dnn.DNN_REWRITES) | {n for n in ROC_ARG_REWRITES if n.startswith("cusolver")} | {"cublasSgemmEx"}
+            | set(SPARSE_ROC_REWRITES))
 _CALL_NAMES = set(REWRITES[True]) | set(STATUS_STRINGS)
-_CONTINUATION = re.compile(r"^(.*?\S)?([ \t]+)\\(\r?)$")
-
-
-def _realign_continuations(before: str, after: str) -> str:
-    """Keep the column of a macro's trailing backslashes after names changed length."""
-    old_lines = before.split("\n")
-    new_lines = after.split("\n")
-    if len(old_lines) != len(new_lines):
-        return after
-    changed = False
-    for k, (old, new) in enumerate(zip(old_lines, new_lines, strict=True)):
-        if old == new or not new.endswith(("\\", "\\\r")):
-            continue
-        mo, mn = _CONTINUATION.match(old), _CONTINUATION.match(new)
-        if not (mo and mn):
-            continue
-        column = len(old) - len(mo.group(3)) - 1
-        body = mn.group(1) or ""
-        if len(body) + 1 <= column:
-            new_lines[k] = body + " " * (column - len(body)) + "\\" + mn.group(3)
-            changed = True
-    return "\n".join(new_lines) if changed else after
