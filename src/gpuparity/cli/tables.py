@@ -163,6 +163,19 @@ def _time(seconds) -> str:
     return f"{seconds / 1e-9:.3g} ns"
 
 
+def _median_header(results: list[dict]) -> str:
+    """What the median column holds, by name: a kernel's time per invocation, a serving point's
+    end-to-end latency (each cell carries its unit)."""
+    serving = {r.get("category") == "serving" for r in results}
+    return {frozenset([True]): "median E2EL", frozenset([False]): "median time"}.get(frozenset(serving),
+                                                                                     "median time / E2EL")
+
+
+def _ci_header(results: list[dict]) -> str:
+    units = {(r.get("metric") or {}).get("unit") for r in results if r.get("status") == "ok" and r.get("metric")}
+    return f"95% CI ({units.pop()})" if len(units) == 1 and None not in units else "95% CI (figure's unit)"
+
+
 def run_cols(results: list[dict], wide: bool = False) -> list[Col]:
     from gpuparity.results.figure import unverified
 
@@ -180,13 +193,13 @@ def run_cols(results: list[dict], wide: bool = False) -> list[Col]:
     return identity_cols(results, wide) + [
         Col("throughput", [figure(r, m) if m and o else "" for r, m, o in zip(results, metric, ok, strict=True)],
             justify="right"),
-        Col("95% CI", [f"{fmt(m['ci_low'], 3)} .. {fmt(m['ci_high'], 3)}" if o and m.get("ci_low")
+        Col(_ci_header(results), [f"{fmt(m['ci_low'], 3)} .. {fmt(m['ci_high'], 3)}" if o and m.get("ci_low")
                        and m.get("ci_high") else "" for m, o in zip(metric, ok, strict=True)], justify="right"),
         Col("% peak", [fmt((r.get("derived") or {}).get("pct_peak"), 3)
                        if (r.get("derived") or {}).get("pct_peak") is not None else "" for r in results], 1, "right"),
         Col("trials", [str(m.get("trials") or "") if o else "" for m, o in zip(metric, ok, strict=True)], 3,
             "right"),
-        Col("median", [_time((r.get("summary") or {}).get("median")) for r in results], 4, "right"),
+        Col(_median_header(results), [_time((r.get("summary") or {}).get("median")) for r in results], 4, "right"),
         Col("status", [status(r) for r in results],
             styles=[{"ok": "", "skipped": "yellow", "failed": "red"}.get(r["status"], "") for r in results]),
     ]

@@ -21,12 +21,16 @@ from __future__ import annotations
 
 LATENCIES = ("ttft", "tpot", "itl", "e2el")
 PEERS = ("vllm", "guidellm", "aiperf")
+DEFAULTS_NOTE = ("Defaults that differ from the peers': the clock starts at the send, before any TCP connect "
+                 "(vLLM, aiperf; guidellm at the request's headers); 2 warm-up requests, not counted (guidellm, "
+                 "vLLM: none; --set warmup=0); ignore_eos off (vLLM's random dataset and guidellm with fixed "
+                 "output tokens: on; --set ignore_eos=true); per GPU only with --set gpus=N.")
 # {figure: (label, unit, definition)}; the latencies' rows carry their definition as a header row.
 LATENCY_TEXT = {
-    "ttft": ("TTFT", "per request: send to the first streamed text"),
-    "tpot": ("TPOT", "vLLM's, per request, 1st token excluded: (E2EL - TTFT) / (output tokens - 1)"),
-    "itl": ("ITL", "per gap: gaps between chunks of streamed text, all requests pooled"),
-    "e2el": ("E2EL", "per request: send to the end of the stream"),
+    "ttft": ("TTFT", "send to first text, per request"),
+    "tpot": ("TPOT", "(E2EL - TTFT) / (tokens - 1), per request (vLLM's)"),
+    "itl": ("ITL", "gaps between text chunks, per gap"),
+    "e2el": ("E2EL", "send to end of stream, per request"),
 }
 # {figure: {peer: its name for the figure there, or "-" where it has none}}
 NAMES = {
@@ -48,16 +52,22 @@ NAMES = {
     "interactivity": {"vllm": "-", "guidellm": "-",
                       "aiperf": "output_token_throughput_per_user (its mean of 1/ITL, not 1/median)"},
     "peak": {"vllm": "Peak concurrent requests", "guidellm": "request_concurrency (max)", "aiperf": "-"},
-    "ttft": {"vllm": "TTFT", "guidellm": "time_to_first_token_ms (from header send)", "aiperf": "time_to_first_token"},
-    "tpot": {"vllm": "TPOT", "guidellm": "inter_token_latency_ms (to the last token, weighted by tokens)",
-             "aiperf": "inter_token_latency"},
-    "itl": {"vllm": "ITL", "guidellm": "-", "aiperf": "inter_chunk_latency"},
-    "e2el": {"vllm": "E2EL", "guidellm": "request_latency (s)", "aiperf": "request_latency"},
+    "ttft": {"vllm": "ttft", "guidellm": "time_to_first_token_ms", "aiperf": "time_to_first_token"},
+    "tpot": {"vllm": "tpot", "guidellm": "inter_token_latency_ms", "aiperf": "inter_token_latency"},
+    "itl": {"vllm": "itl", "guidellm": "-", "aiperf": "inter_chunk_latency"},
+    "e2el": {"vllm": "e2el", "guidellm": "request_latency", "aiperf": "request_latency"},
 }
+STATS = {"guidellm": {"std": "std_dev"}, "aiperf": {"mean": "avg"}}      # their names for mean, std
 
 
 def pct_name(q: float) -> str:
     return f"p{q:g}"
+
+
+# What differs in a peer's figure of the same name (shown on the figure's header row).
+NOTES = {("ttft", "guidellm"): "from the request's headers, not the send",
+         ("tpot", "guidellm"): "to the last token, weighted by tokens; its TPOT is E2EL / tokens",
+         ("tpot", "aiperf"): "to the last response", ("e2el", "guidellm"): "in seconds"}
 
 
 def per_label(gpus) -> str:
@@ -101,7 +111,7 @@ def _rows(s: dict, ci: tuple | None) -> list[tuple[str | None, str, str]]:
     rows.append(("total_rate", "Total token throughput (tok/s)", _num(s["total_throughput"])))
     if gpus:
         rows.append((None, "Total token throughput per GPU (tok/s/GPU)", _num(s["total_throughput_per_gpu"])))
-    rows += [("interactivity", "Interactivity (tok/s/user: 1000 / median TPOT ms)", _num(s["interactivity"])),
+    rows += [("interactivity", "Interactivity (tok/s/user: 1000 / median TPOT)", _num(s["interactivity"])),
              ("peak", "Peak concurrent requests (requests)", str(s["peak_concurrency"]))]
     g = s.get("goodput")
     if g:
@@ -119,11 +129,9 @@ def _rows(s: dict, ci: tuple | None) -> list[tuple[str | None, str, str]]:
                  f"{_opt(u['server_input_tokens'])} / {_opt(u['client_input_tokens'])}"))
     unverified = "" if u.get("verified", True) else " (unverified: no tokenizer, no throughput claim)"
     rows.append((None, "Output tokens: server usage (tokens)", _opt(u["server_output_tokens"]) + unverified))
-    rows.append((None, "Output tokens: streamed, one per chunk of text unless counted by the server (tokens)",
-                 _opt(u["client_output_tokens"])))
+    rows.append((None, "Output tokens: streamed (tokens, one per text chunk)", _opt(u["client_output_tokens"])))
     if u.get("reencoded_output_tokens") is not None:
-        rows.append((None, "Output text re-encoded by the tokenizer (tokens; a bound, not a count)",
-                     str(u["reencoded_output_tokens"])))
+        rows.append((None, "Output text re-encoded (tokens: a bound, not a count)", str(u["reencoded_output_tokens"])))
     for e in s["error_kinds"][:3]:
         rows.append((None, f"Error x{e['count']}", e["error"][:120]))
     return rows
@@ -140,9 +148,15 @@ def summary_table(title: str, s: dict, ci: tuple | None = None, names: str | Non
         if figure is None:
             return "-"
         name = NAMES[figure][names]
-        if figure in LATENCY_TEXT and name != "-" and not label.startswith(LATENCY_TEXT[figure][0] + ":"):
-            return f"{name} {label.split()[0].lower()}"          # the statistic: mean, median, std, p90, ...
-        return name
+        if figure not in LATENCY_TEXT or name == "-":
+            return name
+        if label.startswith(LATENCY_TEXT[figure][0] + ":"):        # the figure's header row: what differs
+            note = NOTES.get((figure, names))
+            return f"{name} ({note})" if note else name
+        stat = label.split()[0].lower()                            # mean, median, std, p90, ...
+        if names == "vllm":                                        # its result JSON's keys: mean_ttft_ms
+            return f"{stat}_{name}_ms"
+        return f"{name} {STATS.get(names, {}).get(stat, stat)}"
 
     return {"title": title, "columns": ["metric", "value", names],
             "rows": [[label, value, peer(figure, label)] for figure, label, value in rows]}
