@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
         stored, nothing from it on. A run id already stored is left as it is (run it again once fixed)."""
         from contextlib import ExitStack
 
-        from gpuparity.results.peers import load_import_file      # a peer's result file becomes a run document
+        from gpuparity.results.peers import load_import_file  # a peer's result file becomes a run document
         from gpuparity.results.store import Store
         from gpuparity.validate import terminal_safe
 

@@ -24,7 +24,7 @@ PEERS = ("vllm", "guidellm", "aiperf")
 DEFAULTS_NOTE = ("Defaults that differ from the peers': the clock starts at the send, before any TCP connect "
                  "(vLLM, aiperf; guidellm at the request's headers); 2 warm-up requests, not counted (guidellm, "
                  "vLLM: none; --set warmup=0); ignore_eos off (vLLM's random dataset and guidellm with fixed "
-                 "output tokens: on; --set ignore_eos=true); per GPU only with --set gpus=N.")
+                 "output tokens: on; --set ignore_eos=true); throughput per server unless --set gpus=N.")
 # {figure: (label, unit, definition)}; the latencies' rows carry their definition as a header row.
 LATENCY_TEXT = {
     "ttft": ("TTFT", "send to first text, per request"),

@@ -95,12 +95,18 @@ def _get(obj, *keys):
     return obj
 
 
+def _positive(v) -> float | None:
+    """A positive finite number (a rate, a concurrency) of the config, else None."""
+    ok = isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < 1e12
+    return float(v) if ok else None
+
+
 def _length(spec) -> int | None:
     """A fixed length (stddev 0) from {mean, stddev}, else None."""
     if not isinstance(spec, dict) or spec.get("stddev") not in (None, 0, 0.0):
         return None
     mean = spec.get("mean")
-    return int(mean) if isinstance(mean, (int, float)) and not isinstance(mean, bool) and mean > 0 else None
+    return int(mean) if isinstance(mean, (int, float)) and not isinstance(mean, bool) and 0 < mean < 1e9 else None
 
 
 def settings(config: dict) -> dict:
@@ -109,16 +115,16 @@ def settings(config: dict) -> dict:
     phases = [p for p in config.get("phases") or [] if isinstance(p, dict)]
     phase = next((p for p in phases if p.get("kind") == "profiling" or p.get("name") == "profiling"), {})
     loadgen = config.get("loadgen") if isinstance(config.get("loadgen"), dict) else {}
-    rate = phase.get("request_rate") or phase.get("rate") or loadgen.get("request_rate")
-    conc = phase.get("concurrency") or loadgen.get("concurrency")
+    rate = _positive(phase.get("request_rate") or phase.get("rate") or loadgen.get("request_rate"))
+    conc = _positive(phase.get("concurrency") or loadgen.get("concurrency"))
     if rate:
-        load: dict = {"request_rate": float(rate)}
+        load: dict = {"request_rate": rate}
         if conc:
             load["max_concurrency"] = int(conc)
     else:
         load = {"concurrency": int(conc or 1)}
     extra = ep.get("extra") if isinstance(ep.get("extra"), dict) else _get(config, "input", "extra") or {}
-    urls = ep.get("urls") or ([ep["url"]] if ep.get("url") else [])
+    urls = [u for u in (ep.get("urls") if isinstance(ep.get("urls"), list) else [ep.get("url")]) if isinstance(u, str)]
     return {
         "endpoint": "chat" if "chat" in str(ep.get("type") or ep.get("endpoint_type") or "") else "completions",
         "ignore_eos": bool(extra.get("ignore_eos")) if isinstance(extra, dict) else False,
@@ -127,9 +133,15 @@ def settings(config: dict) -> dict:
         "output_len": _length(_get(config, "datasets", "prompts", "osl")) or _length(
             _get(config, "input", "prompt", "output_tokens")),
         "load": load, "url": str(urls[0]) if urls else None,
-        "model": _get(config, "models", "items", "name") or (ep.get("model_names") or [None])[0],
-        "tokenizer": _get(config, "tokenizer", "name"),
+        "model": _text(_get(config, "models", "items", "name") or _get(ep, "model_names")),
+        "tokenizer": _text(_get(config, "tokenizer", "name")),
     }
+
+
+def _text(v) -> str | None:
+    if isinstance(v, list):
+        v = v[0] if v else None
+    return v[:1000] if isinstance(v, str) else None
 
 
 def _value(rec: Record, name: str):
@@ -171,8 +183,8 @@ def convert(summary: dict | None, records: list[Record] | None, path: str, data:
                                    _int(_value(r, "input_sequence_length")), _int(_value(r, "output_sequence_length")),
                                    st["output_len"], None, _int(chunks)))
         result = common.point_result(params, rows, f"{TOOL}: {st['tokenizer'] or st['model'] or 'its tokenizer'}",
-                                     info, PERCENTILES)
-        started = datetime.fromtimestamp(t0 / 1e9, tz=timezone.utc).isoformat(timespec="seconds")
+                                     info, path, PERCENTILES)
+        started = common.iso(t0 / 1e9, path)
     else:
         result = common.stated_result(params, stated.get("output_token_throughput.avg"), stated, info)
         started = _iso((summary or {}).get("start_time"))
@@ -192,5 +204,5 @@ def _iso(text) -> str:
     try:
         when = datetime.fromisoformat(str(text))
     except ValueError:
-        return common.iso(0)
+        return common.iso(0)        # no date stated: the epoch (sorts oldest)
     return (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).isoformat(timespec="seconds")

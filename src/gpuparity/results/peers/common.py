@@ -77,7 +77,20 @@ def same(values: list) -> int | None:
     return known.pop() if len(known) == 1 else None
 
 
-def point_result(params: dict, rows: list[dict], counted_by: str, info: dict,
+def check_rows(rows: list[dict], origin: str) -> None:
+    """Times a request cannot have: an end before its start, a first token after its end, gaps
+    longer than the request (one line, naming the request)."""
+    from gpuparity.errors import UserError
+
+    for r in rows:
+        start, end = r["start_us"], r["end_us"]
+        if start is None or end is None or end < start:
+            raise UserError(f"{origin}: request {r['i']}: it ends before it starts")
+        if r["ok"] and (r["ttft_us"] > end - start or sum(r["itl_us"]) > end - start - r["ttft_us"] + len(r["itl_us"])):
+            raise UserError(f"{origin}: request {r['i']}: its first token or its gaps run past its end")
+
+
+def point_result(params: dict, rows: list[dict], counted_by: str, info: dict, origin: str,
                  percentiles=DEFAULT_PERCENTILES) -> dict:
     """A point from its request rows, as the serving workload makes a one-round point: every figure
     from serving_summary; `counted_by` names whose output counts they are (usage.tokenizer)."""
@@ -88,6 +101,7 @@ def point_result(params: dict, rows: list[dict], counted_by: str, info: dict,
     from gpuparity.results.figure import LEVEL, UNVERIFIED_TOKENS, set_metric
     from gpuparity.results.schema import mark, new_result
 
+    check_rows(rows, origin)
     for r in rows:                      # a count its own text cannot hold is the peer's file lying
         problem = sv.token_problem(r, True) if r["ok"] else None
         if problem:
@@ -137,8 +151,14 @@ def stated_result(params: dict, rate: float | None, stated: dict, info: dict) ->
     return result
 
 
-def iso(epoch_s: float) -> str:
-    return datetime.fromtimestamp(epoch_s, tz=timezone.utc).isoformat(timespec="seconds")
+def iso(epoch_s: float, origin: str = "file") -> str:
+    """An epoch time as ISO (UTC); one that is no date is refused (one line)."""
+    from gpuparity.errors import UserError
+
+    try:
+        return datetime.fromtimestamp(epoch_s, tz=timezone.utc).isoformat(timespec="seconds")
+    except (OverflowError, OSError, ValueError):
+        raise UserError(f"{origin}: time {epoch_s!r} is not a date") from None
 
 
 def run_document(tool: str, version: str | None, path: str, data: bytes, started_at: str, results: list[dict],

@@ -82,16 +82,42 @@ class Benchmark(_Loose):
     duration: Optional[Num] = None
 
 
+class Data(_Loose):
+    prompt_tokens: Optional[StrictInt] = Field(None, ge=1)
+    prompt_tokens_stdev: Optional[Num] = None
+    output_tokens: Optional[StrictInt] = Field(None, ge=1)
+    output_tokens_stdev: Optional[Num] = None
+
+
+class Tokenizer(_Loose):
+    model: Optional[StrictStr] = Field(None, max_length=1000)
+
+
+class Spec(_Loose):
+    data: list[Data | Any] = Field(default_factory=list, max_length=1000)
+    tokenizer: Optional[Tokenizer] = None
+
+
+class Config(_Loose):
+    spec: Optional[Spec] = None
+
+
+class Meta(_Loose):
+    guidellm_version: Optional[StrictStr] = Field(None, max_length=40)
+
+
 class Report(_Loose):
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    config: dict[str, Any] = Field(default_factory=dict)
+    metadata: Meta = Field(default_factory=Meta)
+    config: Config = Field(default_factory=Config)
     benchmarks: list[Benchmark] = Field(min_length=1, max_length=10_000)
 
 
 def looks_like(obj) -> bool:
-    return isinstance(obj, dict) and isinstance(obj.get("benchmarks"), list) and (
-        "guidellm_version" in (obj.get("metadata") or {}) or any(
-            isinstance(b, dict) and b.get("type_") == "generative_benchmark" for b in obj["benchmarks"][:1]))
+    if not isinstance(obj, dict) or not isinstance(obj.get("benchmarks"), list):
+        return False
+    meta = obj.get("metadata")
+    return (isinstance(meta, dict) and "guidellm_version" in meta) or any(
+        isinstance(b, dict) and b.get("type_") == "generative_benchmark" for b in obj["benchmarks"][:1])
 
 
 def _load(st: Strategy) -> dict:
@@ -105,6 +131,10 @@ def _load(st: Strategy) -> dict:
     if kind == "throughput":
         return {"request_rate": "inf", **({"max_concurrency": st.max_concurrency} if st.max_concurrency else {})}
     return {"request_rate": float(st.rate) if st.rate else "inf", "arrivals": kind}    # no gpuparity twin
+
+
+def _count(v, default: int) -> int:
+    return v if isinstance(v, int) and not isinstance(v, bool) and 0 < v <= MAX_REQUESTS else default
 
 
 def _stat(metrics: dict, name: str, stat: str):
@@ -135,29 +165,29 @@ def convert(obj: dict, path: str, data: bytes) -> dict:
     from gpuparity.validate import parse
 
     rep = parse(Report, obj, path)
-    version = str(rep.metadata.get("guidellm_version") or "")[:40] or None
-    spec = rep.config.get("spec") if isinstance(rep.config.get("spec"), dict) else {}
-    synth = next((d for d in spec.get("data") or [] if isinstance(d, dict)), {})
-    tokenizer = (spec.get("tokenizer") or {}).get("model") if isinstance(spec.get("tokenizer"), dict) else None
+    version = rep.metadata.guidellm_version
+    spec = rep.config.spec or Spec()
+    synth = next((d for d in spec.data if isinstance(d, Data)), Data())
+    tokenizer = spec.tokenizer.model if spec.tokenizer else None
     results, first = [], None
     for b in rep.benchmarks:
         reqs = b.requests
         backend = b.config.backend or Backend()
         good = reqs.successful
-        in_len = synth.get("prompt_tokens") if not synth.get("prompt_tokens_stdev") else None
-        out_len = synth.get("output_tokens") if not synth.get("output_tokens_stdev") else None
-        in_len = in_len if isinstance(in_len, int) else common.same([r.prompt_tokens for r in good])
-        out_len = out_len if isinstance(out_len, int) else common.same([r.output_tokens for r in good])
+        in_len = synth.prompt_tokens if not synth.prompt_tokens_stdev else None
+        out_len = synth.output_tokens if not synth.output_tokens_stdev else None
+        in_len = in_len or common.same([r.prompt_tokens for r in good])
+        out_len = out_len or common.same([r.output_tokens for r in good])
         sent = next((v for v in (_sent_ignore_eos(r, path) for r in good[:1]) if v is not None), None)
         ignore_eos = sent if sent is not None else bool(out_len)
         endpoint = "chat" if "chat" in (backend.request_format or "") else "completions"
-        totals = (b.metrics.get("request_totals") or {}) if isinstance(b.metrics, dict) else {}
+        totals = b.metrics.get("request_totals") if isinstance(b.metrics.get("request_totals"), dict) else {}
         everything = ([(r, "ok") for r in good] + [(r, "errored") for r in reqs.errored]
                       + [(r, "incomplete when the benchmark ended") for r in reqs.incomplete])
         whole = totals.get("successful") in (None, len(good)) and all(
             r.request_start_time is not None and r.request_end_time is not None for r, _ in everything) and good
         params = common.point_params(endpoint, ignore_eos, in_len, out_len, _load(b.config.strategy),
-                                     len(everything) if whole else (totals.get("total") or len(everything)))
+                                     len(everything) if whole else _count(totals.get("total"), len(everything)))
         stated = {f"{name}.{stat}": _stat(b.metrics, name, stat) for name in (
             "time_to_first_token_ms", "inter_token_latency_ms", "time_per_output_token_ms", "request_latency",
             "output_tokens_per_second", "tokens_per_second", "requests_per_second") for stat in ("mean", "median")}
@@ -177,11 +207,11 @@ def convert(obj: dict, path: str, data: bytes) -> dict:
                                        or status, r.request_start_time - t0, r.request_end_time - t0, ttft, [],
                                        r.prompt_tokens, r.output_tokens, out_len, r.output, timing.request_iterations))
             results.append(common.point_result(params, rows, f"{TOOL}: {tokenizer or backend.model or 'its tokenizer'}",
-                                               info))
+                                               info, path))
         else:
             results.append(common.stated_result(params, _stat(b.metrics, "output_tokens_per_second", "mean"),
                                                 stated, info))
-    started = common.iso(first) if isinstance(first, (int, float)) else common.iso(0)
+    started = common.iso(first if isinstance(first, (int, float)) else 0, path)
     host = None
     if rep.benchmarks[0].config.backend and rep.benchmarks[0].config.backend.target:
         from urllib.parse import urlsplit

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
-from typing import Optional
+from typing import Annotated, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
 
@@ -26,6 +26,8 @@ TOOL = "vllm bench serve"
 MAX_REQUESTS = 1_000_000
 STATED = re.compile(r"^(mean|median|std|p\d+(?:\.\d+)?)_(ttft|tpot|itl|e2el)_ms$")
 Num = StrictFloat | StrictInt
+Seconds = Annotated[StrictFloat | StrictInt, Field(ge=0, allow_inf_nan=False)]
+Count = Annotated[StrictInt, Field(ge=0, le=10**9)]
 
 
 class Result(BaseModel):
@@ -41,8 +43,8 @@ class Result(BaseModel):
     burstiness: Optional[Num] = Field(None, gt=0)
     max_concurrency: Optional[StrictInt] = Field(None, ge=1)
     ramp_up_strategy: Optional[StrictStr] = Field(None, max_length=20)
-    ramp_up_start_rps: Optional[Num] = None
-    ramp_up_end_rps: Optional[Num] = None
+    ramp_up_start_rps: Optional[Num] = Field(None, gt=0)
+    ramp_up_end_rps: Optional[Num] = Field(None, gt=0)
     duration: Num = Field(gt=0)
     completed: StrictInt = Field(ge=0)
     failed: Optional[StrictInt] = Field(None, ge=0)
@@ -51,12 +53,12 @@ class Result(BaseModel):
     request_throughput: Optional[Num] = None
     output_throughput: Optional[Num] = None
     total_token_throughput: Optional[Num] = None
-    input_lens: Optional[list[StrictInt]] = Field(None, max_length=MAX_REQUESTS)
-    output_lens: Optional[list[StrictInt]] = Field(None, max_length=MAX_REQUESTS)
-    ttfts: Optional[list[Num]] = Field(None, max_length=MAX_REQUESTS)
-    itls: Optional[list[list[Num]]] = Field(None, max_length=MAX_REQUESTS)
-    latencies: Optional[list[Num]] = Field(None, max_length=MAX_REQUESTS)
-    start_times: Optional[list[Num]] = Field(None, max_length=MAX_REQUESTS)
+    input_lens: Optional[list[Count]] = Field(None, max_length=MAX_REQUESTS)
+    output_lens: Optional[list[Count]] = Field(None, max_length=MAX_REQUESTS)
+    ttfts: Optional[list[Seconds]] = Field(None, max_length=MAX_REQUESTS)
+    itls: Optional[list[list[Seconds]]] = Field(None, max_length=MAX_REQUESTS)
+    latencies: Optional[list[Seconds]] = Field(None, max_length=MAX_REQUESTS)
+    start_times: Optional[list[Seconds]] = Field(None, max_length=MAX_REQUESTS)
     errors: Optional[list[Optional[StrictStr]]] = Field(None, max_length=MAX_REQUESTS)
     generated_texts: Optional[list[Optional[StrictStr]]] = Field(None, max_length=MAX_REQUESTS)
 
@@ -81,9 +83,13 @@ def _int(v) -> int | None:
         return None
 
 
-def _load(res: Result) -> dict:
+def _load(res: Result, path: str) -> dict:
+    from gpuparity.errors import UserError
+
     rate = res.request_rate
     inf = rate is None or (isinstance(rate, str) and rate.strip().lower() in ("inf", "infinity"))
+    if not inf and (isinstance(rate, str) or not 0 < rate < float("inf")):
+        raise UserError(f"{path}: request_rate {str(rate)[:40]!r} is not a positive number or inf")
     if res.ramp_up_strategy:
         load = {"ramp_up": res.ramp_up_strategy, "ramp_start_rps": float(res.ramp_up_start_rps or 0),
                 "ramp_end_rps": float(res.ramp_up_end_rps or 0)}
@@ -123,7 +129,7 @@ def convert(obj: dict, path: str, data: bytes) -> dict:
         ignore_eos = bool(detailed and out_len and all(res.output_lens[i] == out_len for i in range(n) if ok[i]))
     endpoint = "chat" if "chat" in (res.backend or res.endpoint_type or "") else "completions"
     requests = n if detailed else (res.num_prompts or res.completed + (res.failed or 0))
-    params = common.point_params(endpoint, ignore_eos, in_len, out_len, _load(res), requests)
+    params = common.point_params(endpoint, ignore_eos, in_len, out_len, _load(res, path), requests)
     extra = res.model_extra or {}
     stated = {k: v for k, v in extra.items() if STATED.match(k) and isinstance(v, (int, float))}
     stated.update({k: getattr(res, k) for k in ("duration", "completed", "failed", "total_input_tokens",
@@ -138,7 +144,7 @@ def convert(obj: dict, path: str, data: bytes) -> dict:
                            texts[i], len(res.itls[i]) + 1) for i in range(n)]
         qs = sorted({float(m.group(1)[1:]) for k in stated if (m := STATED.match(k)) and m.group(1).startswith("p")})
         result = common.point_result(params, rows, f"{TOOL}: {res.tokenizer_id or res.model_id or 'its tokenizer'}",
-                                     info, tuple(qs) or common.DEFAULT_PERCENTILES)
+                                     info, path, tuple(qs) or common.DEFAULT_PERCENTILES)
     else:
         result = common.stated_result(params, res.output_throughput, stated, info)
     return common.run_document(TOOL, None, path, data, _date(res.date), [result], None)
