@@ -25,7 +25,8 @@ Definitions (vLLM's, in ms unless named):
 - request / input / output / total throughput: completed requests, their input tokens, their
   output tokens, input + output, each over rate_duration_s; *_per_gpu divides by `gpus` (the
   server's GPUs, when given; None: per server, the same figures).
-- TTFT: send to the first piece of text. ITL: gaps between pieces (all requests pooled: per gap).
+- TTFT: send to the first piece of text (ttft_from_headers_ms: from the request's headers, after
+  any TCP connect, as guidellm's clock starts; where the rows have sent_us). ITL: gaps between pieces (all requests pooled: per gap).
   TPOT: (E2EL - TTFT) / (output tokens - 1) per request with over one output token. E2EL: send to
   end of stream. Each as mean, median, std (population, as numpy / vLLM) and the chosen
   percentiles (numpy's linear interpolation), over completed requests.
@@ -60,7 +61,8 @@ def request_rows(records, trial: int, counts: list[dict]) -> list[dict]:
     """Export rows of a point's records; counts[i] = record i's token figures and stream evidence
     (input_tokens, output_tokens, input_estimated, server_/client_ input/output tokens, EVIDENCE)."""
     return [{"trial": trial, "i": rec.index, "ok": rec.ok, "error": rec.error, "timeout": rec.timeout,
-             "invalid": rec.invalid, "start_us": rec.start_us, "end_us": rec.end_us, "ttft_us": rec.ttft_us,
+             "invalid": rec.invalid, "start_us": rec.start_us, "sent_us": rec.sent_us, "end_us": rec.end_us,
+             "ttft_us": rec.ttft_us,
              "itl_us": list(rec.itl_us), "max_tokens": rec.max_tokens, **c}
             for rec, c in zip(records, counts, strict=True)]
 
@@ -223,6 +225,9 @@ def summarize_point(rows: list[dict], gpus: int | None, percentiles=DEFAULT_PERC
     s["percentiles"] = [float(q) for q in percentiles]
     for name, values in zip(LATENCIES, (ttft, tpots, itl, e2el), strict=True):
         s[f"{name}_ms"] = dist_ms(values, percentiles)
+    # TTFT from the request's headers (after any connect), as guidellm starts its clock: where known
+    sent = [(r["start_us"] + r["ttft_us"] - r["sent_us"]) / 1e6 for r in good if isinstance(r.get("sent_us"), int)]
+    s["ttft_from_headers_ms"] = dist_ms(sent, percentiles) if sent and len(sent) == len(good) else None
     s["goodput"] = goodput(good, rows, slos, per_s, per) if slos else None
     s["usage"] = {
         "tokenizer": tokenizer,
@@ -398,7 +403,7 @@ def figure_unit(gpus: int | None) -> str:
 
 
 EXPORT_FIELDS = ("run_id", "key", "curve_key", "load", "trial", "i", "ok", "error", "timeout", "invalid", "start_us",
-                 "end_us", "ttft_us", "itl_us", "max_tokens", "input_tokens", "output_tokens", "input_estimated",
+                 "sent_us", "end_us", "ttft_us", "itl_us", "max_tokens", "input_tokens", "output_tokens", "input_estimated",
                  "server_input_tokens", "server_output_tokens", "client_input_tokens", "client_output_tokens",
                  *EVIDENCE)
 

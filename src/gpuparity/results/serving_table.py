@@ -55,6 +55,7 @@ NAMES = {
     "ttft": {"vllm": "ttft", "guidellm": "time_to_first_token_ms", "aiperf": "time_to_first_token"},
     "tpot": {"vllm": "tpot", "guidellm": "inter_token_latency_ms", "aiperf": "inter_token_latency"},
     "itl": {"vllm": "itl", "guidellm": "-", "aiperf": "inter_chunk_latency"},
+    "ttft_headers": {"vllm": "-", "guidellm": "time_to_first_token_ms (mean / median)", "aiperf": "-"},
     "e2el": {"vllm": "e2el", "guidellm": "request_latency", "aiperf": "request_latency"},
 }
 STATS = {"guidellm": {"std": "std_dev"}, "aiperf": {"mean": "avg"}}      # their names for mean, std
@@ -65,7 +66,7 @@ def pct_name(q: float) -> str:
 
 
 # What differs in a peer's figure of the same name (shown on the figure's header row).
-NOTES = {("ttft", "guidellm"): "from the request's headers, not the send",
+NOTES = {("ttft", "guidellm"): "from the request's headers: see the row below",
          ("tpot", "guidellm"): "to the last token, weighted by tokens; its TPOT is E2EL / tokens",
          ("tpot", "aiperf"): "to the last response", ("e2el", "guidellm"): "in seconds"}
 
@@ -124,6 +125,10 @@ def _rows(s: dict, ci: tuple | None) -> list[tuple[str | None, str, str]]:
         rows += [(lat, f"{label} {name} (ms)", _num(d.get(key)))
                  for label, key in [("Mean", "mean"), ("Median", "median"), ("Std", "std")]
                  + [(f"P{q:g}", pct_name(q)) for q in s["percentiles"]]]
+        if lat == "ttft" and s.get("ttft_from_headers_ms"):
+            h = s["ttft_from_headers_ms"]
+            rows.append(("ttft_headers", "TTFT from the request's headers, mean / median (ms: after any connect)",
+                         f"{_num(h['mean'])} / {_num(h['median'])}"))
     u = s["usage"]
     rows.append((None, "Input tokens: server usage / client count (tokens)",
                  f"{_opt(u['server_input_tokens'])} / {_opt(u['client_input_tokens'])}"))

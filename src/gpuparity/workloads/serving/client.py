@@ -7,7 +7,8 @@ bytes and on streamed pieces; the point has a deadline too (`point_timeout_s`): 
 running then are timeouts, requests not sent yet are errors, so every request is accounted for
 and nothing can hang. What a request measures (perf_counter, integer microseconds from the
 point's start): its send time, the arrival of the first piece of text (TTFT), the gaps between
-pieces (ITL), the end of its stream (E2EL = end - start).
+pieces (ITL), the end of its stream (E2EL = end - start), and when its headers went out, after any
+TCP connect (sent_us: where guidellm's clock starts; httpcore's trace events).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class Record:
     index: int
     max_tokens: int
     start_us: int | None = None
+    sent_us: int | None = None                  # its headers went out (after any connect): guidellm's start
     end_us: int | None = None
     ttft_us: int | None = None
     itl_us: list[int] = field(default_factory=list)
@@ -139,10 +141,16 @@ async def one_request(client, plan: PointPlan, prompt: Prompt, rec: Record, t0: 
 
     rec.start_us = us(time.perf_counter() - t0)
     last = None
+
+    async def trace(event: str, info) -> None:     # httpcore's events: when the headers start out
+        if rec.sent_us is None and event.endswith("send_request_headers.started"):
+            rec.sent_us = us(time.perf_counter() - t0)
+
     done = seen_done = False
     try:
         async with client.stream("POST", plan.url, json=request_body(plan, prompt),
-                                 headers={"Accept-Encoding": "identity", **plan.headers}) as resp:
+                                 headers={"Accept-Encoding": "identity", **plan.headers},
+                                 extensions={"trace": trace}) as resp:
             rec.status = resp.status_code
             if not headers_out:
                 headers_out.update({k: one_line(resp.headers[k], 200) for k in IDENTITY_HEADERS if k in resp.headers})
