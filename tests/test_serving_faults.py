@@ -9,7 +9,7 @@ import time
 import pytest
 from serving_fixtures import CONTROL, run_points, start_own, stop
 
-from gpuparity.demo.serving_server import DEGENERATE, FAULTS, HONEST, LIES, MALFORMED
+from gpuparity.demo.serving_server import DEGENERATE, FAULTS, HONEST, LIES, MALFORMED, PARTIAL
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,7 @@ OWN_END_DEADLINE = 30.0
 SLACK_S = 10.0      # start-up and cancellation on a loaded machine; a stall alone lasts for hours
 
 
-@pytest.mark.parametrize("mode", [m for m in FAULTS if m not in ("slow_models", "refuse_ignore_eos", *LIES, *HONEST)])
+@pytest.mark.parametrize("mode", [m for m in FAULTS if m not in ("slow_models", "refuse_ignore_eos", *LIES, *HONEST, *PARTIAL)])
 def test_every_fault_ends_within_the_deadline_with_errors_counted(fault_base, mode):
     request_s, point_s = (REQUEST_DEADLINE, POINT_DEADLINE) if mode in STALLS else (OWN_END_DEADLINE,
                                                                                      2 * OWN_END_DEADLINE)
@@ -221,3 +221,46 @@ def test_degenerate_text_is_counted_whole(fault_base, tokenizer_dir):
     rows = dict(r["info"]["table"]["rows"])
     assert rows[next(k for k in rows if k.startswith("Output text re-encoded"))] == str(6 * again)
     assert any("a bound, not a count" in k for k in rows)
+
+
+def test_some_invalid_requests_leave_with_their_time_and_every_view_counts_them(fault_base, tokenizer_dir, capsys):
+    """Every second request claims 8 tokens for one chunk of 4 bytes: those are invalid, the point
+    is still measured from the others, their time leaves the rates with their tokens, and the flag
+    and the count are in the result, the summary table, the run table's notes and the report."""
+    from test_compare import make_run
+
+    from gpuparity.cli.tables import print_run_rows
+    from gpuparity.report import html
+
+    (r,), _ = run_points(url=f"{fault_base}/fault/lie_some/v1", tokenizer=tokenizer_dir, model="fault",
+                         concurrency=1, num_prompts=4, input_len=8, output_len=8, warmup=0)
+    s = r["info"]["serving"]
+    assert r["status"] == "ok" and s["invalid"] == 2 and s["completed"] == 2 and s["errors"] == 0
+    assert "invalid_requests" in r["flags"] and "2 invalid" in r["info"]["warning"]
+    assert s["rate_duration_s"] < s["duration_s"]
+    assert s["output_throughput"] == pytest.approx(16 / s["rate_duration_s"], rel=1e-12)
+    rows = dict(r["info"]["table"]["rows"])
+    assert rows["Invalid requests (usage contradicted by the stream)"].startswith("2:")
+    print_run_rows(make_run([r], spec_id="cpu", run_id="some"))
+    assert "2 request(s) whose usage their stream contradicts" in capsys.readouterr().out
+    md = html.render_markdown(html.build([make_run([r], spec_id="cpu", run_id="some")]))
+    head = next(line for line in md[md.index("### Serving:"):].splitlines() if line.startswith("| load"))
+    assert "invalid" in head
+    # a document from elsewhere is held to the same rules: as measured it passes; the flag dropped, or an
+    # invalid request passed off as completed, it is refused
+    import copy
+
+    from gpuparity.errors import UserError
+    from gpuparity.results.document import validate_run
+
+    doc = make_run([r], spec_id="cpu", run_id="some")
+    validate_run(copy.deepcopy(doc))
+    forged = copy.deepcopy(doc)
+    forged["results"][0]["flags"].remove("invalid_requests")
+    with pytest.raises(UserError, match="invalid_requests"):
+        validate_run(forged)
+    forged = copy.deepcopy(doc)
+    row = next(x for x in forged["results"][0]["info"]["requests"] if x["invalid"])
+    row.update(ok=True, invalid=False, error=None, ttft_us=row["end_us"] - row["start_us"] - 1)
+    with pytest.raises(UserError, match="bytes of text"):
+        validate_run(forged)

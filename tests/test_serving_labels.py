@@ -68,7 +68,7 @@ def test_every_column_and_row_names_its_unit(served):
     assert body and all(line.split()[-2] in ("s", "ms", "us") for line in body), body   # the median with its unit
     from gpuparity.cli.tables import _median_header
 
-    assert _median_header([{"category": "kernel"}]) == "median time"
+    assert _median_header([{"category": "kernel"}]) == "median"
     assert _median_header([{"category": "kernel"}, {"category": "serving"}]) == "median time / E2EL"
     for label, _ in served["cpu_doc"]["results"][0]["info"]["table"]["rows"]:
         if label.startswith(("Mean", "Median", "Std", "P")) or "throughput" in label or "tokens" in label:

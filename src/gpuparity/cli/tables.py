@@ -164,16 +164,18 @@ def _time(seconds) -> str:
 
 
 def _median_header(results: list[dict]) -> str:
-    """What the median column holds, by name: a kernel's time per invocation, a serving point's
-    end-to-end latency (each cell carries its unit)."""
+    """What the median column holds, by name where a serving point is in it (its end-to-end
+    latency; a kernel's is its time per invocation); each cell carries its unit."""
     serving = {r.get("category") == "serving" for r in results}
-    return {frozenset([True]): "median E2EL", frozenset([False]): "median time"}.get(frozenset(serving),
-                                                                                     "median time / E2EL")
+    return {frozenset([True]): "median E2EL", frozenset([False]): "median"}.get(frozenset(serving),
+                                                                                "median time / E2EL")
 
 
 def _ci_header(results: list[dict]) -> str:
+    """The interval's unit named where every row is a serving point of one unit."""
     units = {(r.get("metric") or {}).get("unit") for r in results if r.get("status") == "ok" and r.get("metric")}
-    return f"95% CI ({units.pop()})" if len(units) == 1 and None not in units else "95% CI (figure's unit)"
+    serving = results and all(r.get("category") == "serving" for r in results)
+    return f"95% CI ({units.pop()})" if serving and len(units) == 1 and None not in units else "95% CI"
 
 
 def run_cols(results: list[dict], wide: bool = False) -> list[Col]:
@@ -223,6 +225,11 @@ def print_run_rows(doc: dict, rows: int = 0, wide: bool = False, stderr: bool = 
     if any(r.get("flags") for r in results) and not wide:
         con.print("* flagged (unstable, host_bound, contended, peak_exceeded, unverified_tokens, ...): "
                   "--wide names the flags")
+    for r, name in zip(results, names, strict=True):      # the count, beside the flag the figure carries
+        bad = ((r.get("info") or {}).get("serving") or {}).get("invalid") if r.get("category") == "serving" else None
+        if bad:
+            con.print(f"[yellow]invalid_requests[/]: {escape(name)}: {bad} request(s) whose usage their stream "
+                      "contradicts; their time and tokens are left out of the figure")
     if any(unverified(r) for r in results):
         con.print("(unverified): the server's token counts, no tokenizer checked them: no throughput claim "
                   "rests on them (--set tokenizer=PATH|NAME checks them)")

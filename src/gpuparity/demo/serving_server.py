@@ -230,12 +230,16 @@ LIES = {
 DEGENERATE = (" the", " wa", "ter", " of", " and")
 TOKEN_GAP_S = 0.002         # between the degenerate stream's chunks (a decoding server's pace)
 HONEST = ("degenerate",)
+PARTIAL = ("lie_some",)     # every second request lies as lie_completion does, the others are honest
 FAULTS = ("trickle", "slow_headers", "slow_models", "stall", "endless", "long_line", "gzip_bomb",
-          "gzip_bomb_error", "nul_error", "refuse_ignore_eos", "no_finish", *MALFORMED, *LIES, *HONEST)
+          "gzip_bomb_error", "nul_error", "refuse_ignore_eos", "no_finish", *MALFORMED, *LIES, *HONEST, *PARTIAL)
 
 
 class Fault:
     """One misbehaving response (see FAULTS); every loop ends after FAULT_LIMIT_S."""
+
+    served = 0                  # lie_some's requests so far (one server process, a lock for its threads)
+    lock = threading.Lock()
 
     def __init__(self, handler: BaseHTTPRequestHandler, req: dict):
         self.h, self.req = handler, req
@@ -297,6 +301,14 @@ class Fault:
             pieces, claimed = LIES[mode](int(self.req.get("max_tokens") or 4))
             self.write(_chunk() * (pieces - 1) + _chunk("tok ", "length") + _chunk("", None, usage=claimed)
                        + b"data: [DONE]\n\n")
+        elif mode == "lie_some":
+            with Fault.lock:
+                Fault.served += 1
+                lie = Fault.served % 2 == 0
+            n = int(self.req.get("max_tokens") or 4)
+            pieces = 1 if lie else n
+            self.write(_chunk() * (pieces - 1) + _chunk("tok ", "length")
+                       + _chunk("", None, usage={"completion_tokens": n}) + b"data: [DONE]\n\n")
         elif mode == "degenerate":
             n = int(self.req.get("max_tokens") or 4)
             for i in range(n):

@@ -178,9 +178,9 @@ def serving_markdown(sides: list[tuple[str, str, dict]]) -> str:
 
             per = serving.per_text(points).replace("per ", "/")
             out += [f"### Serving: {cell(short)}, {cell(ckey)}", "", table(
-                ["load", "completed", "failed", f"output tok/s{per}", "tok/s/user", "TTFT ms median", "TTFT ms p99",
+                ["load", "completed", "failed", "invalid", f"output tok/s{per}", "tok/s/user", "TTFT ms median", "TTFT ms p99",
                  "TPOT ms median", "TPOT ms p99", "E2EL ms median", "goodput"],
-                [[p["load"], p["completed"], p["failed"], p["output_per_gpu"], p["interactivity"],
+                [[p["load"], p["completed"], p["failed"], p.get("invalid") or None, p["output_per_gpu"], p["interactivity"],
                   lat(p, "TTFT", "median"), lat(p, "TTFT", "p99"), lat(p, "TPOT", "median"), lat(p, "TPOT", "p99"),
                   lat(p, "E2EL", "median"), p["goodput"]] for p in points], drop_empty=True), ""]
     return "\n".join(out)
