@@ -55,7 +55,7 @@ def _serving_point(c: int, scale: float, seed: int) -> dict:
     """A sweep point in the layout workloads/serving/workload.py writes (vllm bench serve's summary)."""
     inter = 100.0 / c ** 0.5
     tput = scale * 50.0 * c ** 0.7
-    summary = {"completed": 8 * c, "failed": 0, "errors": 0, "timeouts": 0, "duration_s": 10.0,
+    summary = {"completed": 8 * c, "failed": 0, "errors": 0, "timeouts": 0, "duration_s": 10.0, "gpus": 1,
                "request_throughput": 0.8 * c, "output_throughput_per_gpu": tput, "throughput_per_gpu": tput,
                "total_throughput_per_gpu": 3 * tput, "interactivity": inter, "ttft_ms": _latency(40.0 * c ** 0.3),
                "tpot_ms": _latency(1000 / inter), "itl_ms": _latency(1000 / inter), "e2el_ms": _latency(900.0),

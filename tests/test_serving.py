@@ -194,7 +194,7 @@ def test_trials_merge_into_one_point_with_fresh_prompts(server):
     assert s["throughput_per_gpu"] == pytest.approx(np.exp(np.mean(np.log(values))))
     assert merged["metric"]["value"] == pytest.approx(s["throughput_per_gpu"])
     assert {x["trial"] for x in merged["info"]["requests"]} == {1, 2, 3}
-    assert "Trials" in [row[0] for row in merged["info"]["table"]["rows"]]
+    assert "Rounds (fresh connections, interleaved)" in [row[0] for row in merged["info"]["table"]["rows"]]
 
 
 def test_server_errors_are_counted_not_dropped(cli, tmp_db, tmp_path, server):

@@ -9,7 +9,7 @@ import time
 import pytest
 from serving_fixtures import CONTROL, run_points, start_own, stop
 
-from gpuparity.demo.serving_server import FAULTS, LIES, MALFORMED
+from gpuparity.demo.serving_server import DEGENERATE, FAULTS, HONEST, LIES, MALFORMED, PARTIAL
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,7 @@ OWN_END_DEADLINE = 30.0
 SLACK_S = 10.0      # start-up and cancellation on a loaded machine; a stall alone lasts for hours
 
 
-@pytest.mark.parametrize("mode", [m for m in FAULTS if m not in ("slow_models", "refuse_ignore_eos", *LIES)])
+@pytest.mark.parametrize("mode", [m for m in FAULTS if m not in ("slow_models", "refuse_ignore_eos", *LIES, *HONEST, *PARTIAL)])
 def test_every_fault_ends_within_the_deadline_with_errors_counted(fault_base, mode):
     request_s, point_s = (REQUEST_DEADLINE, POINT_DEADLINE) if mode in STALLS else (OWN_END_DEADLINE,
                                                                                      2 * OWN_END_DEADLINE)
@@ -51,9 +51,11 @@ def test_every_fault_ends_within_the_deadline_with_errors_counted(fault_base, mo
     assert took < POINT_DEADLINE + SLACK_S, took
     s = r["info"]["serving"]
     assert r["status"] == "failed" and s["requests"] == 3 and s["completed"] == 0
-    assert s["errors"] + s["timeouts"] == 3
+    assert s["errors"] + s["timeouts"] + s["invalid"] == 3
     if mode in STALLS:
         assert s["timeouts"] == 3 and "deadline" in r["reason"]
+    elif mode == "usage_too_many":      # well-formed, but more tokens than max_tokens: a lie, not an error
+        assert s["invalid"] == 3 and s["errors"] == s["timeouts"] == 0, r["reason"]
     else:
         assert s["errors"] == 3 and s["timeouts"] == 0, (took, r["reason"])
     if mode in MALFORMED and mode.startswith("usage"):
@@ -81,7 +83,7 @@ def test_refused_ignore_eos_is_named_and_the_point_fails(fault_base):
     (ok,), _ = run_points(url=url, model="fault", concurrency=1, num_prompts=2, output_len=3, warmup=0,
                           tokenizer="none")
     assert ok["status"] == "ok" and ok["params"]["dataset"] == "random_words"
-    assert ok["info"]["serving"]["usage"]["client_counts"] == "streamed pieces"
+    assert ok["info"]["serving"]["usage"]["client_counts"] == "streamed chunks"
 
 
 def test_slow_models_ends_in_time(cli, tmp_db, fault_base):
@@ -135,8 +137,9 @@ def test_a_server_lying_about_usage_never_gives_an_ok_figure(fault_base, tokeniz
 
             assert [h["text"] for h in highlights([r])] == ["serving: no figure claimed (1 point with token "
                                                             "counts no tokenizer checked)"], sig(r["metric"]["value"])
-        else:
-            assert s["completed"] == 0 and s["errors"] == 4 and "usage says" in r["reason"], r["reason"]
+        else:        # invalid, not errors: their time leaves the rates with their tokens
+            assert s["completed"] == 0 and s["invalid"] == 4 and s["errors"] == 0, r["reason"]
+            assert "usage says" in r["reason"] and "4 invalid" in r["reason"]
             assert "unverified_tokens" not in (r.get("flags") or [])
 
 
@@ -180,16 +183,84 @@ def test_an_unverified_point_reaches_no_headline(fault_base, capsys, monkeypatch
     for head in heads:
         assert shown not in head and "serving: no figure claimed" in head, head
     (row,) = _html_sections(page)["serving"]
-    assert row["figure"] == html._num(r["metric"]["value"]) and row["unit"] == "tokens/s/GPU (unverified)"
+    assert row["figure"] == html._num(r["metric"]["value"]) and row["unit"] == "tokens/s (unverified)"
     assert "no tokenizer checked" in row["flags"]
     (line,) = _md_sections(md)["Serving"]
-    assert "tokens/s/GPU (unverified)" in line and "no tokenizer checked" in line
+    assert "tokens/s (unverified)" in line and "no tokenizer checked" in line
 
     monkeypatch.setenv("COLUMNS", "100")
     print_run_rows(make_run([r], spec_id="cpu", run_id="liar"))
     out = capsys.readouterr().out
-    assert f"{shown} tokens/s/GPU (unverified)" in out and "no tokenizer checked them" in out
+    assert f"{shown} tokens/s (unverified)" in out and "no tokenizer checked them" in out
 
     honest = {**r, "flags": [f for f in r["flags"] if f != "unverified_tokens"]}
     heads, _, _ = rendered(honest)
-    assert all(f"serving {shown} tokens/s/GPU" in head for head in heads), heads
+    assert all(f"serving {shown} tokens/s" in head for head in heads), heads
+
+
+def test_degenerate_text_is_counted_whole(fault_base, tokenizer_dir):
+    """One token per chunk of text that re-encodes to 4 tokens in 5 (a small model's repeated
+    syllables): every request valid with the tokenizer's bounds, throughput = tokens / duration,
+    and the re-encoding shown as what it is. (The check this replaced, usage within 4 + 10% of the
+    re-encoding, rejected these: 64 vs 52.)"""
+    from transformers import AutoTokenizer
+
+    n = 64
+    text = "".join(DEGENERATE[i % len(DEGENERATE)] for i in range(n))
+    again = len(AutoTokenizer.from_pretrained(tokenizer_dir).encode(text, add_special_tokens=False))
+    assert 0.75 * n <= again <= 0.85 * n          # the server's stream really re-encodes to ~80%
+    (r,), _ = run_points(url=f"{fault_base}/fault/degenerate/v1", model="fault", tokenizer=tokenizer_dir,
+                         concurrency=2, num_prompts=6, input_len=8, output_len=n, warmup=0)
+    s = r["info"]["serving"]
+    assert r["status"] == "ok" and s["completed"] == 6 and s["failed"] == s["invalid"] == 0, r.get("reason")
+    assert s["usage"]["verified"] and not set(r["flags"]) & {"unverified_tokens", "invalid_requests"}
+    assert s["total_output_tokens"] == 6 * n and s["usage"]["client_output_tokens"] == 6 * n
+    assert s["usage"]["reencoded_output_tokens"] == 6 * again
+    assert s["output_throughput"] == pytest.approx(6 * n / s["duration_s"], rel=1e-12)
+    assert s["rate_duration_s"] == s["duration_s"]
+    rows = dict(r["info"]["table"]["rows"])
+    assert rows[next(k for k in rows if k.startswith("Output text re-encoded"))] == str(6 * again)
+    assert any("a bound, not a count" in k for k in rows)
+
+
+def test_some_invalid_requests_leave_with_their_time_and_every_view_counts_them(fault_base, tokenizer_dir, capsys):
+    """Every second request claims 8 tokens for one chunk of 4 bytes: those are invalid, the point
+    is still measured from the others, their time leaves the rates with their tokens, and the flag
+    and the count are in the result, the summary table, the run table's notes and the report."""
+    from test_compare import make_run
+
+    from gpuparity.cli.tables import print_run_rows
+    from gpuparity.report import html
+
+    (r,), _ = run_points(url=f"{fault_base}/fault/lie_some/v1", tokenizer=tokenizer_dir, model="fault",
+                         concurrency=1, num_prompts=4, input_len=8, output_len=8, warmup=0)
+    s = r["info"]["serving"]
+    assert r["status"] == "ok" and s["invalid"] == 2 and s["completed"] == 2 and s["errors"] == 0
+    assert "invalid_requests" in r["flags"] and "2 invalid" in r["info"]["warning"]
+    assert s["rate_duration_s"] < s["duration_s"]
+    assert s["output_throughput"] == pytest.approx(16 / s["rate_duration_s"], rel=1e-12)
+    rows = dict(r["info"]["table"]["rows"])
+    assert rows["Invalid requests (usage contradicted by the stream)"].startswith("2:")
+    print_run_rows(make_run([r], spec_id="cpu", run_id="some"))
+    assert "2 request(s) whose usage their stream contradicts" in capsys.readouterr().out
+    md = html.render_markdown(html.build([make_run([r], spec_id="cpu", run_id="some")]))
+    head = next(line for line in md[md.index("### Serving:"):].splitlines() if line.startswith("| load"))
+    assert "invalid" in head
+    # a document from elsewhere is held to the same rules: as measured it passes; the flag dropped, or an
+    # invalid request passed off as completed, it is refused
+    import copy
+
+    from gpuparity.errors import UserError
+    from gpuparity.results.document import validate_run
+
+    doc = make_run([r], spec_id="cpu", run_id="some")
+    validate_run(copy.deepcopy(doc))
+    forged = copy.deepcopy(doc)
+    forged["results"][0]["flags"].remove("invalid_requests")
+    with pytest.raises(UserError, match="invalid_requests"):
+        validate_run(forged)
+    forged = copy.deepcopy(doc)
+    row = next(x for x in forged["results"][0]["info"]["requests"] if x["invalid"])
+    row.update(ok=True, invalid=False, error=None, ttft_us=row["end_us"] - row["start_us"] - 1)
+    with pytest.raises(UserError, match="bytes of text"):
+        validate_run(forged)

@@ -77,7 +77,7 @@ def test_sweep_against_transformers_serve_stores_and_prints_the_summary(both, se
     env = {k: v for k, v in store.items() if not k.startswith("_")}
     shown = run_cli("show", third["run_id"], env=env)
     assert shown.returncode == 0
-    for text in ("Successful requests", "Output token throughput per GPU", "P99 TTFT (ms)", "Mean ITL (ms)",
+    for text in ("Successful requests", "Output token throughput (tok/s)", "P99 TTFT (ms)", "Mean ITL (ms)",
                  "Request goodput", "random in=16 out=8 completions c=4"):
         assert text in shown.stdout, text
     print(shown.stdout)      # the measured summary, for the record (pytest -s)

@@ -286,16 +286,92 @@ def test_equal_interactivity_single_trial_assumes_a_floor_and_equal_sides_are_no
 
 
 def test_usage_is_checked_against_what_was_received():
+    """The prompt count against what was sent (the client, before any tokenizer): a lie makes the
+    request invalid, not an error; a server's 0 is no count."""
     from gpuparity.workloads.serving.client import Record, check_usage
     from gpuparity.workloads.serving.datasets import Prompt
     from gpuparity.workloads.serving.wire import Usage
 
     prompt = Prompt("a b c", max_tokens=4, tokens=3)
-    cases = [(Usage(prompt_tokens=3, completion_tokens=4), True), (Usage(completion_tokens=2), False),
-             (Usage(completion_tokens=5), False), (Usage(prompt_tokens=10**6, completion_tokens=3), False),
+    cases = [(Usage(prompt_tokens=3, completion_tokens=4), True), (Usage(prompt_tokens=10**6, completion_tokens=3), False),
              (Usage(prompt_tokens=0, completion_tokens=3), True)]
     for usage, ok in cases:
         rec = Record(0, 4, pieces=3, usage=usage)
         check_usage(rec, prompt)
-        assert rec.ok is ok, usage
+        assert rec.ok is ok and rec.invalid is (not ok), usage
     assert usage.prompt_tokens is None          # a server's 0 prompt tokens is not a count: dropped
+    words = Prompt("a b c", max_tokens=4, tokens=None)          # no tokenizer: the prompt's bytes bound it
+    rec = Record(0, 4, pieces=3, usage=Usage(prompt_tokens=5000))
+    check_usage(rec, words)
+    assert not rec.ok and rec.invalid and "bytes" in rec.error
+
+
+def stream_row(server, pieces, text_bytes=None, reencoded=None, empty=0, delta=None, max_tokens=64):
+    return {"server_output_tokens": server, "client_output_tokens": delta if delta is not None else pieces,
+            "pieces": pieces, "empty_chunks": empty, "text_bytes": text_bytes, "reencoded_tokens": reencoded,
+            "delta_tokens": delta, "max_tokens": max_tokens}
+
+
+def test_the_output_count_is_invalid_only_on_evidence_of_a_lie():
+    from gpuparity.results.serving_summary import counted_output, token_problem
+
+    honest = [stream_row(64, 64, 250, 52),            # degenerate text: re-encodes to 81%, one token per chunk
+              stream_row(64, 16, 250, 60),            # several tokens per chunk (stream interval)
+              stream_row(64, 50, 200, 64, empty=14),  # ignore_eos: special tokens stream as empty chunks
+              stream_row(10, 10, 40, 9, delta=10)]    # per-chunk counts that agree
+    for r in honest:
+        assert token_problem(r, tokenizer=True) is None and token_problem(r, tokenizer=False) is None, r
+    lies = {"chunks of text streamed": stream_row(3, 4, 20, 4), "for max_tokens": stream_row(65, 64, 300, 64),
+            "own chunks counted": stream_row(8, 5, 40, 8, delta=9),
+            "can hold at most": stream_row(8, 1, 4, 1, empty=1, max_tokens=8),     # the lie_completion fault
+            "re-encodes to": stream_row(20, 20, 400, 90)}                          # a count far below its text
+    for what, r in lies.items():
+        assert what in (token_problem(r, tokenizer=True) or ""), (what, r)
+    # without a tokenizer only what needs none: the count within the chunks and max_tokens
+    assert token_problem(lies["can hold at most"], tokenizer=False) is None
+    assert "chunks of text" in token_problem(lies["chunks of text streamed"], tokenizer=False)
+    # the figure a request counts: the server's, else what streamed or its re-encoding (the larger), capped
+    assert counted_output(stream_row(64, 50, 200, 52)) == 64
+    assert counted_output(stream_row(None, 64, 250, 52)) == 64 and counted_output(stream_row(None, 16, 250, 60)) == 60
+    assert counted_output(stream_row(None, 16, 250, 90, max_tokens=64)) == 64
+    assert counted_output({"server_output_tokens": None, "client_output_tokens": 7}) == 7   # an earlier version's row
+
+
+def test_an_invalid_request_takes_its_share_of_the_time_with_it():
+    """Serial requests: the invalid one's time leaves the rates whole; two in flight at once: half
+    of the time they share. Errors stay in the duration (vLLM's)."""
+    serial = [row(0, 0, 100_000, [10_000] * 3, 4), row(1, 200_000, 100_000, [10_000] * 3, 4),
+              row(2, 400_000, 100_000, [10_000] * 3, 4)]
+    serial[1].update(ok=False, invalid=True, error="usage says 9 output tokens, but ...")
+    s = summarize_point(serial, gpus=None)
+    busy = serial[1]["end_us"] - serial[1]["start_us"]
+    assert s["invalid"] == 1 and s["errors"] == 0 and s["failed"] == 1 and s["completed"] == 2
+    assert s["rate_duration_s"] == pytest.approx(s["duration_s"] - busy / 1e6)
+    assert s["output_throughput"] == pytest.approx(8 / s["rate_duration_s"])
+    assert s["gpus"] is None and s["output_throughput_per_gpu"] == s["output_throughput"]
+    overlap = [row(0, 0, 100_000, [10_000] * 3, 4), row(1, 0, 100_000, [10_000] * 3, 4)]
+    overlap[1].update(ok=False, invalid=True, error="x")
+    s = summarize_point(overlap, gpus=1)
+    assert s["rate_duration_s"] == pytest.approx(s["duration_s"] / 2)
+    errored = [row(0, 0, 100_000, [10_000] * 3, 4), row(1, 200_000, 100_000, [10_000] * 3, 4, ok=False, error="HTTP 500")]
+    s = summarize_point(errored, gpus=1)
+    assert s["errors"] == 1 and s["invalid"] == 0 and s["rate_duration_s"] == s["duration_s"]
+
+
+def test_rounds_give_the_interval_with_the_requests_as_a_floor_and_judge_stability():
+    from gpuparity.results.figure import combine
+    from gpuparity.results.serving_summary import point_figure, round_flags
+
+    close = point_figure([100.0, 101.0, 99.5], [0.08, 0.09, 0.07])      # rounds agree, requests vary (c=4)
+    spread = combine([100.0, 101.0, 99.5], [0.08, 0.09, 0.07])
+    floor = math.sqrt(0.08 ** 2 + 0.09 ** 2 + 0.07 ** 2) / 3
+    assert close["ci_floor"] == "requests" and close["log_se"] == pytest.approx(floor)
+    assert close["ci_high"] / close["value"] == pytest.approx(math.exp(1.959964 * floor), rel=1e-5)
+    assert close["ci_high"] > spread["ci_high"] and close["value"] == spread["value"]
+    apart = point_figure([100.0, 130.0, 80.0], [0.01, 0.01, 0.01])     # rounds disagree: their spread sets it
+    assert "ci_floor" not in apart and apart["ci_high"] == combine([100.0, 130.0, 80.0], [0.01] * 3)["ci_high"]
+    assert point_figure([100.0], [0.1])["ci_basis"] == "within-trial"
+    noisy_requests = {"flags": ["unstable", "unverified_tokens"], "metric": {"spread": 0.01},
+                      "trials": [{"trial": 1, "log_se": 0.2}, {"trial": 2, "log_se": 0.2}]}
+    assert round_flags(noisy_requests) == ["unverified_tokens"]          # requests vary: not unstable
+    assert "unstable" in round_flags({"flags": [], "metric": {"spread": 0.3}, "trials": []})

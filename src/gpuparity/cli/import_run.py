@@ -13,7 +13,8 @@ from gpuparity.errors import UserError
 def register(app: typer.Typer) -> None:
     @app.command("import")
     def import_runs(
-        files: List[str] = typer.Argument(..., help="Run documents (JSON, as `export` or a spool writes them)."),
+        files: List[str] = typer.Argument(..., help="Run documents (JSON, as `export` or a spool writes them), or "
+                                          "serving results of vllm bench serve, guidellm or aiperf."),
         db: Optional[str] = db_option(),
         recompute: bool = typer.Option(False, "--recompute", help="Store a document whose stated figures disagree "
                                        "with its raw samples with the figures the samples give (flagged "
@@ -25,7 +26,7 @@ def register(app: typer.Typer) -> None:
         stored, nothing from it on. A run id already stored is left as it is (run it again once fixed)."""
         from contextlib import ExitStack
 
-        from gpuparity.results.document import load_run_file
+        from gpuparity.results.peers import load_import_file  # a peer's result file becomes a run document
         from gpuparity.results.store import Store
         from gpuparity.validate import terminal_safe
 
@@ -40,7 +41,7 @@ def register(app: typer.Typer) -> None:
             writer = None               # the store is opened at the first good document
             for i, f in enumerate(files):
                 try:
-                    doc = load_run_file(f, recompute)   # its figures recomputed from its samples
+                    doc = load_import_file(f, recompute)   # its figures recomputed from its samples
                 except UserError as exc:
                     if writer is not None:
                         writer.commit()

@@ -250,7 +250,9 @@ def _run(names, suite, options, db, json_out, profile, no_store, trials, mode, s
 
         check_writable(db)
     if writer:
-        out.print(f"[bold]gpuparity[/] {escape(fp.get('product'))} ({escape(fp.get('backend'))}), suite {suite}, "
+        # a serving run measures the server named by --set url=, whatever the suite: no suite named
+        named = "" if pairs and all(w.category == "serving" for w, _ in pairs) else f"suite {suite}, "
+        out.print(f"[bold]gpuparity[/] {escape(fp.get('product'))} ({escape(fp.get('backend'))}), {named}"
                   f"{len(cases)} cases x {trials} trial{'s' if trials > 1 else ''} ({mode})"
                   + (f", like {escape(like.source)}" if like is not None else ""))
         _warn_like_version(like, out)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Optional
 
+import click
 import typer
 
 from gpuparity.cli.common import console, db_option, escape, print_json
+
+PEERS = ("vllm", "guidellm", "aiperf")       # results/serving_table.PEERS, without importing it at start-up
 
 
 def register(app: typer.Typer) -> None:
@@ -17,6 +20,9 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print the whole run document."),
         rows: int = typer.Option(200, "--rows", min=0, help="Show at most this many results (0: all)."),
         wide: bool = typer.Option(False, "--wide", help="Every column and every parameter, however wide."),
+        names: Optional[str] = typer.Option(None, "--names", click_type=click.Choice(PEERS),
+                                            help="Beside each serving figure, its name in this tool's output "
+                                                 "(vllm bench serve, guidellm, aiperf)."),
     ) -> None:
         """Show a run: its platform and its results."""
         from gpuparity.execute.journal import recover
@@ -37,27 +43,43 @@ def register(app: typer.Typer) -> None:
             return
         fp = doc["fingerprint"]
         label = f" label [bold]{escape(doc['label'])}[/]" if doc.get("label") else ""
+        imported = doc.get("imported") if isinstance(doc.get("imported"), dict) else None
+        where = (f"imported from {escape(imported.get('tool'))} {escape(imported.get('version') or '')} "
+                 f"({escape(imported.get('file'))})" if imported else
+                 f"{escape(fp.get('product'))} ({escape(fp.get('backend'))}, torch {escape(fp.get('torch_version'))})")
         console().print(
             f"[bold]{escape(doc['run_id'])}[/]{label} {escape(doc['started_at'])} {escape(doc.get('status'))}  "
-            f"{escape(fp.get('product'))} ({escape(fp.get('backend'))}, torch {escape(fp.get('torch_version'))})"
-            f" on {escape(doc.get('host'))}")
+            f"{where} on {escape(doc.get('host'))}")
         from gpuparity.cli.tables import print_run_rows
 
         print_run_rows(doc, rows=rows, wide=wide)
-        print_extras(doc, rows)
+        print_extras(doc, rows, names=names)
 
 
-def print_extras(doc: dict, rows: int = 0, stderr: bool = False) -> None:
-    """Result-specific tables (e.g. a serving sweep's curve) that workloads attach as info.table."""
+def print_extras(doc: dict, rows: int = 0, stderr: bool = False, names: str | None = None) -> None:
+    """Result-specific tables (e.g. a serving sweep's curve) that workloads attach as info.table;
+    names: a serving summary with that peer's name for each figure beside it (serving_table)."""
     from rich.table import Table
 
+    shown = 0
     for r in doc["results"][:rows] if rows else doc["results"]:
         table = (r.get("info") or {}).get("table")
         if not table or not table.get("columns"):
             continue
+        serving = (r.get("info") or {}).get("serving")
+        if names and r.get("category") == "serving" and isinstance(serving, dict):
+            from gpuparity.results.serving_table import summary_table
+
+            m = r.get("metric") or {}
+            table = summary_table(table.get("title", ""), serving, (m.get("ci_low"), m.get("ci_high")), names)
+            shown += 1
         t = Table(title=escape(f"{r['workload']}: {table.get('title', '')}"))
         for c in table["columns"]:
             t.add_column(escape(c))
         for row in table.get("rows", []):
             t.add_row(*[escape(v) for v in row])
         console(stderr=stderr).print(t)
+    if shown:
+        from gpuparity.results.serving_table import DEFAULTS_NOTE
+
+        console(stderr=stderr).print(escape(DEFAULTS_NOTE))

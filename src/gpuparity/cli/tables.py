@@ -163,6 +163,21 @@ def _time(seconds) -> str:
     return f"{seconds / 1e-9:.3g} ns"
 
 
+def _median_header(results: list[dict]) -> str:
+    """What the median column holds, by name where a serving point is in it (its end-to-end
+    latency; a kernel's is its time per invocation); each cell carries its unit."""
+    serving = {r.get("category") == "serving" for r in results}
+    return {frozenset([True]): "median E2EL", frozenset([False]): "median"}.get(frozenset(serving),
+                                                                                "median time / E2EL")
+
+
+def _ci_header(results: list[dict]) -> str:
+    """The interval's unit named where every row is a serving point of one unit."""
+    units = {(r.get("metric") or {}).get("unit") for r in results if r.get("status") == "ok" and r.get("metric")}
+    serving = results and all(r.get("category") == "serving" for r in results)
+    return f"95% CI ({units.pop()})" if serving and len(units) == 1 and None not in units else "95% CI"
+
+
 def run_cols(results: list[dict], wide: bool = False) -> list[Col]:
     from gpuparity.results.figure import unverified
 
@@ -180,13 +195,13 @@ def run_cols(results: list[dict], wide: bool = False) -> list[Col]:
     return identity_cols(results, wide) + [
         Col("throughput", [figure(r, m) if m and o else "" for r, m, o in zip(results, metric, ok, strict=True)],
             justify="right"),
-        Col("95% CI", [f"{fmt(m['ci_low'], 3)} .. {fmt(m['ci_high'], 3)}" if o and m.get("ci_low")
+        Col(_ci_header(results), [f"{fmt(m['ci_low'], 3)} .. {fmt(m['ci_high'], 3)}" if o and m.get("ci_low")
                        and m.get("ci_high") else "" for m, o in zip(metric, ok, strict=True)], justify="right"),
         Col("% peak", [fmt((r.get("derived") or {}).get("pct_peak"), 3)
                        if (r.get("derived") or {}).get("pct_peak") is not None else "" for r in results], 1, "right"),
         Col("trials", [str(m.get("trials") or "") if o else "" for m, o in zip(metric, ok, strict=True)], 3,
             "right"),
-        Col("median", [_time((r.get("summary") or {}).get("median")) for r in results], 4, "right"),
+        Col(_median_header(results), [_time((r.get("summary") or {}).get("median")) for r in results], 4, "right"),
         Col("status", [status(r) for r in results],
             styles=[{"ok": "", "skipped": "yellow", "failed": "red"}.get(r["status"], "") for r in results]),
     ]
@@ -210,6 +225,11 @@ def print_run_rows(doc: dict, rows: int = 0, wide: bool = False, stderr: bool = 
     if any(r.get("flags") for r in results) and not wide:
         con.print("* flagged (unstable, host_bound, contended, peak_exceeded, unverified_tokens, ...): "
                   "--wide names the flags")
+    for r, name in zip(results, names, strict=True):      # the count, beside the flag the figure carries
+        bad = ((r.get("info") or {}).get("serving") or {}).get("invalid") if r.get("category") == "serving" else None
+        if bad:
+            con.print(f"[yellow]invalid_requests[/]: {escape(name)}: {bad} request(s) whose usage their stream "
+                      "contradicts; their time and tokens are left out of the figure")
     if any(unverified(r) for r in results):
         con.print("(unverified): the server's token counts, no tokenizer checked them: no throughput claim "
                   "rests on them (--set tokenizer=PATH|NAME checks them)")

@@ -11,7 +11,9 @@ and for checking a client, not a fast one. Prints "serving MODEL at URL" once it
 
 With --faults, every route is also served under /fault/<mode>/ (so a client pointed at
 http://HOST:PORT/fault/<mode>/v1 meets that misbehaviour): see FAULTS; LIES are well-formed
-streams whose usage figures lie. Fault responses need no
+streams whose usage figures lie; HONEST are well-formed, truthful streams a client must accept
+(degenerate: one token per chunk of text that re-encodes to fewer tokens, as a small model's
+repeated syllables do). Fault responses need no
 model (--model none starts at once) and each ends by itself after FAULT_LIMIT_S.
 """
 
@@ -223,12 +225,21 @@ LIES = {
     "lie_prompt": lambda n: (n, {"prompt_tokens": 10**8, "completion_tokens": n}),  # a huge prompt
     "lie_zero": lambda n: (n, {"prompt_tokens": 0, "completion_tokens": 0}),        # nothing counted
 }
+# Truthful streams that re-tokenizing gets wrong: one token per chunk, each piece a single SmolLM2 /
+# GPT-2-style token, whose text re-encodes to 4 tokens per 5 (" wa" + "ter" is one token " water").
+DEGENERATE = (" the", " wa", "ter", " of", " and")
+TOKEN_GAP_S = 0.002         # between the degenerate stream's chunks (a decoding server's pace)
+HONEST = ("degenerate",)
+PARTIAL = ("lie_some",)     # every second request lies as lie_completion does, the others are honest
 FAULTS = ("trickle", "slow_headers", "slow_models", "stall", "endless", "long_line", "gzip_bomb",
-          "gzip_bomb_error", "nul_error", "refuse_ignore_eos", "no_finish", *MALFORMED, *LIES)
+          "gzip_bomb_error", "nul_error", "refuse_ignore_eos", "no_finish", *MALFORMED, *LIES, *HONEST, *PARTIAL)
 
 
 class Fault:
     """One misbehaving response (see FAULTS); every loop ends after FAULT_LIMIT_S."""
+
+    served = 0                  # lie_some's requests so far (one server process, a lock for its threads)
+    lock = threading.Lock()
 
     def __init__(self, handler: BaseHTTPRequestHandler, req: dict):
         self.h, self.req = handler, req
@@ -290,6 +301,20 @@ class Fault:
             pieces, claimed = LIES[mode](int(self.req.get("max_tokens") or 4))
             self.write(_chunk() * (pieces - 1) + _chunk("tok ", "length") + _chunk("", None, usage=claimed)
                        + b"data: [DONE]\n\n")
+        elif mode == "lie_some":
+            with Fault.lock:
+                Fault.served += 1
+                lie = Fault.served % 2 == 0
+            n = int(self.req.get("max_tokens") or 4)
+            pieces = 1 if lie else n
+            self.write(_chunk() * (pieces - 1) + _chunk("tok ", "length")
+                       + _chunk("", None, usage={"completion_tokens": n}) + b"data: [DONE]\n\n")
+        elif mode == "degenerate":
+            n = int(self.req.get("max_tokens") or 4)
+            for i in range(n):
+                time.sleep(TOKEN_GAP_S)
+                self.write(_chunk(DEGENERATE[i % len(DEGENERATE)], "length" if i == n - 1 else None))
+            self.write(_chunk("", None, usage={"completion_tokens": n}) + b"data: [DONE]\n\n")
         elif mode in MALFORMED:
             self.write(_chunk() * 2 + MALFORMED[mode] + _chunk("", "length") + b"data: [DONE]\n\n")
         else:  # refuse_ignore_eos without ignore_eos: a well-behaved short stream

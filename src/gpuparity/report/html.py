@@ -317,12 +317,14 @@ def serving_equal_table(entries: list[dict]) -> dict:
 
 def serving_tables(points: list[dict]) -> tuple[dict, dict]:
     """(summary per sweep point, latency statistics per point and metric) of one curve."""
+    per = serving.per_text(points)
     summary = grid(points, [
         ("load", lambda p: p["load"], "text"), ("completed", lambda p: p["completed"], "num"),
-        ("failed", lambda p: p["failed"], "num"), ("duration s", lambda p: p["duration_s"], "num"),
+        ("failed", lambda p: p["failed"], "num"), ("invalid", lambda p: p.get("invalid") or None, "num"),
+        ("duration s", lambda p: p["duration_s"], "num"),
         ("req/s", lambda p: p["request_throughput"], "num"),
-        ("output tok/s per GPU", lambda p: p["output_per_gpu"], "num"),
-        ("total tok/s per GPU", lambda p: p["total_per_gpu"], "num"),
+        (f"output tok/s {per}", lambda p: p["output_per_gpu"], "num"),
+        (f"total tok/s {per}", lambda p: p["total_per_gpu"], "num"),
         ("tok/s per user", lambda p: p["interactivity"], "num"), ("goodput", lambda p: p["goodput"], "text"),
         ("trials", lambda p: p["trials"], "num"),
     ])

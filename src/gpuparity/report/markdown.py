@@ -170,16 +170,19 @@ def one_run_markdown(one: dict, title: str, summary: dict) -> str:
 
 def serving_markdown(sides: list[tuple[str, str, dict]]) -> str:
     """Per side and curve: each sweep point's summary with the median and p99 latencies."""
+    from gpuparity.report import serving
+
     out = []
     for _, short, per_curve in sides:
         for ckey, points in per_curve.items():
             def lat(p, name, stat):
                 return p["latency"].get(name, {}).get(stat)
 
+            per = serving.per_text(points).replace("per ", "/")
             out += [f"### Serving: {cell(short)}, {cell(ckey)}", "", table(
-                ["load", "completed", "failed", "output tok/s/GPU", "tok/s/user", "TTFT ms median", "TTFT ms p99",
+                ["load", "completed", "failed", "invalid", f"output tok/s{per}", "tok/s/user", "TTFT ms median", "TTFT ms p99",
                  "TPOT ms median", "TPOT ms p99", "E2EL ms median", "goodput"],
-                [[p["load"], p["completed"], p["failed"], p["output_per_gpu"], p["interactivity"],
+                [[p["load"], p["completed"], p["failed"], p.get("invalid") or None, p["output_per_gpu"], p["interactivity"],
                   lat(p, "TTFT", "median"), lat(p, "TTFT", "p99"), lat(p, "TPOT", "median"), lat(p, "TPOT", "p99"),
                   lat(p, "E2EL", "median"), p["goodput"]] for p in points], drop_empty=True), ""]
     return "\n".join(out)

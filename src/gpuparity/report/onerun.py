@@ -232,11 +232,19 @@ def machine_rows(docs: list[dict]) -> list[dict]:
                 "governors": ", ".join(st.get("governors") or []) or None,
                 "gpu": ", ".join(f"{k} {v}" for k, v in gpu.items() if not isinstance(v, (dict, list))) or None,
                 "warnings": "; ".join(busy_warnings(st, when)) or None,
-                "plan": (f"{plan.get('trials')} trial(s), {plan.get('mode')}, suite {d.get('suite')}"
+                "plan": (f"{plan.get('trials')} trial(s), {plan.get('mode')}" + _suite(d)
                          if when == "start" and plan else None),
                 "duration": f"{d['duration_s']:.0f} s" if when == "start" and isinstance(d.get("duration_s"),
                                                                                          (int, float)) else None})
     return out
+
+
+def _suite(doc: dict) -> str:
+    """', suite NAME', except on a serving run (it measures the server at --set url=, whatever the suite)."""
+    results = doc.get("results") or []
+    if results and all(r.get("category") == "serving" for r in results):
+        return ""
+    return f", suite {doc.get('suite')}"
 
 
 def busy(docs: list[dict]) -> list[str]:

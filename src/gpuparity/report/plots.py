@@ -341,7 +341,9 @@ def serving_chart(sides: list[tuple[str, str, dict]]):
     """Output tokens/s per GPU against tokens/s per user, per side and curve: each sweep point
     labelled with its load, and the best-throughput (Pareto) envelope the comparison uses."""
     from gpuparity.comparison.serving_compare import pareto
+    from gpuparity.report.serving import per_text
 
+    per = per_text([p for _, _, per_curve in sides for pts in per_curve.values() for p in pts])
     go = _go()
     fig = _figure()
     dashes = ("solid", "dash", "dot", "dashdot")
@@ -357,14 +359,14 @@ def serving_chart(sides: list[tuple[str, str, dict]]):
                 textfont={"size": 10, "color": color},
                 marker={"color": color, "size": 8, "symbol": ["circle" if not p["failed"] else "x" for p in pts]},
                 name=t(f"{short}: {ckey}"), legendgroup=f"{label}{i}",
-                hovertemplate="%{text}<br>%{x:.1f} tok/s/user<br>%{y:.4g} tok/s/GPU<extra></extra>"))
+                hovertemplate="%{text}<br>%{x:.1f} tok/s/user<br>%{y:.4g} tok/s " + per + "<extra></extra>"))
             xs, ys = pareto([(p["interactivity"], p["output_per_gpu"]) for p in pts if not p["failed"]])
             if len(xs) > 1:
                 fig.add_trace(go.Scatter(x=xs.tolist(), y=ys.tolist(), mode="lines", legendgroup=f"{label}{i}",
                                          line={"color": color, "dash": dashes[i % len(dashes)]}, showlegend=False,
                                          hoverinfo="skip"))
     fig.update_layout(height=480, legend=LEGEND_BELOW, margin={"t": 30},
-                      xaxis_title="interactivity (output tokens/s per user)", yaxis_title="output tokens/s per GPU")
+                      xaxis_title="interactivity (output tokens/s per user)", yaxis_title=f"output tokens/s {per}")
     return fig
 
 

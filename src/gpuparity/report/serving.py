@@ -107,10 +107,18 @@ def point(result: dict) -> dict | None:
         "output_per_gpu": _first(s, "output_throughput_per_gpu", "throughput_per_gpu"),
         "total_per_gpu": _first(s, "total_throughput_per_gpu"),
         "interactivity": _first(s, "interactivity"), "goodput": _goodput(s),
+        # per GPU only where the server's GPUs were given (gpus=); a point of an earlier version says 1
+        "per": "GPU" if _first(s, "gpus") else "server", "invalid": _first(s, "invalid") or 0,
         "trials": len(s["trials"]) if isinstance(s.get("trials"), list) else _first(s, "trials"),
         "latency": {label: latency(s, name) for name, label in LATENCIES},
         "order": _load_order(result.get("params") or {}),
     }
+
+
+def per_text(points: list[dict]) -> str:
+    """'per GPU', 'per server', or both where the points differ: the throughput columns' unit."""
+    kinds = sorted({p.get("per", "GPU") for p in points})
+    return "per " + " or ".join(kinds) if kinds else "per GPU"
 
 
 def _load_order(params: dict) -> float:

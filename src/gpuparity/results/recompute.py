@@ -45,14 +45,15 @@ FLAG = "recomputed"
 MAX_W_PER_DEVICE = 3000.0       # the largest accelerator modules draw ~1.4 kW; a few kW is not a GPU
 CLOCK_SKEW = timedelta(days=1)
 MIN_DISTINCT = 2                # trials with this many identical timings are one trial copied (llm trials hold 2)
-CHECKED_FLAGS = ("unstable", "peak_exceeded", "unverified_tokens")    # missing ones make a figure look better
+# missing ones make a figure look better
+CHECKED_FLAGS = ("unstable", "peak_exceeded", "unverified_tokens", "invalid_requests")
 MAX_NOTES = 20
 RATE_FIELDS = ("tflops", "gbs", "tokens_per_s", "pct_peak")     # figure.derive_rates
 SERVING_FIELDS = ("requests", "completed", "failed", "errors", "timeouts", "duration_s", "total_input_tokens",
                   "total_output_tokens", "request_throughput", "input_throughput", "output_throughput",
                   "total_throughput", "input_throughput_per_gpu", "output_throughput_per_gpu",
                   "total_throughput_per_gpu", "throughput_per_gpu", "interactivity", "log_se",
-                  "interactivity_log_se", "peak_concurrency")
+                  "interactivity_log_se", "peak_concurrency", "invalid", "rate_duration_s")
 
 
 class Disagreement(Exception):
@@ -327,9 +328,11 @@ def _distinct(sets: list[list], chk: _Checker, where: str) -> None:
                               "two measurements)")
 
 
-def _figure(r: dict, units: list[tuple[float, float | None]], chk: _Checker, where: str) -> None:
-    """Trial figures, then the result's figure and interval from them (figure.combine)."""
-    from gpuparity.results.figure import combine
+def _figure(r: dict, units: list[tuple[float, float | None]], chk: _Checker, where: str, combine=None) -> None:
+    """Trial figures, then the result's figure and interval from them (figure.combine, or a
+    serving point's serving_summary.point_figure)."""
+    if combine is None:
+        from gpuparity.results.figure import combine
 
     counted = [t for t in r.get("trials") or [] if _counted(t)]
     for t, (value, se) in zip(counted, units, strict=False):
@@ -508,7 +511,7 @@ def _serving(r: dict, chk: _Checker, where: str) -> None:
     """Each trial's summary from its request rows, the point's summary, figure, samples, derived
     figures and table from those, as the serving workload's execute and merge_trials make them."""
     from gpuparity.results import serving_summary as sv
-    from gpuparity.results.figure import UNVERIFIED_TOKENS, combine
+    from gpuparity.results.figure import UNVERIFIED_TOKENS
 
     info = r["info"]
     stated = info["serving"]
@@ -518,7 +521,8 @@ def _serving(r: dict, chk: _Checker, where: str) -> None:
         by_trial.setdefault(row.get("trial"), []).append(row)
     numbers = sorted(by_trial, key=lambda t: t if isinstance(t, int) and not isinstance(t, bool) else -1)
     try:
-        gpus, pct = int(stated["gpus"]), [float(q) for q in stated["percentiles"]]
+        gpus = int(stated["gpus"]) if stated.get("gpus") is not None else None     # None: per server
+        pct = [float(q) for q in stated["percentiles"]]
         slos = {k[:-3]: v for k, v in ((stated.get("goodput") or {}).get("slos") or {}).items()}
         tokenizer = (stated.get("usage") or {}).get("tokenizer")
         summaries = [sv.summarize_point(by_trial[t], gpus, pct, slos, tokenizer) for t in numbers]
@@ -546,8 +550,8 @@ def _serving(r: dict, chk: _Checker, where: str) -> None:
         chk.refuse(where, f"{len(counted)} trials with a figure, but {len(units)} trials of requests")
     if r.get("metric") is None:
         r["metric"] = {}
-    _figure(r, units, chk, where)
-    c = combine([u[0] for u in units], [u[1] for u in units])
+    _figure(r, units, chk, where, sv.point_figure)
+    c = sv.point_figure([u[0] for u in units], [u[1] for u in units])
     merged = sv.merge_summaries(summaries, pooled, c["value"])
     merged["log_se"] = c.get("log_se")
     if stated_trials:
@@ -569,30 +573,32 @@ def _serving(r: dict, chk: _Checker, where: str) -> None:
     for field in ("tokens_per_s", "interactivity"):
         if not chk.same(where, f"derived.{field}", stated_d.get(field), probe["derived"].get(field)):
             stated_d[field] = probe["derived"].get(field)
-    if info.get("table") != probe["info"]["table"]:
-        chk.differ(where, "info.table is not the summary its request rows give")
-        info["table"] = probe["info"]["table"]
+    # the table is the summary rendered (serving_table), not a figure: rendered again, whatever
+    # an earlier version wrote (its figures are each checked above)
+    info["table"] = probe["info"]["table"]
     if chk.fix:
         info["serving"] = merged
-    _flags(r, [UNVERIFIED_TOKENS] if (merged.get("usage") or {}).get("verified") is False else [], chk, where)
+    _flags(r, ([UNVERIFIED_TOKENS] if (merged.get("usage") or {}).get("verified") is False else [])
+           + ([sv.INVALID_REQUESTS] if merged.get("invalid") else []), chk, where)
 
 
 def _request(row: dict, tokenizer: str | None, chk: _Checker, where: str) -> None:
     """A completed request's token figures are the counts beside them, as the client chose them
-    (workloads/serving/workload.token_counts): the server's output count, else the client's; with a
-    tokenizer the two agree within the client's tolerance; never past max_tokens."""
-    from gpuparity.results.serving_summary import OUTPUT_TOLERANCE, beyond
+    (serving_summary.counted_output), and nothing beside them contradicts its usage
+    (serving_summary.token_problem, the client's own rules); never past max_tokens."""
+    from gpuparity.results.serving_summary import counted_output, token_problem
 
     if not row.get("ok"):
         return
     s_out, c_out, out = row.get("server_output_tokens"), row.get("client_output_tokens"), row.get("output_tokens")
     what = f"{where} request {row.get('trial')}/{row.get('i')}"
-    if out != (s_out if s_out is not None else c_out):
+    if out != counted_output(row):
         chk.refuse(what, f"output_tokens {_show(out)} is not the count beside it (server {s_out}, client {c_out})")
     if isinstance(row.get("max_tokens"), int) and isinstance(out, int) and out > row["max_tokens"]:
         chk.refuse(what, f"output_tokens {out} is past its max_tokens {row['max_tokens']}")
-    if tokenizer and isinstance(s_out, int) and isinstance(c_out, int) and beyond(s_out, c_out, OUTPUT_TOLERANCE):
-        chk.refuse(what, f"marked ok, but the server's {s_out} output tokens are not the {c_out} the client counted")
+    problem = token_problem(row, bool(tokenizer))
+    if problem:
+        chk.refuse(what, f"marked ok, but {problem}")
     s_in, c_in = row.get("server_input_tokens"), row.get("client_input_tokens")
     if (c_in is not None or s_in is not None) and row.get("input_tokens") != (c_in if c_in is not None else s_in):
         chk.refuse(what, f"input_tokens {_show(row.get('input_tokens'))} is not the count beside it "

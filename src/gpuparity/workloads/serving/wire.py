@@ -78,6 +78,8 @@ class Event:
     """One streamed chunk, reduced to what the benchmark measures."""
 
     text: str = ""                 # generated text in this chunk (all choices)
+    choices: int = 0               # choices in the chunk (a chunk with choices but no text may carry a
+    #                                token that decodes to nothing: an end-of-sequence, half a character)
     finished: bool = False         # a choice carried finish_reason
     usage: Usage | None = None
     error: str | None = None       # the server reported an error in the stream
@@ -99,7 +101,7 @@ def parse_chunk(data: str) -> Event:
         err = chunk.error
         message = err.get("message", err) if isinstance(err, dict) else err
         return Event(error=f"server error in stream: {one_line(message, 200)}")
-    ev = Event(usage=chunk.usage)
+    ev = Event(usage=chunk.usage, choices=len(chunk.choices or []))
     pieces = []
     for choice in chunk.choices or []:
         if choice.text:

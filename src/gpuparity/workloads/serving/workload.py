@@ -15,8 +15,12 @@ flight, or a ramp (`ramp_up=linear|exponential`, `ramp_start_rps`, `ramp_end_rps
 requests run before timing and are not counted. `num_prompts` defaults to 10 x concurrency.
 Prompts (workloads/serving/datasets.py) come from the served model's tokenizer where one is on
 this machine (`--set tokenizer=` names one); they change from trial to trial (prefix caches
-cannot carry over). `ignore_eos` is off by default, as in vLLM's client; a server that refuses
-it is named in the errors. Deadlines: `timeout_s` per request (overall), `point_timeout_s` per
+cannot carry over). `ignore_eos` is off by default (vLLM's client turns it on for its random
+dataset, guidellm whenever the output length is fixed: set it to match them); a server that
+refuses it is named in the errors. `warmup` is 2 requests (guidellm: none; vLLM: none unless
+--num-warmups). Rounds: `gpuparity run --trials N` measures each point N times, interleaved with
+the other points, each round with fresh prompts and a fresh connection pool; the point's interval
+comes from the rounds' spread (the requests' interval as a floor) and "unstable" from the rounds. Deadlines: `timeout_s` per request (overall), `point_timeout_s` per
 point; caps: `max_response_mb` per response, max_tokens + 16 pieces per stream. Every request
 is accounted for; a point where every request failed is a failed result.
 
@@ -26,15 +30,19 @@ num_prompts, seed. Not the server's model alias: two servers naming one model di
 compare. The alias, /v1/models and identity headers (server, x-powered-by, ...) go into info.
 
 Data contract (what `show`, the report and `compare` read; names are stable):
-- metric: value = output tokens / the point's duration / gpus ("tokens", unit tokens/s/GPU),
-  log_se = the within-trial standard error of its log (serving_summary: delta method over
-  requests); trials combine as every result's (results/figure.py).
+- metric: value = output tokens / the point's duration / gpus ("tokens", unit tokens/s/GPU where
+  gpus= is given, else tokens/s: per server), log_se = the within-round standard error of its
+  log (serving_summary: delta method over requests); rounds combine as every result's trials
+  (results/figure.py), the interval never narrower than the requests' (serving_summary.point_figure).
+- flags: unverified_tokens (no tokenizer held the counts to its bounds), invalid_requests (the
+  stream contradicted some requests' usage: their time and tokens are out of the rates), unstable
+  (the rounds' spread above the threshold).
 - samples: the completed requests' E2E latencies in seconds; summary: their summary, with
   rel_noise = the throughput's relative 95% half-width (what stability flags read).
 - derived: tokens_per_s (all GPUs), interactivity, ttft_ms / tpot_ms / itl_ms / e2el_ms (medians).
 - info.curve_key: the points of one curve (same workload, all but the load) share it.
 - info.serving: the point's summary (serving_summary.summarize_point): completed, failed,
-  errors, timeouts, duration_s, request_throughput, input/output/total_throughput and
+  errors, timeouts, invalid, duration_s, rate_duration_s, request_throughput, input/output/total_throughput and
   *_per_gpu, throughput_per_gpu (== metric value), interactivity (tok/s/user),
   ttft_ms / tpot_ms / itl_ms / e2el_ms ({mean, median, std, p<q>...}), goodput ({slos, ...} or
   None), usage (server usage vs client counts), error_kinds, log_se, interactivity_log_se,
@@ -49,16 +57,16 @@ from __future__ import annotations
 
 import math
 import os
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import product
 
 from gpuparity.errors import UserError
-from gpuparity.results.schema import canonical, mark, new_result
+from gpuparity.results.schema import canonical, new_result
 from gpuparity.results.serving_summary import curve_key, fill_derived, table_of
 from gpuparity.workloads.base import Context, Workload, merge_trials, telemetry_window
 from gpuparity.workloads.llm import int_list
+from gpuparity.workloads.serving.point import Progress, finish, token_counts
 
 AXES = {
     "url": "http://HOST:PORT/v1 (required)",
@@ -86,7 +94,7 @@ AXES = {
     "slo_ttft_ms": "goodput SLO",
     "slo_tpot_ms": "goodput SLO",
     "slo_e2el_ms": "goodput SLO",
-    "gpus": "GPUs behind the server, for per-GPU figures",
+    "gpus": "GPUs behind the server, for per-GPU figures (default: per server)",
     "seed": "prompt seed (default 0)",
     "temperature": "sampling temperature (default 0: greedy)",
     "timeout_s": "overall deadline per request",
@@ -143,7 +151,7 @@ class Settings:
     url: str
     model: str | None
     tokenizer: str | None
-    gpus: int
+    gpus: int | None                # the server's GPUs (None: not given, figures per server)
     warmup: int
     percentiles: tuple
     slos: dict
@@ -167,7 +175,7 @@ class Settings:
         slos = {name: _one(o, f"slo_{name}_ms", float, None, lo=0.0) for name in ("ttft", "tpot", "e2el")}
         mb = _one(o, "max_response_mb", float, None, lo=0.001)
         return cls(url=url, model=o.get("model") or None, tokenizer=o.get("tokenizer") or None,
-                   gpus=_one(o, "gpus", int, 1, lo=1), warmup=_one(o, "warmup", int, DEFAULT_WARMUP, lo=0, hi=10_000),
+                   gpus=_one(o, "gpus", int, None, lo=1), warmup=_one(o, "warmup", int, DEFAULT_WARMUP, lo=0, hi=10_000),
                    percentiles=pct, slos={k: v for k, v in slos.items() if v is not None},
                    temperature=_one(o, "temperature", float, 0.0, lo=0.0, hi=100.0),
                    timeout_s=_one(o, "timeout_s", float, None, lo=0.01),
@@ -386,8 +394,15 @@ class Serving(Workload):
         return finish(result, s, params)
 
     def merge_trials(self, trials: list[dict], ctx: Context) -> dict:
-        """The base merge (figure and CI over trials), then the point's summary over trials."""
-        from gpuparity.results.serving_summary import merge_summaries, summarize_point
+        """The base merge, then the point's summary over its rounds, its interval from them with
+        the requests' as a floor, and "unstable" judged on the rounds (serving_summary)."""
+        from gpuparity.results.serving_summary import (
+            INVALID_REQUESTS,
+            merge_summaries,
+            point_figure,
+            round_flags,
+            summarize_point,
+        )
 
         merged = merge_trials(trials, ctx.spec)
         infos = [t.get("info") or {} for t in trials]
@@ -400,6 +415,14 @@ class Serving(Workload):
         slos = {k[:-3]: v for k, v in ((first.get("goodput") or {}).get("slos") or {}).items()}
         pooled = summarize_point(rows, first["gpus"], first["percentiles"], slos, first["usage"]["tokenizer"])
         metric = merged.get("metric") or {}
+        if merged["status"] == "ok":
+            ok = [t for t in merged.get("trials") or [] if t.get("status", "ok") == "ok" and t.get("value")]
+            c = point_figure([t["value"] for t in ok], [t.get("log_se") for t in ok])
+            metric.update({k: c[k] for k in ("value", "ci_low", "ci_high", "log_se", "spread", "trials", "ci_basis")})
+            if c.get("ci_floor"):
+                metric["ci_floor"] = c["ci_floor"]
+            merged["flags"] = round_flags(merged) + ([INVALID_REQUESTS] if pooled["invalid"] and INVALID_REQUESTS
+                                                     not in (merged.get("flags") or []) else [])
         s = merge_summaries(summaries, pooled, metric.get("value") if merged["status"] == "ok" else None)
         s["log_se"] = metric.get("log_se")
         info = merged.setdefault("info", {})
@@ -410,85 +433,5 @@ class Serving(Workload):
         return merged
 
 
-def token_counts(records, prompts, tokenizer) -> list[dict]:
-    """Per record: the token figures of its export row. Output: the server's usage where it sent
-    one, else the client's count (tokenizer, or streamed pieces without one); input: the
-    client's count (as vLLM), else the server's, else the prompt's words (estimated). With a
-    tokenizer the server's output count must agree with the streamed text's (else the request is
-    invalid: client.verify_output); without one the counts are unverified (the point is
-    flagged, serving_summary)."""
-    from gpuparity.workloads.serving.client import verify_output
-
-    out = []
-    for rec, prompt in zip(records, prompts, strict=True):
-        s_in = rec.usage.prompt_tokens if rec.usage else None
-        s_out = rec.usage.completion_tokens if rec.usage else None
-        c_in = prompt.tokens
-        c_out = tokenizer.count_output(rec.text) if tokenizer is not None and rec.ok else rec.pieces
-        if tokenizer is not None:
-            verify_output(rec, c_out)
-        tin = c_in if c_in is not None else s_in
-        words = len((prompt.body if isinstance(prompt.body, str) else " ".join(m["content"] for m in prompt.body)).split())
-        out.append({"input_tokens": tin if tin is not None else words,
-                    "output_tokens": s_out if s_out is not None else c_out, "input_estimated": tin is None,
-                    "server_input_tokens": s_in, "server_output_tokens": s_out,
-                    "client_input_tokens": c_in, "client_output_tokens": c_out})
-    return out
-
-
-class Progress:
-    """Live status of a point through ctx.say: requests done/failed, throughput so far, ETA."""
-
-    def __init__(self, ctx: Context, label: str, total: int):
-        self.ctx, self.label, self.total = ctx, label, total
-        self.done_n = self.failed = self.pieces = 0
-        self.t0 = time.perf_counter()
-        self.last = 0.0
-
-    def done(self, rec) -> None:
-        self.done_n += 1
-        self.failed += not rec.ok
-        self.pieces += rec.pieces if rec.ok else 0
-        now = time.perf_counter()
-        if now - self.last < 0.25 and self.done_n < self.total:
-            return
-        self.last = now
-        elapsed = now - self.t0
-        eta = elapsed / self.done_n * (self.total - self.done_n)
-        self.ctx.say(f"{self.label}: {self.done_n}/{self.total} done, {self.failed} failed, "
-                     f"{self.pieces / elapsed:.1f} tok/s, ETA {eta:.0f} s")
-
-
-def finish(result: dict, s: dict, params: dict) -> dict:
-    """Figure, samples and status of one trial from its summary."""
-    from gpuparity.measure.stats import summarize
-    from gpuparity.results.figure import LEVEL, UNVERIFIED_TOKENS, set_metric
-
-    rows = result["info"]["requests"]
-    if not s["completed"]:
-        table_of(result, s)
-        first = s["error_kinds"][0]["error"] if s["error_kinds"] else "no request was sent"
-        return mark(result, "failed", f"all {s['requests']} requests failed "
-                    f"({s['errors']} errors, {s['timeouts']} timeouts); first: {first}")
-    set_metric(result, "tokens", s["throughput_per_gpu"], s["log_se"])
-    result["metric"]["unit"] = "tokens/s/GPU"
-    if s["usage"]["verified"] is False:       # no claim rests on counts nobody checked (compare leaves it out)
-        result["flags"].append(UNVERIFIED_TOKENS)
-    e2el = [(r["end_us"] - r["start_us"]) / 1e6 for r in rows if r["ok"]]
-    result["samples"] = e2el
-    summary = summarize(e2el)
-    from statistics import NormalDist
-
-    z = NormalDist().inv_cdf(1 - (1 - LEVEL) / 2)
-    summary.update(of="E2E latency (s)", rel_noise=math.expm1(z * s["log_se"]) if s["log_se"] is not None
-                   else summary["rel_noise"])
-    result["summary"] = summary
-    fill_derived(result, s)
-    table_of(result, s)
-    if s["failed"]:
-        result["info"]["warning"] = (f"{s['errors']} errors, {s['timeouts']} timeouts of {s['requests']} requests "
-                                     f"(not in the throughput); first: {s['error_kinds'][0]['error']}")
-    return result
-
-
 WORKLOADS = [Serving()]
+__all__ = ["Serving", "Settings", "finish", "token_counts"]

@@ -1,0 +1,48 @@
+"""Result files of the serving clients people already run, imported as gpuparity run documents:
+`vllm bench serve --save-result [--save-detailed]` (vllm_bench.py), guidellm's JSON report
+(guidellm.py) and aiperf's profile export (aiperf.py). Each is read bounded, checked against its
+own pydantic model, turned into serving results (common.py: figures redone from the per-request
+data where the file has it), then through the gate every document passes
+(results/document.validate_run). `gpuparity import` calls `load_import_file` for every file.
+"""
+
+from __future__ import annotations
+
+
+def load_import_file(path: str, recompute: bool = False) -> dict:
+    """A run document from `path`: gpuparity's own (as exported or spooled) or a peer's result file."""
+    import os
+
+    from gpuparity.errors import UserError
+    from gpuparity.results.document import validate_run
+    from gpuparity.results.peers import aiperf, guidellm, vllm_bench
+    from gpuparity.validate import decode_text, parse_json, read_bounded
+
+    data = read_bounded(path, None, "run file")
+    try:
+        obj = parse_json(data, path)
+    except UserError as exc:              # not one JSON value: aiperf's records (JSON lines)?
+        line = next((ln for ln in decode_text(data, path).splitlines()[:1] if ln.strip()), "")
+        try:
+            first = parse_json(line, path) if line else None
+        except UserError:
+            raise exc from None
+        if not aiperf.looks_like_records(first):
+            raise exc from None
+        records = aiperf.read_records(data, path)
+        aggregate = aiperf.siblings(path)[1]
+        summary = parse_json(read_bounded(aggregate, None, "aiperf aggregate"), aggregate) \
+            if os.path.isfile(aggregate) else None
+        return validate_run(aiperf.convert(summary, records, path, data), f"{path} (aiperf)", recompute)
+    if vllm_bench.looks_like(obj):
+        return validate_run(vllm_bench.convert(obj, path, data), f"{path} ({vllm_bench.TOOL})", recompute)
+    if guidellm.looks_like(obj):
+        return validate_run(guidellm.convert(obj, path, data), f"{path} (guidellm)", recompute)
+    if aiperf.looks_like_summary(obj):
+        found = aiperf.siblings(path)[0]
+        records, raw = None, data
+        if os.path.isfile(found):        # the records beside it: the run's id is theirs (either file, one run)
+            raw = read_bounded(found, None, "aiperf records")
+            records = aiperf.read_records(raw, found)
+        return validate_run(aiperf.convert(obj, records, path, raw), f"{path} (aiperf)", recompute)
+    return validate_run(obj, path, recompute)      # gpuparity's own; else its error names what one needs

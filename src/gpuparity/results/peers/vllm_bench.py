@@ -1,0 +1,159 @@
+"""`vllm bench serve --save-result` files (one point each), with `--save-detailed`'s per-request
+lists where present: start_times and latencies (seconds, perf_counter), ttfts, itls (each
+request's gaps between chunks), input_lens, output_lens (0 for a failed request), errors ("" for
+a success), generated_texts. Top-level settings: backend / endpoint_type (openai: completions,
+openai-chat: chat), model_id, tokenizer_id, num_prompts, request_rate ("inf" or req/s),
+burstiness, max_concurrency, ramp_up_*, and any --metadata KEY=VALUE pairs.
+
+The file does not record its dataset's lengths or ignore_eos: `--metadata input_len=N
+output_len=N ignore_eos=true` states them (also read: random_input_len, random_output_len);
+else a length every request shares is taken, and ignore_eos is taken as on where every request
+produced exactly that many tokens. A rate of inf capped at max_concurrency c is a closed loop of c
+clients: gpuparity's concurrency=c. The date is the client's local time, read as UTC.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from typing import Annotated, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
+
+from gpuparity.results.peers import common
+
+TOOL = "vllm bench serve"
+MAX_REQUESTS = 1_000_000
+STATED = re.compile(r"^(mean|median|std|p\d+(?:\.\d+)?)_(ttft|tpot|itl|e2el)_ms$")
+Num = StrictFloat | StrictInt
+Seconds = Annotated[StrictFloat | StrictInt, Field(ge=0, allow_inf_nan=False)]
+Count = Annotated[StrictInt, Field(ge=0, le=10**9)]
+
+
+class Result(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    date: Optional[StrictStr] = Field(None, max_length=40)
+    backend: Optional[StrictStr] = Field(None, max_length=100)
+    endpoint_type: Optional[StrictStr] = Field(None, max_length=100)
+    model_id: Optional[StrictStr] = Field(None, max_length=1000)
+    tokenizer_id: Optional[StrictStr] = Field(None, max_length=1000)
+    num_prompts: Optional[StrictInt] = Field(None, ge=1, le=MAX_REQUESTS)
+    request_rate: Optional[Num | StrictStr] = None
+    burstiness: Optional[Num] = Field(None, gt=0)
+    max_concurrency: Optional[StrictInt] = Field(None, ge=1)
+    ramp_up_strategy: Optional[StrictStr] = Field(None, max_length=20)
+    ramp_up_start_rps: Optional[Num] = Field(None, gt=0)
+    ramp_up_end_rps: Optional[Num] = Field(None, gt=0)
+    duration: Num = Field(gt=0)
+    completed: StrictInt = Field(ge=0)
+    failed: Optional[StrictInt] = Field(None, ge=0)
+    total_input_tokens: Optional[StrictInt] = Field(None, ge=0)
+    total_output_tokens: Optional[StrictInt] = Field(None, ge=0)
+    request_throughput: Optional[Num] = None
+    output_throughput: Optional[Num] = None
+    total_token_throughput: Optional[Num] = None
+    input_lens: Optional[list[Count]] = Field(None, max_length=MAX_REQUESTS)
+    output_lens: Optional[list[Count]] = Field(None, max_length=MAX_REQUESTS)
+    ttfts: Optional[list[Seconds]] = Field(None, max_length=MAX_REQUESTS)
+    itls: Optional[list[list[Seconds]]] = Field(None, max_length=MAX_REQUESTS)
+    latencies: Optional[list[Seconds]] = Field(None, max_length=MAX_REQUESTS)
+    start_times: Optional[list[Seconds]] = Field(None, max_length=MAX_REQUESTS)
+    errors: Optional[list[Optional[StrictStr]]] = Field(None, max_length=MAX_REQUESTS)
+    generated_texts: Optional[list[Optional[StrictStr]]] = Field(None, max_length=MAX_REQUESTS)
+
+
+def looks_like(obj) -> bool:
+    return isinstance(obj, dict) and "duration" in obj and "completed" in obj and (
+        "backend" in obj or "endpoint_type" in obj) and "model_id" in obj
+
+
+def _meta(res: Result, *names: str):
+    extra = res.model_extra or {}
+    for n in names:
+        if n in extra and extra[n] not in (None, ""):
+            return extra[n]
+    return None
+
+
+def _int(v) -> int | None:
+    try:
+        return int(str(v)) if v is not None else None
+    except ValueError:
+        return None
+
+
+def _load(res: Result, path: str) -> dict:
+    from gpuparity.errors import UserError
+
+    rate = res.request_rate
+    inf = rate is None or (isinstance(rate, str) and rate.strip().lower() in ("inf", "infinity"))
+    if not inf and (isinstance(rate, str) or not 0 < rate < float("inf")):
+        raise UserError(f"{path}: request_rate {str(rate)[:40]!r} is not a positive number or inf")
+    if res.ramp_up_strategy:
+        load = {"ramp_up": res.ramp_up_strategy, "ramp_start_rps": float(res.ramp_up_start_rps or 0),
+                "ramp_end_rps": float(res.ramp_up_end_rps or 0)}
+    elif inf and res.max_concurrency:
+        return {"concurrency": res.max_concurrency}          # all at once, c in flight: a closed loop of c
+    elif inf:
+        load = {"request_rate": "inf"}
+    else:
+        load = {"request_rate": float(rate)}
+        if res.burstiness not in (None, 1, 1.0):
+            load["burstiness"] = float(res.burstiness)
+    if res.max_concurrency:
+        load["max_concurrency"] = res.max_concurrency
+    return load
+
+
+def convert(obj: dict, path: str, data: bytes) -> dict:
+    """The file as a run document (not yet validated: the caller's validate_run does it)."""
+    from gpuparity.validate import parse
+
+    res = parse(Result, obj, path)
+    lists = (res.start_times, res.latencies, res.ttfts, res.itls, res.input_lens, res.output_lens)
+    n = len(res.start_times or [])
+    detailed = all(x is not None for x in lists) and n > 0 and all(len(x) == n for x in lists)
+    errors = res.errors if res.errors is not None and len(res.errors) == n else [None] * n
+    texts = res.generated_texts if res.generated_texts is not None and len(res.generated_texts) == n else [None] * n
+    ok = [not e and (res.latencies[i] > 0 if detailed else True) for i, e in enumerate(errors)] if detailed else []
+    in_len = _int(_meta(res, "input_len", "random_input_len"))
+    out_len = _int(_meta(res, "output_len", "random_output_len"))
+    if detailed:
+        in_len = in_len or common.same([res.input_lens[i] for i in range(n) if ok[i]])
+        out_len = out_len or common.same([res.output_lens[i] for i in range(n) if ok[i]])
+    eos = _meta(res, "ignore_eos")
+    if eos is not None:
+        ignore_eos = str(eos).strip().lower() in ("true", "1", "yes")
+    else:                               # every request ran to the one length: to its cap
+        ignore_eos = bool(detailed and out_len and all(res.output_lens[i] == out_len for i in range(n) if ok[i]))
+    endpoint = "chat" if "chat" in (res.backend or res.endpoint_type or "") else "completions"
+    requests = n if detailed else (res.num_prompts or res.completed + (res.failed or 0))
+    params = common.point_params(endpoint, ignore_eos, in_len, out_len, _load(res, path), requests)
+    extra = res.model_extra or {}
+    stated = {k: v for k, v in extra.items() if STATED.match(k) and isinstance(v, (int, float))}
+    stated.update({k: getattr(res, k) for k in ("duration", "completed", "failed", "total_input_tokens",
+                                                "total_output_tokens", "request_throughput", "output_throughput",
+                                                "total_token_throughput") if getattr(res, k) is not None})
+    settings = {"tokenizer_id": res.tokenizer_id, "burstiness": res.burstiness, "date": res.date}
+    info = common.imported_info(TOOL, None, path, res.model_id, None, detailed, stated, settings)
+    if detailed:
+        t0 = min(res.start_times)
+        rows = [common.row(i, ok[i], errors[i], res.start_times[i] - t0, res.start_times[i] - t0 + res.latencies[i],
+                           res.ttfts[i], list(res.itls[i]), res.input_lens[i], res.output_lens[i], out_len,
+                           texts[i], len(res.itls[i]) + 1) for i in range(n)]
+        qs = sorted({float(m.group(1)[1:]) for k in stated if (m := STATED.match(k)) and m.group(1).startswith("p")})
+        result = common.point_result(params, rows, f"{TOOL}: {res.tokenizer_id or res.model_id or 'its tokenizer'}",
+                                     info, path, tuple(qs) or common.DEFAULT_PERCENTILES)
+    else:
+        result = common.stated_result(params, res.output_throughput, stated, info)
+    return common.run_document(TOOL, None, path, data, _date(res.date), [result], None)
+
+
+def _date(text: str | None) -> str:
+    for fmt in ("%Y%m%d-%H%M%S", "%Y-%m-%dT%H:%M:%S"):
+        try:
+            return datetime.strptime(text or "", fmt).replace(tzinfo=timezone.utc).isoformat()
+        except ValueError:
+            continue
+    return datetime(1970, 1, 1, tzinfo=timezone.utc).isoformat()
