@@ -254,8 +254,8 @@ def _run(names, suite, options, db, json_out, profile, no_store, trials, mode, s
         from gpuparity.results.spool import check_spool
         from gpuparity.results.store import check_writable
 
-        check_writable(db)
         check_spool()                               # its journal (and a spooled save) must have a folder
+        check_writable(db)
     if writer:
         out.print(f"[bold]gpuparity[/] {escape(fp.get('product'))} ({escape(fp.get('backend'))}), suite {suite}, "
                   f"{len(cases)} cases x {trials} trial{'s' if trials > 1 else ''} ({mode})"

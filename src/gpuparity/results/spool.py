@@ -81,23 +81,27 @@ def private_folder(folder: str) -> str:
 
 def check_spool() -> str:
     """Before a run measures: its spool folder ($GPUPARITY_SPOOL, else the user data dir's) is a
-    folder this user can write, made if missing (its journal goes there from the first case on);
-    otherwise exit 2 now, never a traceback after the work."""
+    folder this user can write, or can be made where it is named (its journal goes there from the
+    first case on); otherwise exit 2 now, never a traceback after the work. Nothing is made here
+    (a probe file is written and removed)."""
     from gpuparity.validate import terminal_safe
 
     folder = spool_dir()
     name = f"GPUPARITY_SPOOL={terminal_safe(folder)}" if os.environ.get("GPUPARITY_SPOOL") else \
         f"the spool folder {terminal_safe(folder)}"
-    if os.path.exists(folder) and not os.path.isdir(folder):
-        raise UserError(f"{name}: not a folder (a run keeps its journal and spooled saves in a folder)")
+    probe_in = os.path.abspath(folder)
+    while not os.path.exists(probe_in) and os.path.dirname(probe_in) != probe_in:
+        probe_in = os.path.dirname(probe_in)      # the folder it would be made in
+    if not os.path.isdir(probe_in):
+        raise UserError(f"{name}: {'not a folder' if probe_in == os.path.abspath(folder) else 'inside a file'} "
+                        "(a run keeps its journal and spooled saves in a folder)")
     try:
-        private_folder(folder)
-        fd, probe = tempfile.mkstemp(dir=folder, prefix=".probe.")
+        fd, probe = tempfile.mkstemp(dir=probe_in, prefix=".gpuparity-probe.")
         os.close(fd)
         os.remove(probe)
     except OSError as exc:
-        raise UserError(f"{name}: not a writable folder ({getattr(exc, 'strerror', None) or exc}): give "
-                        "GPUPARITY_SPOOL a folder of yours, or --no-store") from None
+        raise UserError(f"{name}: not a writable folder ({exc.strerror or exc}): give GPUPARITY_SPOOL a folder "
+                        "of yours, or --no-store") from None
     return folder
 
 

@@ -187,7 +187,10 @@ def store_files(url: str | None = None) -> list[tuple[str, str]]:
     if is_postgres(url):
         return []
     path = url.removeprefix("sqlite:///")
-    return [("the store", path)] + [(f"the store's {end} file", path + end) for end in ("-wal", "-shm", "-journal")]
+    out = [("the store", path)]
+    for base in dict.fromkeys((path, os.path.realpath(path))):    # SQLite keeps them beside the real file
+        out += [(f"the store's {end} file", base + end) for end in ("-wal", "-shm", "-journal")]
+    return out
 
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
