@@ -748,7 +748,11 @@ class RunWriter:
             self._tx = self.store.transaction()
             self._cur = self._tx.__enter__()
             self._rows, self._since = 0, time.monotonic()
-        added = _insert_run(self._cur, doc)
+        try:
+            added = _insert_run(self._cur, doc)
+        except Exception as exc:
+            self.end(exc)           # rolled back; a database error comes out as its one-line UserError
+            raise
         self.pending.append(doc["run_id"])
         self._rows += 1 + len(doc["results"])
         if self._rows >= self.max_rows or time.monotonic() - self._since >= self.max_seconds:
