@@ -39,7 +39,7 @@ def mode(path: Path) -> int:
 
 
 @pytest.fixture
-def role_db(pg_server):
+def role_db(pg_server):  # noqa: F811 - the session's fixtures
     """(url with the password SECRET, admin url of its database, whether the server checks it): a
     role that owns a fresh database; where the test cluster's pg_hba.conf can be written, the
     server asks that role for its password (scram), everyone else stays trusted."""
@@ -65,7 +65,7 @@ def role_db(pg_server):
             admin.execute(f"DROP ROLE IF EXISTS {role}")
 
 
-def test_a_password_in_the_url_never_leaves_the_process(role_db, tmp_path, pg_server):
+def test_a_password_in_the_url_never_leaves_the_process(role_db, tmp_path, pg_server):  # noqa: F811 - the session's fixtures
     url, admin_url, _ = role_db
     spool = tmp_path / "spool"
     env = {"GPUPARITY_SPOOL": str(spool), "GPUPARITY_DB": str(tmp_path / "default.db"),
@@ -127,7 +127,7 @@ def test_a_password_in_the_url_never_leaves_the_process(role_db, tmp_path, pg_se
     assert all("Traceback" not in text for text in said)
 
 
-def test_a_role_without_table_privileges_is_one_line_and_a_run_is_spooled(pg_db, pg_server, tmp_path):
+def test_a_role_without_table_privileges_is_one_line_and_a_run_is_spooled(pg_db, pg_server, tmp_path):  # noqa: F811 - the session's fixtures
     with Store(pg_db) as s:
         s.save_run(make_doc("20260101-000000-priv", "2026-01-01T00:00:00+00:00", "h", 1.5))
     role = "gp_np_" + uuid.uuid4().hex[:8]
@@ -160,7 +160,7 @@ def _runs(url: str) -> int | None:
         return None
 
 
-def test_postgresql_stopped_mid_import_says_what_it_stored(pg_server, pg_db, tmp_path):
+def test_postgresql_stopped_mid_import_says_what_it_stored(pg_server, pg_db, tmp_path):  # noqa: F811 - the session's fixtures
     if not pg_server["dir"]:
         pytest.skip("needs a cluster this session can stop and start (GPUPARITY_TEST_PG_DIR unset)")
     n = 3000
@@ -196,7 +196,7 @@ def test_postgresql_stopped_mid_import_says_what_it_stored(pg_server, pg_db, tmp
     assert _runs(pg_db) == n
 
 
-def test_an_empty_database_is_no_store_to_a_reader_and_stays_empty(pg_db, tmp_path):
+def test_an_empty_database_is_no_store_to_a_reader_and_stays_empty(pg_db, tmp_path):  # noqa: F811 - the session's fixtures
     env = {"GPUPARITY_SPOOL": str(tmp_path / "spool"), "GPUPARITY_DB": str(tmp_path / "default.db")}
     for args in (["list"], ["show", "latest"], ["trend"], ["claims", "check"], ["reference", "list"],
                  ["compare", "latest", "latest"]):
