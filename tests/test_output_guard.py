@@ -1,8 +1,9 @@
 """No output is ever written over what a command is working with: every writer (`export -o`,
 `report -o` HTML and markdown, `run --json`, `port --json/--html/--csv`) refuses, with one line
 and exit 2 before any work, a target that is by any alias (the same path, `..`, a symlink, a hard
-link, the store named as `sqlite:///`) the store or its -wal/-shm files, an input of the command
-or a file of a port source tree; a FIFO, a device or a folder as the output too. Files are written
+link, the store named as `sqlite:///` or through a symlink) the store or its -wal/-shm files, an
+input of the command (a side or the --claims-file of `report`, a --workload-file or --like file of
+`run`) or a file of a port source tree; a FIFO, a device or a folder as the output too. Files are written
 beside the target and renamed: a failed write leaves the old file whole."""
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from test_compare import main_inprocess, make_result, make_run, noisy
 from gpuparity.results.store import Store
 
 RUN = ["run", "memory", "--set", "op=copy", "--set", "elements=4096", "--in-process"]
-WRITERS = ["export", "report-html", "report-md", "run-json", "port-json", "port-html", "port-csv"]
+WRITERS = ["export", "report-html", "report-md", "report-claims", "run-json", "run-like", "port-json", "port-html",
+           "port-csv"]
 TARGETS = ["store", "wal", "shm", "input"]
 ALIASES = ["same", "dotdot", "symlink", "hardlink", "absolute"]
 STORE_NAMES = ["env", "db", "sqlite-url", "db-symlink"]
@@ -66,6 +68,14 @@ def workspace():
         (root / "run.json").write_text(json.dumps(make_run([make_result("gemm", {"m": 1}, noisy(10, 0.01, 9, 2))],
                                                            run_id="r-file")))
         (root / "mine.py").write_text(TINY)
+        from gpuparity.evidence.claims import default_claims_text
+        from gpuparity.results.schema import result_key
+
+        (root / "claims.yaml").write_text(default_claims_text())
+        params = {"op": "copy", "elements": 4096, "dtype": "fp32"}
+        (root / "like.json").write_text(json.dumps({
+            "kind": "gpuparity-plan", "plan_version": 1, "suite": "quick", "trials": 1,
+            "cases": [{"workload": "memory", "params": params, "key": result_key("memory", params, "fp32")}]}))
         (root / "src").mkdir()
         (root / "src" / "a.cu").write_text("__global__ void k() {}\nint main() { cudaDeviceSynchronize(); }\n")
         (root / "sub").mkdir()
@@ -98,9 +108,13 @@ def command(writer: str, out: str, root: Path, target: str) -> list[str]:
     """The writer's command line, its input the one the target may alias."""
     if writer == "export":
         return ["export", "latest", "-o", out]
+    if writer == "report-claims":
+        return ["report", "latest", "--claims-file", "claims.yaml", "-o", out]
     if writer.startswith("report"):
         fmt = ["-f", "markdown"] if writer == "report-md" else []
         return ["report", "run.json", "latest", "-o", out, *fmt]
+    if writer == "run-like":
+        return ["run", "--like", "like.json", "--in-process", "--json", out]
     if writer == "run-json":
         if target == "input":
             return ["run", "guard_tiny", "--workload-file", "mine.py", "--in-process", "--json", out]
@@ -111,10 +125,12 @@ def command(writer: str, out: str, root: Path, target: str) -> list[str]:
 
 def input_of(writer: str, root: Path) -> Path | None:
     return {"export": None, "report-html": root / "run.json", "report-md": root / "run.json",
-            "run-json": root / "mine.py"}.get(writer, root / "src" / "a.cu")
+            "report-claims": root / "claims.yaml", "run-json": root / "mine.py",
+            "run-like": root / "like.json"}.get(writer, root / "src" / "a.cu")
 
 
-@settings(max_examples=80, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(writer=st.sampled_from(WRITERS), target=st.sampled_from(TARGETS), how=st.sampled_from(ALIASES),
        store_name=st.sampled_from(STORE_NAMES))
 def test_no_writer_writes_over_the_store_or_an_input_by_any_alias(capsys, monkeypatch, writer, target, how,
@@ -125,7 +141,8 @@ def test_no_writer_writes_over_the_store_or_an_input_by_any_alias(capsys, monkey
             or input_of(writer, root)
         if victim is None:              # export reads no file but the store
             victim = db
-        files = [db, root / "db.db-wal", root / "db.db-shm", root / "run.json", root / "mine.py", root / "src" / "a.cu"]
+        files = [db, root / "db.db-wal", root / "db.db-shm", root / "run.json", root / "mine.py", root / "claims.yaml",
+                 root / "like.json", root / "src" / "a.cu"]
         before = {f: sha(f) for f in files}
         assert before[root / "db.db-wal"] and before[root / "db.db-shm"]     # they exist: the guard sees them
         out = alias(root, victim, how)
