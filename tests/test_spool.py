@@ -73,7 +73,9 @@ def test_unwritable_spool_folder_falls_back_to_the_temp_dir(tmp_path, monkeypatc
     doc = small_doc()
     path = save_or_spool(doc, dead_pg_url())
     try:
-        assert path == os.path.join(tempfile.gettempdir(), "gpuparity-spool", f"{doc['run_id']}.json")
+        # a folder of this user's (0700; never one another user made in the shared temp dir), the file 0600
+        assert path == os.path.join(tempfile.gettempdir(), f"gpuparity-spool-{os.getuid()}", f"{doc['run_id']}.json")
+        assert os.stat(path).st_mode & 0o777 == 0o600 and os.stat(os.path.dirname(path)).st_mode & 0o777 == 0o700
         with open(path) as fh:
             assert json.load(fh) == doc
     finally:

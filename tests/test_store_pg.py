@@ -27,7 +27,7 @@ import pytest
 from gpuparity.errors import UserError
 from gpuparity.results.schema import new_result, new_run
 from gpuparity.results.spool import save_or_spool
-from gpuparity.results.store import STORE_VERSION, Store
+from gpuparity.results.store import STORE_VERSION, Store, StoreUnavailable
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg not installed: pip install 'psycopg[binary]'")
 
@@ -176,7 +176,7 @@ def test_connection_killed_before_save_leaves_no_partial_run(pg_db, pg_server):
     store = Store(pg_db)
     with psycopg.connect(pg_server["url"], autocommit=True) as admin:
         admin.execute("SELECT pg_terminate_backend(%s)", (store._conn.info.backend_pid,))
-    with pytest.raises(psycopg.OperationalError):
+    with pytest.raises(StoreUnavailable, match="the PostgreSQL store was lost"):     # one line, not a traceback
         store.save_run(doc)
     store.close()
     with Store(pg_db) as s:

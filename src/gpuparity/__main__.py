@@ -9,7 +9,7 @@ import os
 import signal
 import sys
 
-from gpuparity.errors import Terminated, exit_now
+from gpuparity.errors import STOP_AT_ONCE, Terminated, exit_now
 
 
 def entry() -> None:
@@ -17,6 +17,7 @@ def entry() -> None:
         if signal.getsignal(signum) != signal.SIG_IGN:
             signal.signal(signum, exit_now)
     code = 0
+    STOP_AT_ONCE[0] = True          # nothing to keep yet: a signal during the torch import ends it now
     try:
         from gpuparity.cli.main import main
 

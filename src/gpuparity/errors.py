@@ -52,12 +52,26 @@ def interrupt_on_sigint(signum, frame):
     raise KeyboardInterrupt()
 
 
+# True while the `gpuparity` process has nothing to keep (start-up; `run` clears it before its first
+# case): a signal inside a deferred block (the torch import: seconds) then ends the process at once.
+STOP_AT_ONCE = [False]
+
+
+def _stop_at_once(signum, frame):
+    import sys
+
+    print("interrupted", file=sys.stderr)
+    exit_now(signum, frame)
+
+
 @contextmanager
 def signals_deferred():
     """Ctrl-C and SIGTERM held for the length of the block, then delivered to the handler the
     process had: for an import of native code that a KeyboardInterrupt half-way leaves broken
     (torch, half-initialised: every later use fails, or the process aborts). Ignored signals stay
-    ignored; outside the main thread (signals go to the main thread) nothing changes."""
+    ignored; outside the main thread (signals go to the main thread) nothing changes. While the
+    process has nothing to keep (STOP_AT_ONCE) the signal ends it at once instead (128 + signal
+    number): a half-imported torch is no loss to a process that is ending."""
     import signal
     import threading
 
@@ -66,7 +80,7 @@ def signals_deferred():
     if threading.current_thread() is threading.main_thread():
         for signum in (signal.SIGINT, signal.SIGTERM):
             if signal.getsignal(signum) != signal.SIG_IGN:
-                old[signum] = signal.signal(signum, lambda s, f: held.append(s))
+                old[signum] = signal.signal(signum, _stop_at_once if STOP_AT_ONCE[0] else lambda s, f: held.append(s))
     try:
         yield
     finally:

@@ -21,7 +21,8 @@ import io
 import math
 import os
 import re
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from gpuparity.errors import UserError
 
@@ -286,19 +287,141 @@ def iso_date(text: str | None, option: str = "--since") -> str | None:
     return text.strip()
 
 
-def check_output_file(path: str | None, option: str) -> None:
-    """Fail before the work, not after: a file to write must be in an existing, writable folder
-    and not be a folder itself ('-' is stdout). Nothing is created here."""
+def check_output_file(path: str | None, option: str, protect: list[tuple[str, str]] = (),
+                      trees: list[str] = ()) -> None:
+    """The one output guard, before any work: a file to write is a regular file or a new name in an
+    existing, writable folder ('-' is stdout), and never, by any alias (`..`, a symlink, a hard
+    link: the real path or the same inode), one of `protect` ((what, path): the store and its
+    -wal/-shm/-journal files, the command's inputs) nor a file inside one of `trees` (a port
+    source tree). A FIFO or a device would block or swallow the output: refused. Nothing is
+    created here; write_file then writes beside the target and renames."""
+    import stat
+
     if not path or str(path) == "-":
         return
     path = str(path)
-    folder = os.path.dirname(os.path.abspath(path)) or "."
-    if os.path.isdir(path):
-        raise UserError(f"{option} {path}: is a folder")
+    shown = f"{option} {terminal_safe(path)}"
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        st = None
+    except OSError as exc:
+        raise UserError(f"{shown}: cannot write ({exc.strerror or exc})") from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise UserError(f"{shown}: is a folder")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise UserError(f"{shown}: not a regular file (a pipe or device): give a file name")
+    real = os.path.realpath(path)
+    folder = os.path.dirname(real) or "."
     if not os.path.isdir(folder):
-        raise UserError(f"{option} {path}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
-        raise UserError(f"{option} {path}: not writable")
+        raise UserError(f"{shown}: folder {terminal_safe(folder)} does not exist")
+    if not os.access(folder, os.W_OK) or (st is not None and not os.access(path, os.W_OK)):
+        raise UserError(f"{shown}: not writable")
+    for what, other in protect:
+        if other and _same_file(real, st, str(other)):
+            raise UserError(f"{shown}: is {what}: refusing to write over it")
+    for tree in trees:
+        root = os.path.realpath(str(tree))
+        inside = real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+        if inside or (st is not None and (st.st_dev, st.st_ino) in _tree_files(root)):
+            raise UserError(f"{shown}: is a file of the source tree {terminal_safe(tree)}: write reports "
+                            "outside it")
+
+
+def _same_file(real: str, st, other: str) -> bool:
+    """Whether a target (its real path, its stat or None) is `other`: the same real path, or the
+    same file under another name (a hard link)."""
+    if os.path.realpath(other) == real:
+        return True
+    if st is None:
+        return False
+    try:
+        o = os.stat(other)
+    except OSError:
+        return False
+    return (o.st_dev, o.st_ino) == (st.st_dev, st.st_ino)
+
+
+def _tree_files(root: str) -> set[tuple[int, int]]:
+    """(device, inode) of every file under root (or of root, a file): a hard link to one of them
+    is that file."""
+    out = set()
+    walk = os.walk(root) if os.path.isdir(root) else [(os.path.dirname(root), [], [os.path.basename(root)])]
+    for folder, _, names in walk:
+        for name in names:
+            try:
+                st = os.stat(os.path.join(folder, name))
+            except OSError:
+                continue
+            out.add((st.st_dev, st.st_ino))
+    return out
+
+
+def write_file(path: str, data: str | bytes, mode: int | None = None) -> str:
+    """Write a file whole or not at all (see `replacing`). Returns the path written."""
+    with replacing(path, mode) as tmp:
+        with open(tmp, "wb") as fh:
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    return os.path.realpath(path)
+
+
+@contextmanager
+def replacing(path: str, mode: int | None = None) -> Iterator[str]:
+    """A temporary name beside the target to write, renamed over the target when the block ends
+    (a failed or interrupted write leaves the old file, or none, never half of one; a hard link
+    is replaced, never written through; a symlink is followed: the file it names is replaced).
+    mode: the new file's permissions (default: the old file's, else 0666 less the umask)."""
+    import tempfile
+
+    real = os.path.realpath(path)
+    folder, name = os.path.split(real)
+    if mode is None:
+        try:
+            mode = os.stat(real).st_mode & 0o7777
+        except OSError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(prefix=f".{name[:80]}.", suffix=".part", dir=folder or ".")
+    os.close(fd)
+    try:
+        yield tmp
+        os.chmod(tmp, mode)
+        os.replace(tmp, real)
+    except BaseException:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
+
+
+# -- secrets and text from the command line ------------------------------------------------------
+_URL_PASSWORD = re.compile(r"(://[^:/@\s\"']*:)[^\s\"']*@")     # greedy: a password may hold @ or /
+_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&\s\"']*", re.IGNORECASE)
+
+
+def mask_secrets(text: Any) -> str:
+    """Text with every URL password shown as ***: scheme://user:***@host and ?password=***. What
+    keeps or prints a store URL (run documents' argv, list headers, errors) goes through it."""
+    s = str(text)
+    if "://" not in s and "password=" not in s.lower():
+        return s
+    return _QUERY_PASSWORD.sub(r"\1***", _URL_PASSWORD.sub(r"\1***@", s))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_utf8(value: str, what: str) -> str:
+    """Text from outside must be valid UTF-8: a byte that is not (the system hands it over as a
+    lone surrogate) is refused, never stored or printed half-way."""
+    if _SURROGATE.search(value):
+        raise UserError(f"{what} is not valid UTF-8 text ({ascii(value)[1:-1][:60]}): gpuparity takes UTF-8 "
+                        "names and values")
+    return value
 
 
 def check_range(value, name: str, lo=None, hi=None):

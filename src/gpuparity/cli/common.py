@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from typing import Any, Optional
@@ -12,11 +13,15 @@ DB_HELP = "Store: a SQLite file path or a postgresql:// URL (default: $GPUPARITY
 
 
 # Verbs that only read a store: one that does not exist is an error, never created (results.store.may_create).
-READ_VERBS = {"list", "show", "export", "compare", "report", "trend", "claims check"}
+READ_VERBS = {"list", "show", "export", "compare", "report", "trend", "claims check", "reference list",
+              "reference show", "reference compare"}
 
 
 def _db_verb(ctx: typer.Context, value: Optional[str]) -> Optional[str]:
-    from gpuparity.results.store import may_create
+    from gpuparity.results.store import check_url, may_create
+
+    if value is not None:       # an empty --db, :memory:, a port that is not a number: refused before any work
+        check_url(value)
 
     names, at = [], ctx
     while at.parent is not None:            # the verb's words below the program name: "claims check"
@@ -99,19 +104,50 @@ def escape(text: Any) -> str:
     return _escape(terminal_safe(text))
 
 
+def guard_output(path: Optional[str], option: str, db: Optional[str] = None, inputs: tuple = (),
+                 stores: tuple = (), trees: tuple = ()) -> None:
+    """The output guard of every verb (validate.check_output_file), before any work: never over the
+    store named by --db, the default store ($GPUPARITY_DB or the user data dir), any other store the
+    command reads (`stores`), an input of the command or a file of a port source tree."""
+    from gpuparity.results.store import store_files
+    from gpuparity.validate import check_output_file
+
+    protect = store_files(None) + (store_files(db) if db else [])
+    for url in stores:
+        protect += store_files(url)
+    protect += [("an input of this command", str(p)) for p in inputs if p]
+    check_output_file(path, option, protect, [str(t) for t in trees])
+
+
+def side_files(*tokens: Optional[str]) -> tuple[list[str], list[str]]:
+    """(files, stores) a command's sides read: run files and store files named as sides, and the
+    db= of a filter such as gpu=mi300x,db=team.db."""
+    files, stores = [], []
+    for token in tokens:
+        if not token:
+            continue
+        if os.path.exists(token):
+            files.append(token)
+        elif "=" in token:
+            for part in token.split(","):
+                key, _, value = part.partition("=")
+                if key.strip() == "db" and value.strip():
+                    stores.append(value.strip())
+    return files, stores
+
+
 def write_output(output: str, text: str, what: str) -> None:
-    """Text to a file, or to stdout for '-'; a file that cannot be written is a one-line error."""
+    """Text to a file (whole or not at all: validate.write_file), or to stdout for '-'; a file that
+    cannot be written is a one-line error."""
     from gpuparity.errors import UserError
+    from gpuparity.validate import terminal_safe, write_file
 
     if output == "-":
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         sys.stdout.flush()
         return
     try:
-        with open(output, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        write_file(output, text)
     except OSError as exc:
-        raise UserError(f"{output}: cannot write ({exc.strerror or exc})") from None
-    from gpuparity.validate import terminal_safe
-
+        raise UserError(f"{terminal_safe(output)}: cannot write ({exc.strerror or exc})") from None
     typer.echo(f"wrote {terminal_safe(output)} ({what})", err=True)     # the name as typed, its controls escaped

@@ -86,6 +86,9 @@ def register(app: typer.Typer) -> None:
 
         if output_format not in FORMATS:
             raise UserError(f"--format must be one of {', '.join(FORMATS)}")
+        from gpuparity.validate import iso_date
+
+        since = iso_date(since)         # checked whatever the sides are (files ignore it, a typo must not pass)
         tol = parse_fraction(tolerance, "--tolerance")
         threshold = parse_fraction(fail_if_slower, "--fail-if-slower") if fail_if_slower else None
         floor = parse_fraction(spread, "--run-spread") if spread else None

@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from gpuparity.cli.common import db_option, write_output
+from gpuparity.cli.common import db_option, guard_output, write_output
 from gpuparity.errors import UserError
 
 
@@ -28,6 +28,7 @@ def register(app: typer.Typer) -> None:
 
         if not requests and fmt not in (None, "json"):
             raise UserError("--format csv goes with --requests; a run document is JSON")
+        guard_output(output, "--output", db)         # never over the store (any alias), a pipe or a folder
         with Store(db) as store:
             if not requests:
                 # The stored text as it is: memory stays at one copy of the document, whatever its size.

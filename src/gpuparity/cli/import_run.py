@@ -24,21 +24,21 @@ def register(app: typer.Typer) -> None:
         recomputed from its raw samples), then written,
         and writes are committed in batches. A bad file stops the import there: the runs before it are
         stored, nothing from it on. A run id already stored is left as it is (run it again once fixed)."""
-        from contextlib import ExitStack
-
         from gpuparity.results.peers import load_import_file  # a peer's result file becomes a run document
-        from gpuparity.results.store import Store
+        from gpuparity.results.store import RunWriter, Store
         from gpuparity.validate import terminal_safe
 
         done: list[str] = []            # lines of runs written since the last commit
+        stored = [0]                    # runs committed (imported or found stored)
 
         def committed() -> None:
             for line in done:
                 typer.echo(line, err=True)
+            stored[0] += len(done)
             done.clear()
 
-        with ExitStack() as stack:
-            writer = None               # the store is opened at the first good document
+        store = writer = None           # the store is opened at the first good document
+        try:
             for i, f in enumerate(files):
                 try:
                     doc = load_import_file(f, recompute)   # its figures recomputed from its samples
@@ -50,12 +50,36 @@ def register(app: typer.Typer) -> None:
                         raise
                     raise UserError(f"{exc} (import stopped there: {len(files) - i} of {len(files)} files not "
                                     "imported)") from None
-                if writer is None:
-                    writer = stack.enter_context(stack.enter_context(Store(db)).writer())
-                added = writer.save_run(doc)
+                try:
+                    if writer is None:
+                        store = Store(db)
+                        writer = RunWriter(store, 50_000, 1.0)      # commits in batches (Store.writer)
+                    added = writer.save_run(doc)
+                except UserError as exc:
+                    raise _lost(exc, stored[0], len(files)) from None
                 # a file name is the user's text: shown with its controls escaped (ESC, bidi)
                 done.append(f"{'imported' if added else 'already stored'}: {doc['run_id']} from {terminal_safe(f)}")
                 if not writer.pending:
                     committed()
                 del doc                 # memory: one document at a time
-        committed()
+            if writer is not None:
+                try:
+                    writer.end()
+                except UserError as exc:
+                    raise _lost(exc, stored[0], len(files)) from None
+                writer = None
+            committed()
+        finally:
+            if writer is not None:      # stopped (a bad file, the store lost, a signal): what is open rolls back
+                try:
+                    writer.end(RuntimeError("import stopped"))
+                except Exception:  # noqa: BLE001 - the store is gone: nothing open to keep
+                    pass
+            if store is not None:
+                store.close()
+
+
+def _lost(exc: UserError, stored: int, total: int) -> UserError:
+    """The store failed under an import (PostgreSQL stopped, a refused write): what it kept said."""
+    return UserError(f"{exc}; stored {stored} of {total} runs; import again to add the rest (runs already "
+                     "stored are kept)")

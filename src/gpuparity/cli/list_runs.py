@@ -40,7 +40,7 @@ def register(app: typer.Typer) -> None:
             gpu, stack, since, host, label, job = (given.get(k) or v for k, v in (
                 ("gpu", gpu), ("stack", stack), ("since", since), ("host", host), ("label", label), ("job", job)))
         since = iso_date(since)
-        recover(console(stderr=True))     # a run whose process died is stored from its journal first
+        recover(console(stderr=True), db=db)     # a run whose process died is stored from its journal first
         # The default store not made yet: nothing stored yet is an answer (no runs), and the store is
         # not made. A store named by --db or GPUPARITY_DB that does not exist is refused (Store).
         missing = store_missing() if not db and not os.environ.get("GPUPARITY_DB") else None
@@ -52,7 +52,7 @@ def register(app: typer.Typer) -> None:
             with Store(db) as store:
                 runs = store.list_runs(limit=limit, gpu=gpu, stack=stack, since=since, host=host, label=label,
                                        job=job)
-                url = store.url
+                url = store.shown           # a URL's password is never printed
         if as_json:
             print_json(runs)
             return

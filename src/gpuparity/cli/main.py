@@ -105,9 +105,19 @@ def main(argv: list[str] | None = None) -> None:
             signal.signal(signal.SIGINT, old_int)
 
 
+def _check_argv(argv: list[str]) -> None:
+    """Every word of the command line is valid UTF-8 text, or the command stops here (exit 2): a
+    byte that is not (a lone surrogate to Python) could not be stored, printed or compared."""
+    from gpuparity.validate import check_utf8
+
+    for i, word in enumerate(argv, start=1):
+        check_utf8(word, f"argument {i}")
+
+
 def _main(argv: list[str] | None) -> None:
     _register_all()
     try:
+        _check_argv(sys.argv[1:] if argv is None else argv)
         rc = app(args=argv, standalone_mode=False)
         if rc == 130 and RECEIVED:    # typer turns a KeyboardInterrupt (SIGTERM's too) into exit code 130
             print("interrupted", file=sys.stderr)
@@ -115,9 +125,9 @@ def _main(argv: list[str] | None) -> None:
         if isinstance(rc, int) and rc:  # click returns typer.Exit codes in this mode
             sys.exit(rc)
     except UserError as exc:
-        from gpuparity.validate import terminal_safe
+        from gpuparity.validate import mask_secrets, terminal_safe
 
-        print(f"error: {terminal_safe(exc)}", file=sys.stderr)
+        print(f"error: {terminal_safe(mask_secrets(exc))}", file=sys.stderr)   # a URL's password is never shown
         sys.exit(exc.exit_code)
     except KeyboardInterrupt as exc:
         print("interrupted", file=sys.stderr)
@@ -129,9 +139,9 @@ def _main(argv: list[str] | None) -> None:
     except Exception as exc:  # usage errors from typer's click
         click_exc = _click_exceptions()
         if isinstance(exc, click_exc.UsageError):      # one line, as every other bad input
-            from gpuparity.validate import terminal_safe
+            from gpuparity.validate import mask_secrets, terminal_safe
 
-            print(f"error: {terminal_safe(exc.format_message())} (see --help)", file=sys.stderr)
+            print(f"error: {terminal_safe(mask_secrets(exc.format_message()))} (see --help)", file=sys.stderr)
             sys.exit(exc.exit_code)
         if isinstance(exc, click_exc.ClickException):
             exc.show()

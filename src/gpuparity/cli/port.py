@@ -73,10 +73,12 @@ def register(app: typer.Typer) -> None:
         dry_run = out is None and not examine
         if dry_run and to_stdout:
             raise UserError("a dry run prints its diff on stdout: give --out DIR, or --examine, to send a report to '-'")
-        from gpuparity.validate import check_output_file
+        from gpuparity.cli.common import guard_output
 
-        for option, path in (("--json", json_path), ("--html", html_path), ("--csv", csv_path)):
-            check_output_file(path, option)          # before the work, and no folder is made for a report
+        named = [(o, p) for o, p in (("--json", json_path), ("--html", html_path), ("--csv", csv_path)) if p]
+        for option, path in named:      # before the work, and no folder is made for a report
+            others = [str(p) for o, p in named if o != option and str(p) != "-"]
+            guard_output(path, option, inputs=tuple(others), trees=(src,))     # never into the source tree
         result = port(src, out, hip_version=hip_version, launch=launch, check=check, roc=roc, examine=examine,
                       headers=headers)
         if dry_run:
@@ -98,7 +100,10 @@ def register(app: typer.Typer) -> None:
                 if str(path) == "-":
                     _report_to_stdout(result, write)
                 else:
-                    write(result, path)
+                    from gpuparity.validate import replacing
+
+                    with replacing(str(path)) as tmp:       # whole or not at all; a hard link replaced
+                        write(result, Path(tmp))
             except OSError as exc:
                 raise UserError(f"cannot write report {path}: {exc.strerror or exc}") from exc
         if check and result.check_counts().get(FAIL_TRANSLATION):

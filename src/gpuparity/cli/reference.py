@@ -14,6 +14,20 @@ def _show(value: str) -> str:
     return repr(value) if len(value) <= 40 else repr(value[:37]) + "..."
 
 
+def reference_store(db: str | None):
+    """The store a reading reference verb reads: where there is none, the one line says what
+    makes one (and nothing is created)."""
+    from gpuparity.evidence.reference import IMPORT_HINT
+    from gpuparity.results.store import Store
+
+    try:
+        return Store(db)
+    except UserError as exc:
+        if str(exc).startswith("no store"):
+            raise UserError(f"{exc}: nothing is imported yet; {IMPORT_HINT}") from None
+        raise
+
+
 sub = typer.Typer(help="Third-party reference results (MLPerf Inference and Training).", no_args_is_help=True)
 SHOW_UNREADABLE = 20
 
@@ -133,10 +147,9 @@ def list_cmd(
     from gpuparity.evidence.mlperf import USAGE_NOTE
     from gpuparity.evidence.reference import require_rows, select
     from gpuparity.evidence.rules import Rules, admit, distinct
-    from gpuparity.results.store import Store
 
     rules = Rules.make(division=division, status=status, pool_variants=pool_variants)
-    with Store(db) as store:
+    with reference_store(db) as store:
         rows, skipped = require_rows(store, source)
     rows = select(rows, benchmark=benchmark, accelerator=accelerator, scenario=scenario, unmapped=unmapped,
                   round=round_, pool_variants=pool_variants)
@@ -189,9 +202,8 @@ def show_cmd(
 ) -> None:
     """Every field of the reference rows with this ref_id or result ID."""
     from gpuparity.evidence.reference import stored_rows
-    from gpuparity.results.store import Store
 
-    with Store(db) as store:
+    with reference_store(db) as store:
         rows = [r for r in stored_rows(store)[0] if ref in (r["ref_id"], r.get("result_id"))]
     if not rows:
         raise UserError(f"no reference result {_show(ref)} (see `gpuparity reference list`)")
@@ -236,12 +248,11 @@ def compare_cmd(
     from gpuparity.evidence.mlperf import USAGE_NOTE
     from gpuparity.evidence.reference import compare, require_rows, select
     from gpuparity.evidence.rules import Rules
-    from gpuparity.results.store import Store
 
     if statistic not in ("best", "median"):
         raise UserError(f"unknown statistic {_show(statistic)}; choose best or median")
     rules = Rules.make(division=division, status=status, precision=precision, scale=scale, pool_variants=pool_variants)
-    with Store(db) as store:
+    with reference_store(db) as store:
         rows = require_rows(store)[0]
     rows = select(rows, benchmark=benchmark, scenario=scenario, round=round_)
     result = compare(rows, acc_a, acc_b, statistic, rules)

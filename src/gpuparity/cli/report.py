@@ -7,7 +7,7 @@ from typing import List, Optional
 import click
 import typer
 
-from gpuparity.cli.common import db_option, write_output
+from gpuparity.cli.common import db_option, guard_output, side_files, write_output
 from gpuparity.errors import UserError
 
 FORMATS = ["html", "markdown"]
@@ -77,11 +77,17 @@ def register(app: typer.Typer) -> None:
         prices = price_options(price_basis, price)
         if not (a or gpu_a or stack_a):
             raise UserError("name at least one side: gpuparity report A [B] -o report.html")
-        from gpuparity.validate import check_output_file, check_regular
+        from gpuparity.validate import iso_date
 
+        since = iso_date(since)
         if claims_file and not no_claims:
-            check_regular(claims_file, "claims file")     # up front, not as an error inside the report
-        check_output_file(output, "--output")
+            from gpuparity.evidence.claims import load_claims
+
+            load_claims(claims_file)        # up front (one line), not as an error inside the report
+        if output is None:
+            output = "report.html" if output_format == "html" else "-"
+        files, stores = side_files(a, b)
+        guard_output(output, "--output", db, inputs=(*files, claims_file), stores=tuple(stores))
         with StorePool() as stores:         # each store opened once for the sides and the claims
             two = bool(b or gpu_b or stack_b)
             side_a = _side(a, "A", db, stores, not two, gpu=gpu_a, stack=stack_a, since=since, host=host)
@@ -91,6 +97,4 @@ def register(app: typer.Typer) -> None:
                 claims = evaluate_claims(stores.get(db), claims_file)
             ctx = build(side_a, side_b, tol, prices, claims, title, history=history, stores=stores)
         text = render_html(ctx) if output_format == "html" else render_markdown(ctx)
-        if output is None:
-            output = "report.html" if output_format == "html" else "-"
         write_output(output, text, f"{len(text) // 1024} KiB")

@@ -36,6 +36,8 @@ def _parse_sets(values: list[str]) -> dict:
             raise UserError(f"--set takes key=value, got '{item}'")
         if not any(part.strip() for part in v.split(",")):
             raise UserError(f"--set {k}={v} names no value")
+        if len(v.split(",")) > 1 and not all(part.strip() for part in v.split(",")):
+            raise UserError(f"--set {k}={v}: an empty value between commas (a typo?)")
         out[k] = v
     return out
 
@@ -163,9 +165,9 @@ def register(app: typer.Typer) -> None:
                 label = clean_text(label, "--label", 200)
             except ValueError as exc:
                 raise UserError(str(exc)) from None
-        from gpuparity.validate import check_output_file
+        from gpuparity.cli.common import guard_output
 
-        check_output_file(json_out, "--json")
+        guard_output(json_out, "--json", db, inputs=(*files, like))    # never over the store or an input
         check_profile(profile)
         options["power_required"] = power_required
         options["workload_files"] = files
@@ -239,15 +241,20 @@ def _run(names, suite, options, db, json_out, profile, no_store, trials, mode, s
     if writer and not no_store:
         from gpuparity.execute.journal import recover
 
-        recover(out)
+        recover(out, db=db)
     ctx = build_context(suite, options, profile)
+    from gpuparity.errors import STOP_AT_ONCE
+
+    STOP_AT_ONCE[0] = False        # from here on a signal stops the run and keeps what it measured
     fp = ctx.fingerprint
-    cases = like_cases(like) if like is not None else cases_for(names, suite, ctx, options, judge=False)
+    cases = like_cases(like, ctx) if like is not None else cases_for(names, suite, ctx, options, judge=False)
     unknown = [c for c in cases if c.skip]          # --like: workloads this installation lacks
     pairs = [(c.workload, c.params) for c in cases if not c.skip]
     if writer and not no_store:                    # the run must be savable where asked, before any work
+        from gpuparity.results.spool import check_spool
         from gpuparity.results.store import check_writable
 
+        check_spool()                               # its journal (and a spooled save) must have a folder
         check_writable(db)
     if writer:
         # a serving run measures the server named by --set url=, whatever the suite: no suite named
@@ -256,7 +263,9 @@ def _run(names, suite, options, db, json_out, profile, no_store, trials, mode, s
                   f"{len(cases)} cases x {trials} trial{'s' if trials > 1 else ''} ({mode})"
                   + (f", like {escape(like.source)}" if like is not None else ""))
         _warn_like_version(like, out)
-    doc = start_run(ctx, sys.argv[1:], label)
+    from gpuparity.validate import mask_secrets
+
+    doc = start_run(ctx, [mask_secrets(a) for a in sys.argv[1:]], label)     # a URL's password is not kept
     if like is not None:
         doc["like"] = {"file": os.path.basename(like.path), "source": like.source}
     journal = None
@@ -328,9 +337,10 @@ def _finish(doc: dict, db, json_out, no_store, out, wide: bool = False) -> str:
             sys.stdout.write(text + "\n")
             sys.stdout.flush()
         else:
+            from gpuparity.validate import write_file
+
             try:
-                with open(json_out, "w") as fh:
-                    fh.write(text)
+                write_file(json_out, text)      # whole or not at all
                 out.print(f"wrote {escape(json_out)}")
             except OSError as exc:
                 out.print(f"[red]error: cannot write {escape(json_out)} ({escape(exc.strerror)}); "

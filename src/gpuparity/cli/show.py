@@ -28,7 +28,7 @@ def register(app: typer.Typer) -> None:
         from gpuparity.execute.journal import recover
         from gpuparity.results.store import Store
 
-        recover(console(stderr=True))     # a run whose process died is stored from its journal first
+        recover(console(stderr=True), db=db)     # a run whose process died is stored from its journal first
         with Store(db) as store:
             doc = store.get_run(run)
         warn = console(stderr=True)

@@ -37,7 +37,9 @@ def register(app: typer.Typer) -> None:
         from gpuparity.comparison.sides import resolve_runs
         from gpuparity.comparison.trend import trend
         from gpuparity.results.store import Store
+        from gpuparity.validate import iso_date
 
+        since = iso_date(since)
         tol = parse_fraction(tolerance, "--tolerance")
         origin, docs, ids = resolve_runs(side, db, gpu=gpu, stack=stack, host=host, since=since)
         if docs is not None:

@@ -351,6 +351,8 @@ def parse_filter(text: str) -> dict:
         k, v = (x.strip() for x in part.split("=", 1))
         if k not in FILTER_KEYS:
             raise_user(f"'{text}': unknown filter '{k}'; use {', '.join(FILTER_KEYS)}")
+        if not v:               # 'gpu=' would silently mean every run
+            raise_user(f"'{text}': {k}= names no value")
         out[k] = v
     return out
 
@@ -424,7 +426,7 @@ def resolve_runs(token: str | None, db: str | None = None, stores=None,
             ids = store.run_ids(**filters)
             if not ids:
                 desc = ",".join(f"{k}={v}" for k, v in filters.items()) or "any run"
-                raise_user(f"no stored run matches {desc} in {store.url}")
+                raise_user(f"no stored run matches {desc} in {store.shown}")
         return store.url, None, ids
 
 

@@ -23,8 +23,8 @@ import json
 import os
 from typing import Any
 
-from gpuparity.results.spool import save_or_spool, spool_dir
-from gpuparity.results.store import creating
+from gpuparity.results.spool import private_folder, save_or_spool, spool_dir
+from gpuparity.results.store import creating, without_password
 
 
 def journal_dir() -> str:
@@ -40,12 +40,15 @@ class Journal:
         self._fh = None             # opened by the first start(): nothing measured, nothing to keep
 
     def _open(self) -> list[dict]:
-        os.makedirs(journal_dir(), mode=0o700, exist_ok=True)
+        private_folder(spool_dir())
+        private_folder(journal_dir())
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self._fh = os.fdopen(fd, "a", encoding="utf-8")
         fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         header = {k: v for k, v in self.doc.items() if k != "results"}
-        return [{"type": "header", "doc": header, "db": self.db, "pid": os.getpid()}]
+        # the store without its password: recovery takes it from the command that recovers, or libpq
+        db = without_password(self.db) if self.db else self.db
+        return [{"type": "header", "doc": header, "db": db, "pid": os.getpid()}]
 
     def _write(self, record: dict) -> None:
         records = self._open() if self._fh is None else []
@@ -145,8 +148,11 @@ class _Spec:
         self.spec = spec
 
 
-def recover(out=None, only_dead: bool = True) -> list[str]:
-    """Store (or spool) every journal left by a dead run; returns what became of each."""
+def recover(out=None, only_dead: bool = True, db: str | None = None) -> list[str]:
+    """Store (or spool) every journal left by a dead run; returns what became of each. db: the
+    store of the command recovering, whose password (if it has one) serves a journal of that
+    store (a journal keeps its store without the password). A journal that cannot be read back
+    is moved aside (NAME.jsonl.unrecoverable) with a one-line warning: it never stops a command."""
     folder = journal_dir()
     try:
         names = sorted(n for n in os.listdir(folder) if n.endswith(".jsonl"))
@@ -165,17 +171,59 @@ def recover(out=None, only_dead: bool = True) -> list[str]:
             except OSError:
                 if only_dead:
                     continue        # its writer is alive
-            header, records = read(path)
-            if header is None or not records:      # no case had started: nothing was measured
-                os.remove(path)
+            try:
+                outcome = _recover_one(path, out, db)
+            except KeyboardInterrupt:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a damaged journal must not block every later command
+                _set_aside(path, exc, out)
                 continue
-            doc = rebuild(header, records)
-            if out is not None:
-                out.print(f"[yellow]recovered run {doc['run_id']} from its journal "
-                          f"({len(doc['results'])} results; the run's process had died)[/]")
-            with creating():        # the run's own store: the run was asked to create it
-                outcomes.append(save_or_spool(doc, header.get("db"), out))
-            os.remove(path)
+            if outcome is not None:
+                outcomes.append(outcome)
         finally:
             fh.close()
     return outcomes
+
+
+def _recover_one(path: str, out, db: str | None) -> str | None:
+    from gpuparity.errors import UserError
+
+    header, records = read(path)
+    if header is None or not records:      # no case had started: nothing was measured
+        os.remove(path)
+        return None
+    doc = rebuild(header, records)
+    if out is not None:
+        out.print(f"[yellow]recovered run {doc['run_id']} from its journal "
+                  f"({len(doc['results'])} results; the run's process had died)[/]")
+    target = header.get("db")
+    if db and target and without_password(db) == target:
+        target = db
+    try:
+        with creating():        # the run's own store: the run was asked to create it
+            outcome = save_or_spool(doc, target, out)
+    except UserError as exc:    # neither the store nor the spool took it: the journal stays for next time
+        if out is not None:
+            from rich.markup import escape
+
+            out.print(f"[yellow]warning: run {doc['run_id']} stays in its journal ({escape(str(exc))})[/]")
+        return None
+    os.remove(path)
+    return outcome
+
+
+def _set_aside(path: str, exc: Exception, out) -> None:
+    aside = path + ".unrecoverable"
+    try:
+        os.replace(path, aside)
+    except OSError:
+        aside = path
+    if out is not None:
+        from rich.markup import escape
+
+        from gpuparity.validate import mask_secrets
+
+        reason = mask_secrets(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
+        out.print(f"[yellow]warning: journal {escape(os.path.basename(path))} could not be recovered "
+                  f"({type(exc).__name__}: {escape(reason[:200])}); moved aside to {escape(aside)}[/]",
+                  soft_wrap=True)

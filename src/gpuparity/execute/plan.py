@@ -207,19 +207,28 @@ class Unknown:
         return mark(new_result(self.name, self.category, params, params.get("dtype")), "skipped", self.reason)
 
 
-def like_cases(like: Like) -> list[Case]:
+def like_cases(like: Like, ctx=None) -> list[Case]:
     """The --like file's cases on this machine, in its order: each key recomputed from its
     workload and parameters must be the file's (else the file was made by another key scheme or
-    edited); a workload unknown here is an `Unknown` (skipped)."""
+    edited); with ctx, each parameter of a known workload passes the checks a --set value passes
+    (one of its axes, of the suite's type and range, in its choices); a workload unknown here is
+    an `Unknown` (skipped)."""
     from gpuparity.results.schema import result_key
     from gpuparity.workloads.base import registry
 
     known = registry()
+    examples: dict[str, dict] = {}
     out, seen = [], set()
     for i, (name, category, params, key) in enumerate(like.cases):
         if result_key(name, params, params.get("dtype")) != key:
             raise UserError(f"{like.path}: case {i + 1} ({name}): its key {key} is not the key of its parameters "
                             "(a file from another version, or edited)")
+        if ctx is not None and name in known:
+            if name not in examples:
+                examples[name] = _examples(known[name], [like.suite], ctx)
+            if set(params) - set(examples[name]):      # a parameter of another suite's cases
+                examples[name] = _examples(known[name], [like.suite, "quick", "standard", "full", "comm"], ctx)
+            _check_like_params(known[name], params, examples[name], f"{like.path}: case {i + 1} ({name})")
         if key in seen:
             continue
         seen.add(key)
@@ -230,3 +239,46 @@ def like_cases(like: Like) -> list[Case]:
         else:
             out.append(Case(w, params, key))
     return out
+
+
+def _examples(workload, suites: list[str], ctx) -> dict:
+    """Per parameter a workload's cases take in these suites: an example value (the first seen)."""
+    out: dict = {}
+    for name in dict.fromkeys(suites):
+        try:
+            cases = workload.cases(name, ctx)
+        except Exception:  # noqa: BLE001 - a suite this workload does not plan for this device
+            continue
+        for case in cases:
+            for k, v in case.items():
+                out.setdefault(k, v)
+    return out
+
+
+def _check_like_params(workload, params: dict, examples: dict, where: str) -> None:
+    """A --like case's parameters as --set would take them: names of the workload's parameters,
+    each of the type and range the suite uses (a size >= 1, a finite number) and in its choices."""
+    from gpuparity.execute.runner import coerce
+
+    axes = {n.strip() for k in workload.axes for n in k.split(",") if n.strip()}
+    for k, v in params.items():
+        if k not in examples and k not in axes:
+            raise UserError(f"{where}: '{k}' is not a parameter of {workload.name} (the file was edited, or made by "
+                            "another version)")
+        example = examples.get(k)
+        if k == "dtype" or example is None:
+            continue
+        kind = bool if isinstance(example, bool) else int if isinstance(example, int) else \
+            float if isinstance(example, float) else str
+        fits = (isinstance(v, bool) if kind is bool else isinstance(v, int) and not isinstance(v, bool)
+                if kind is int else isinstance(v, (int, float)) and not isinstance(v, bool) if kind is float
+                else isinstance(v, str))
+        if not fits:
+            raise UserError(f"{where}: {k}={v!r}: {workload.name} takes {k} as {kind.__name__}, like {example!r}")
+        try:
+            coerce(example, str(v), k)
+        except UserError as exc:
+            raise UserError(f"{where}: {k}={v!r}: {str(exc).split(': ', 1)[-1]}") from None
+        allowed = getattr(workload, "choices", {}).get(k)
+        if allowed and v not in allowed:
+            raise UserError(f"{where}: {k}={v!r}: {workload.name} takes {k} in {', '.join(allowed)}")

@@ -173,13 +173,15 @@ def coerce(example, text: str, key: str):
     from gpuparity.errors import UserError
 
     text = text.strip()
+    # an axis the suite sizes with positive numbers (m, seq, batch, ...) takes positive ones only
+    positive = not isinstance(example, bool) and isinstance(example, (int, float)) and example > 0
     try:
+        if isinstance(example, (bool, int, float)) and not text.isascii():
+            raise ValueError            # int() reads a full-width or Arabic-Indic digit as a digit: not here
         if isinstance(example, bool):
             if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
                 raise ValueError
             return text.lower() in ("true", "1", "yes")
-        # an axis the suite sizes with positive numbers (m, seq, batch, ...) takes positive ones only
-        positive = not isinstance(example, bool) and isinstance(example, (int, float)) and example > 0
         if isinstance(example, int):
             value = int(text)
             if value < int(positive) or value > 2**62:

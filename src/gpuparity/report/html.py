@@ -83,8 +83,12 @@ def evaluate_claims(store, claims_file: str | None = None) -> dict:
         return {"error": f"gpuparity.evidence.claims is not available ({exc})"}
     if store is None:
         return {"error": "no store to evaluate claims against"}
+    from gpuparity.errors import UserError
+
     try:
         return {"items": list(claims_mod.evaluate_claims(store, claims_file=claims_file))}
+    except UserError:
+        raise                   # a bad claims file is the user's to fix: one line, as `claims check` says it
     except Exception as exc:  # the claims checker is another module: its failure must not lose the report
         return {"error": f"{type(exc).__name__}: {exc}"}
 

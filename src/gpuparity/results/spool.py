@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sqlite3
 import tempfile
 
@@ -43,9 +42,9 @@ def save_or_spool(doc: dict, db: str | None, out=None) -> str:
     try:
         with Store(db) as store:
             added = store.save_run(doc)
-            url = store.url
+            shown = store.shown
     except _store_errors() as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        reason = redact(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
         path = spool(doc)
         if out is not None:
             from rich.markup import escape
@@ -55,26 +54,69 @@ def save_or_spool(doc: dict, db: str | None, out=None) -> str:
                       f"gpuparity import {escape(path)}")
         return path
     if out is not None:
-        out.print(f"{'saved' if added else 'already stored'}: run {doc['run_id']} in {redact(url)}")
+        out.print(f"{'saved' if added else 'already stored'}: run {doc['run_id']} in {shown}")
     return "stored" if added else "exists"
 
 
 def redact(url: str) -> str:
-    """A store URL fit for a log: the password replaced by ***."""
-    return re.sub(r"(://[^:/@]+:)[^@/]*@", r"\1***@", url)
+    """A store URL (or any text) fit for a log: passwords replaced by ***."""
+    from gpuparity.validate import mask_secrets
+
+    return mask_secrets(url)
+
+
+def private_folder(folder: str) -> str:
+    """The folder, made if missing, readable only by its owner (0700): spooled runs and journals
+    hold what a run measured. Refused (OSError) when it is not a folder of this user's."""
+    import stat
+
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    st = os.lstat(folder)
+    if not stat.S_ISDIR(st.st_mode) or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
+        raise OSError(f"{folder} is not a folder of this user's")
+    if stat.S_IMODE(st.st_mode) & 0o077:
+        os.chmod(folder, 0o700)
+    return folder
+
+
+def check_spool() -> str:
+    """Before a run measures: its spool folder ($GPUPARITY_SPOOL, else the user data dir's) is a
+    folder this user can write, or can be made where it is named (its journal goes there from the
+    first case on); otherwise exit 2 now, never a traceback after the work. Nothing is made here
+    (a probe file is written and removed)."""
+    from gpuparity.validate import terminal_safe
+
+    folder = spool_dir()
+    name = f"GPUPARITY_SPOOL={terminal_safe(folder)}" if os.environ.get("GPUPARITY_SPOOL") else \
+        f"the spool folder {terminal_safe(folder)}"
+    probe_in = os.path.abspath(folder)
+    while not os.path.exists(probe_in) and os.path.dirname(probe_in) != probe_in:
+        probe_in = os.path.dirname(probe_in)      # the folder it would be made in
+    if not os.path.isdir(probe_in):
+        raise UserError(f"{name}: {'not a folder' if probe_in == os.path.abspath(folder) else 'inside a file'} "
+                        "(a run keeps its journal and spooled saves in a folder)")
+    try:
+        fd, probe = tempfile.mkstemp(dir=probe_in, prefix=".gpuparity-probe.")
+        os.close(fd)
+        os.remove(probe)
+    except OSError as exc:
+        raise UserError(f"{name}: not a writable folder ({exc.strerror or exc}): give GPUPARITY_SPOOL a folder "
+                        "of yours, or --no-store") from None
+    return folder
 
 
 def spool(doc: dict) -> str:
-    """Write the run document atomically into the spool folder (or the temp dir); returns the path."""
+    """Write the run document atomically into the spool folder (or the temp dir), 0600 in a 0700
+    folder; returns the path."""
+    from gpuparity.validate import write_file
+
     last: OSError | None = None
-    for folder in (spool_dir(), os.path.join(tempfile.gettempdir(), "gpuparity-spool")):
+    uid = os.getuid() if hasattr(os, "getuid") else ""
+    for folder in (spool_dir(), os.path.join(tempfile.gettempdir(), f"gpuparity-spool-{uid}")):
         path = os.path.join(folder, f"{doc['run_id']}.json")
         try:
-            os.makedirs(folder, exist_ok=True)
-            tmp = path + ".tmp"
-            with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump(doc, fh)
-            os.replace(tmp, path)
+            private_folder(folder)
+            write_file(path, json.dumps(doc), mode=0o600)
             return path
         except OSError as exc:
             last = exc

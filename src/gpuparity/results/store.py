@@ -20,6 +20,7 @@ from typing import Any, Iterator
 
 from gpuparity.errors import UserError
 from gpuparity.results.schema import metric_samples, run_stack
+from gpuparity.results.store_url import check_url, default_db, is_postgres, store_files, without_password  # noqa: F401
 
 DDL = [
     """CREATE TABLE IF NOT EXISTS runs (
@@ -120,17 +121,7 @@ def creating():
         _may_create = before
 
 
-def default_db() -> str:
-    env = os.environ.get("GPUPARITY_DB")
-    if env:
-        return env
-    from platformdirs import user_data_dir
-
-    return os.path.join(user_data_dir("gpuparity"), "gpuparity.db")
-
-
-def is_postgres(url: str) -> bool:
-    return url.startswith(("postgresql://", "postgres://", "postgresql+psycopg://"))
+SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def store_missing(url: str | None = None) -> str | None:
@@ -149,7 +140,7 @@ class Store:
     def __init__(self, url: str | None = None, *, connect_timeout: float = 5.0):
         # only the default store (no --db, no GPUPARITY_DB) may create its folder: the user data dir
         self._own_folder = not url and not os.environ.get("GPUPARITY_DB")
-        self.url = url or default_db()
+        self.url = check_url(url or default_db(), "store" if url is None else "--db")
         self.postgres = is_postgres(self.url)
         self.read_only = False
         self.version = 0            # the layout version (STORE_VERSION once created or upgraded)
@@ -167,7 +158,15 @@ class Store:
     # -- connection -------------------------------------------------------
     @property
     def path(self) -> str:
-        return self.url.removeprefix("sqlite:///")
+        """The SQLite file; for PostgreSQL the URL as shown (its password masked)."""
+        return self.shown if self.postgres else self.url.removeprefix("sqlite:///")
+
+    @property
+    def shown(self) -> str:
+        """The store as messages and headers show it: a URL's password is ***."""
+        from gpuparity.validate import mask_secrets
+
+        return mask_secrets(self.url)
 
     def _connect_sqlite(self) -> sqlite3.Connection:
         path = self.path
@@ -175,6 +174,15 @@ class Store:
         if not _may_create and not os.path.exists(path):     # a reader, before any folder or file is made
             raise UserError(f"no store at {path} (gpuparity run, import or reference import creates one)")
         check_target(path, self._own_folder)
+        if os.path.exists(path):
+            self._check_header(path)
+        else:
+            if self._own_folder:
+                try:
+                    os.makedirs(folder, exist_ok=True)
+                except OSError as exc:
+                    raise UserError(f"{path}: cannot create its folder ({exc.strerror or exc})") from None
+            self._create_file(path)
         if os.path.exists(path) and not (os.access(path, os.W_OK) and os.access(folder, os.W_OK)):
             # A read-only store still lists, shows and compares; a save is refused (and spooled).
             self.read_only = True
@@ -188,8 +196,6 @@ class Store:
         while True:
             conn = None
             try:
-                if self._own_folder:
-                    os.makedirs(folder, exist_ok=True)
                 conn = sqlite3.connect(path, timeout=30, isolation_level=None)
                 self._check_foreign(conn)          # before anything writes to the file
                 conn.execute("PRAGMA journal_mode=WAL")
@@ -215,6 +221,58 @@ class Store:
             except OSError as exc:
                 raise UserError(f"{path}: cannot open store ({exc.strerror})") from None
 
+    def _check_header(self, path: str) -> None:
+        """An existing file is a SQLite database or is left alone: an empty file or one of any other
+        content is never turned into a store (nor read as one)."""
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            try:
+                head = os.read(fd, len(SQLITE_MAGIC))
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise UserError(f"{path}: cannot open store ({exc.strerror or exc})") from None
+        if not head:
+            if not _may_create:
+                raise UserError(f"no store at {path} (an empty file; gpuparity run, import or reference import "
+                                "creates a store in a new file)")
+            raise UserError(f"{path}: an empty file, not a store: it is left as it is (remove it, or give a new "
+                            "file name)")
+        if head != SQLITE_MAGIC:
+            raise UserError(f"{path}: not a usable SQLite store (not a SQLite file: left as it is)")
+
+    def _create_file(self, path: str) -> None:
+        """A new store appears whole: its tables are made under a temporary name beside it, which is
+        then linked into place (another process creating the same store at once wins or loses
+        whole; no one ever sees a half-made store, nor an empty file to refuse)."""
+        folder = os.path.dirname(os.path.abspath(path))
+        tmp = os.path.join(folder, f".{os.path.basename(path)[:80]}.{os.getpid()}.{random.getrandbits(32):08x}.new")
+        try:
+            self._conn = sqlite3.connect(tmp, timeout=30, isolation_level=None)
+            try:
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._mark = "?"
+                self._create()
+            finally:
+                self._conn.close()
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                pass                        # another process made it first: that one is the store
+            except OSError:                 # a file system without hard links
+                if not os.path.exists(path):
+                    os.rename(tmp, path)
+        except sqlite3.Error as exc:
+            raise UserError(f"{path}: cannot create the store ({exc})") from None
+        except OSError as exc:
+            raise UserError(f"{path}: cannot create the store ({exc.strerror or exc})") from None
+        finally:
+            for name in (tmp, tmp + "-wal", tmp + "-shm", tmp + "-journal"):
+                try:
+                    os.remove(name)
+                except OSError:
+                    pass
+
     def _connect_postgres(self, timeout: float):
         try:
             import psycopg
@@ -224,8 +282,30 @@ class Store:
         try:
             conn = psycopg.connect(url, connect_timeout=max(1, int(timeout)), autocommit=True)
         except psycopg.Error as exc:
-            raise StoreUnavailable(f"PostgreSQL store unreachable: {str(exc).strip().splitlines()[0]}") from None
+            raise StoreUnavailable(f"PostgreSQL store unreachable: {_first_line(exc)}") from None
         return conn
+
+    def _failed(self, exc: BaseException) -> UserError | None:
+        """A database error as the one-line UserError it is for the user (None: not one): SQLite's
+        damaged file, PostgreSQL's refusal (a role without privileges) or lost connection (the
+        server stopped); the URL's password never shown."""
+        if isinstance(exc, UserError):
+            return None
+        if isinstance(exc, (sqlite3.IntegrityError, sqlite3.DataError)):
+            # nothing was written; a document the checks let through must still not traceback
+            return UserError(f"{self.path}: the store refused the write ({exc})")
+        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+            return UserError(f"{self.path}: the store is busy ({exc}): try again")
+        if isinstance(exc, sqlite3.DatabaseError):
+            return UserError(f"{self.path}: the store is damaged or unreadable ({exc})")
+        if self.postgres:
+            import psycopg
+
+            if isinstance(exc, psycopg.OperationalError):
+                return StoreUnavailable(f"{self.shown}: the PostgreSQL store was lost ({_first_line(exc)})")
+            if isinstance(exc, psycopg.Error):
+                return UserError(f"{self.shown}: the PostgreSQL store refused it ({_first_line(exc)})")
+        return None
 
     def _check_foreign(self, conn: sqlite3.Connection) -> None:
         """Refuse a SQLite file that belongs to something else: never add tables to it."""
@@ -238,6 +318,8 @@ class Store:
         if tables and "runs" not in tables:
             names = ", ".join(sorted(tables)[:5])
             raise UserError(f"{self.path}: not a gpuparity store (it holds other tables: {names})")
+        if not tables and not _may_create:      # a reader never makes the tables
+            raise UserError(f"no store at {self.path} (a SQLite file without gpuparity's tables)")
         if "runs" in tables:
             cols = {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
             if not {"run_id", "started_at", "doc"} <= cols:
@@ -271,6 +353,9 @@ class Store:
         self.version = self._version()
         if self.version >= STORE_VERSION:
             return
+        if not _may_create and self.postgres and self.query("SELECT to_regclass('runs')")[0][0] is None:
+            raise UserError(f"no store in {self.shown} (an empty database: gpuparity run, import or reference "
+                            "import creates the tables)")
         with self.transaction() as cur:
             if self.postgres:
                 # Serialise concurrent CREATE TABLE IF NOT EXISTS from many ranks.
@@ -352,8 +437,9 @@ class Store:
                     old[signum] = signal.signal(signum, lambda s, f: held.append(s))
             except ValueError:  # not the main thread: signals go to the main thread anyway
                 break
-        cur = self._conn.cursor()
+        cur = None
         try:
+            cur = self._conn.cursor()
             # IMMEDIATE on SQLite: every transaction here writes, and taking the write lock up front
             # lets the busy timeout wait instead of failing a read-to-write upgrade.
             cur.execute("BEGIN" if self.postgres else "BEGIN IMMEDIATE")
@@ -361,12 +447,13 @@ class Store:
             cur.execute("COMMIT")
         except BaseException as exc:
             try:
-                cur.execute("ROLLBACK")
+                if cur is not None:
+                    cur.execute("ROLLBACK")
             except Exception:
                 pass
-            if isinstance(exc, (sqlite3.IntegrityError, sqlite3.DataError)):
-                # nothing was written; a document the checks let through must still not traceback
-                raise UserError(f"{self.path}: the store refused the write ({exc})") from None
+            failed = self._failed(exc)
+            if failed is not None:
+                raise failed from None
             raise
         finally:
             for signum, handler in old.items():
@@ -375,14 +462,19 @@ class Store:
                 signal.raise_signal(signum)     # now with the handler the process had before
 
     def query(self, sql: str, params: tuple | list = ()) -> list[tuple]:
-        cur = self._conn.cursor()
+        cur = None
         try:
+            cur = self._conn.cursor()
             cur.execute(self._sql(sql), tuple(params))
             rows = cur.fetchall()
-        except sqlite3.DatabaseError as exc:
-            raise UserError(f"{self.path}: the store is damaged or unreadable ({exc})") from None
+        except Exception as exc:
+            failed = self._failed(exc)
+            if failed is not None:
+                raise failed from None
+            raise
         finally:
-            cur.close()
+            if cur is not None:
+                cur.close()
         return rows
 
     # -- runs -------------------------------------------------------------
@@ -428,7 +520,7 @@ class Store:
                 "SELECT run_id FROM runs WHERE run_id LIKE ? ESCAPE '!' ORDER BY run_id LIMIT 2",
                 (_like_escape(ref) + "%",))
         if not rows:
-            raise UserError(f"no run '{ref}' in {self.url}")
+            raise UserError(f"no run '{ref}' in {self.shown}")
         if len(rows) > 1 and rows[0][0] != ref:
             raise UserError(f"'{ref}' matches several runs; give more of the id")
         return rows[0][0]
@@ -605,10 +697,13 @@ class RunWriter:
             self._rows, self._since = 0, time.monotonic()
         try:
             _check_new_id(self._cur, doc["run_id"], self.store.postgres)    # a run from elsewhere
+            added = _insert_run(self._cur, doc)
         except IdTaken:
             self.commit()       # nothing of this run was written: the runs before it stay stored
             raise
-        added = _insert_run(self._cur, doc)
+        except Exception as exc:
+            self.end(exc)           # rolled back; a database error comes out as its one-line UserError
+            raise
         self.pending.append(doc["run_id"])
         self._rows += 1 + len(doc["results"])
         if self._rows >= self.max_rows or time.monotonic() - self._since >= self.max_seconds:
@@ -696,6 +791,14 @@ class _Cursor:
 
 class StoreUnavailable(UserError):
     """The store could not be reached (a PostgreSQL server down); callers may spool instead."""
+
+
+def _first_line(exc: BaseException) -> str:
+    """An exception's first line, a URL password in it masked."""
+    from gpuparity.validate import mask_secrets
+
+    text = str(exc).strip()
+    return mask_secrets(text.splitlines()[0] if text else type(exc).__name__)
 
 
 def encode_samples(values: list[float]) -> bytes:

@@ -376,12 +376,28 @@ def load_workload_file(path: str) -> list[str]:
         raise UserError(f"{path}: not valid Python (line {exc.lineno}: {exc.msg})") from None
     except Exception as exc:  # noqa: BLE001 - the user's module failed on import: one line, not a traceback
         raise UserError(f"{path}: failed on import ({type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''})") from None
+    found = getattr(module, "WORKLOADS", "missing")
+    if not isinstance(found, (list, tuple)) or not found:
+        got = found if found == "missing" else f"{type(found).__name__} {str(found)[:40]!r}"
+        raise UserError(f"{path}: defines no WORKLOADS list (WORKLOADS = [MyWorkload()]; it is {got})")
     names = []
-    for w in getattr(module, "WORKLOADS", []):
-        register(w() if isinstance(w, type) else w)
+    for i, w in enumerate(found):
+        if isinstance(w, type) and issubclass(w, Workload):
+            try:
+                w = w()
+            except Exception as exc:  # noqa: BLE001 - the user's class: one line, not a traceback
+                raise UserError(f"{path}: WORKLOADS[{i}] {w.__name__}() failed ({type(exc).__name__}: "
+                                f"{str(exc).splitlines()[0][:200] if str(exc) else ''})") from None
+        if not isinstance(w, Workload):
+            raise UserError(f"{path}: WORKLOADS[{i}] is {type(w).__name__} {str(w)[:40]!r}, not a Workload (a "
+                            "subclass of gpuparity.workloads.base.Workload, or an instance of one)")
+        if not isinstance(w.name, str) or not w.name.strip():
+            raise UserError(f"{path}: WORKLOADS[{i}] ({type(w).__name__}) has no name")
+        try:
+            register(w)
+        except ValueError as exc:
+            raise UserError(f"{path}: {exc}") from None
         names.append(w.name)
-    if not names:
-        raise UserError(f"{path}: defines no WORKLOADS list")
     return names
 
 
