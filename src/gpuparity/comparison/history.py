@@ -96,9 +96,16 @@ def _boots(store, run_ids: list[str]) -> dict[str, str | None]:
         return {}
     expr = ("(doc::json -> 'machine' -> 'start' ->> 'boot_id')" if store.postgres
             else "json_extract(doc, '$.machine.start.boot_id')")
+    from gpuparity.comparison.sides import _machine_fields
+    from gpuparity.errors import UserError
+
     marks = ",".join("?" * len(run_ids))
-    return {r: (b if isinstance(b, str) else None)
-            for r, b in store.query(f"SELECT run_id, {expr} FROM runs WHERE run_id IN ({marks})", run_ids)}
+    try:
+        got = store.query(f"SELECT run_id, {expr} FROM runs WHERE run_id IN ({marks})", run_ids)
+    except UserError:       # a document the database's JSON reader refuses (NaN from older writers)
+        got = [(r, _machine_fields(t)[1]) for r, t in
+               store.query(f"SELECT run_id, doc FROM runs WHERE run_id IN ({marks})", run_ids)]
+    return {r: (b if isinstance(b, str) else None) for r, b in got}
 
 
 def _occasions(store, platform: dict, exclude: set, limit: int) -> tuple[list[str], list[tuple], int]:
@@ -173,6 +180,13 @@ def history_priors(url: str, platform: dict, exclude: set, categories: list[str]
                                [*ids, *categories])
     except UserError as exc:
         return {}, f"history unavailable ({str(exc)[:120]})"
+    # a run whose every result is flagged (contended, unstable) is not the machine's usual state
+    usual = {r[0] for r in rows if not (r[5] and any(f in r[5] for f in NOT_USUAL))}
+    keep = [i for i, run_id in enumerate(ids) if run_id in usual]
+    read -= len(ids) - len(keep)
+    ids, occasions = [ids[i] for i in keep], [occasions[i] for i in keep]
+    if len(ids) < 2:
+        return {}, f"no key measured on two occasions of {name} in {where}"
     span = span_words(occasions, read)
     priors = fit_priors(rows, ids, categories, f"{span} of {name}")
     if not priors:

@@ -261,6 +261,8 @@ def _stored_machine(store, run_ids: list[str]) -> tuple[dict, dict]:
     fields are returned): a busy run is found whether or not its results carry the flag."""
     import json
 
+    from gpuparity.errors import UserError
+
     if not run_ids:
         return {}, {}
     if store.postgres:
@@ -269,16 +271,33 @@ def _stored_machine(store, run_ids: list[str]) -> tuple[dict, dict]:
         expr = "json_extract(doc, '$.machine.contention'), json_extract(doc, '$.machine.start.boot_id')"
     out, boots = {}, {}
     for chunk in _chunks(run_ids, 500):
-        for run_id, text, boot in store.query(f"SELECT run_id, {expr} FROM runs WHERE run_id IN "
-                                              f"({','.join('?' * len(chunk))})", chunk):
+        marks = ",".join("?" * len(chunk))
+        try:
+            got = store.query(f"SELECT run_id, {expr} FROM runs WHERE run_id IN ({marks})", chunk)
+        except UserError:       # a document the database's JSON reader refuses (NaN from older writers)
+            got = [(run_id, *_machine_fields(text)) for run_id, text in
+                   store.query(f"SELECT run_id, doc FROM runs WHERE run_id IN ({marks})", chunk)]
+        for run_id, text, boot in got:
             try:
-                found = run_contention(json.loads(text) if text else None)
+                found = run_contention(json.loads(text) if isinstance(text, str) else text)
             except ValueError:
                 found = None
             if found:
                 out[run_id] = found
             boots[run_id] = boot if isinstance(boot, str) else None
     return out, boots
+
+
+def _machine_fields(text: str | None) -> tuple:
+    """(machine.contention, machine.start.boot_id) of a run document parsed here."""
+    import json
+
+    try:
+        machine = (json.loads(text) if text else {}).get("machine") or {}
+    except (ValueError, AttributeError):
+        return None, None
+    start = machine.get("start") if isinstance(machine.get("start"), dict) else {}
+    return machine.get("contention"), start.get("boot_id")
 
 
 def stored_results(store, run_ids: list[str]) -> list[dict]:
