@@ -574,8 +574,11 @@ def test_keys_half_faster_half_slower_read_mixed_never_parity(tmp_path, design):
     show(f"half 1.3x, half 1/1.3x, {design}, {keys} keys", got)
     assert got["mixed"] >= 0.90 and got["mean_parity"] == 0.0, got
     assert got["false"] <= 0.05 and got["bh_worlds"] <= 0.05 and got["mean_false"] <= 0.05, got
+    from gpuparity.comparison.headline import headline
+
     g = doc["geomean"]["w0000"]
     if g["verdict"] == "mixed":
+        assert "on w0000 " in headline(doc)["text"] and ": mixed: faster on " in headline(doc)["text"]
         m = g["mixed"]
         assert m["faster"] > 0 and m["slower"] > 0 and m["n"] == keys
         assert m["lowest"]["ratio"] < 1 < m["highest"]["ratio"] and m["lowest"]["name"].startswith("gemm k=")

@@ -708,3 +708,33 @@ def test_every_view_draws_and_names_the_symmetric_band(tmp_path, capsys):
             json.dump(d, fh)
     code, out, err = main_inprocess(["compare", *files, "-t", "10%"], capsys)
     assert code == 0 and "parity band 0.909-1.1" in " ".join(out.split()) and "±10%," not in out, err
+
+
+def test_the_overall_mean_weighs_categories_equally_and_disagreeing_keys_read_mixed():
+    """10 kernels 2x faster and one model at parity: the overall mean is the mean of the two
+    categories (about 1.41x), not of the 11 keys (1.88x), and says so. Kernels half 1.5x faster
+    and half 1.5x slower read "mixed" with both extremes named, never parity."""
+    import math
+
+    def runs(centres: dict, prefix: str) -> list:
+        return runs_of(centres, "mi300x", prefix)
+
+    a = runs({f"k{i}": (100.0, 0.005, 20) for i in range(10)}, "a")
+    b = runs({f"k{i}": (200.0, 0.005, 20) for i in range(10)}, "b")
+    for docs, centre in ((a, 100.0), (b, 100.0)):
+        for r, d in enumerate(docs):
+            d["results"].append(make_result("llm", {"m": 1}, noisy(centre, 0.005, 20, 50 + r), unit="tokens/s",
+                                            category="model"))
+    out = compare_runs(a, b)
+    g = out["geomean"]["all"]
+    assert g["weights"] == "categories equally" and g["n"] == 11
+    assert g["ratio"] == pytest.approx(math.sqrt(out["geomean"]["kernel"]["ratio"] * out["geomean"]["model"]["ratio"]))
+    from gpuparity.comparison.headline import headline
+
+    assert "on all results (categories weighted equally) 1.41x" in headline(out)["text"]
+    half = {f"k{i}": (150.0 if i % 2 else 100 / 1.5, 0.005, 20) for i in range(10)}
+    out = compare_runs(runs({f"k{i}": (100.0, 0.005, 20) for i in range(10)}, "a"), runs(half, "b"))
+    g = out["geomean"]["kernel"]
+    assert g["verdict"] == "mixed" and g["mixed"]["faster"] == 5 and g["mixed"]["slower"] == 5
+    assert g["mixed"]["lowest"]["ratio"] < 0.7 and g["mixed"]["highest"]["ratio"] > 1.4
+    assert "mixed: faster on 5 of 10, slower on 5 (0.6" in headline(out)["text"]

@@ -36,13 +36,9 @@ def _clause(cat: str, g: dict, first: bool, a: str = "A", b: str = "B") -> str:
     every clause carries its own verdict word."""
     where = PLURAL.get(cat, cat)
     ci = interval(g.get("ci_low"), g.get("ci_high"))
-    v = g.get("verdict") or "inconclusive"
-    if v == "mixed" and isinstance(g.get("mixed"), dict):
-        from gpuparity.comparison.heterogeneity import mixed_text
-
-        v = mixed_text(g["mixed"])
-    if cat == "all" and g.get("weights") == "categories equally":
-        where += " (categories weighted equally)"
+    v = mean_verdict(g)
+    if cat == "all":
+        where = category_name(where, g)
     ratio = times(g["ratio"]) if g.get("ratio") is not None else "?"
     text = f"{b} is {ratio} {a} on {where}{ci}: {v}" if first else f"on {where} {ratio}{ci}: {v}"
     if g.get("flags"):
@@ -65,18 +61,16 @@ def trials_phrase(result: dict) -> str:
     rows = result.get("rows") or []
 
     def per_side(x: str) -> str | None:
-        runs = [r.get(f"{x}_runs") for r in rows if isinstance(r.get(f"{x}_runs"), (int, float)) and r[f"{x}_runs"] > 0]
-        trials = [r.get(f"{x}_trials") / max(r.get(f"{x}_runs") or 1, 1) for r in rows
-                  if isinstance(r.get(f"{x}_trials"), (int, float)) and r[f"{x}_trials"] > 0]
-        if not runs:
-            c = _count_phrase([r.get(f"{x}_trials") for r in rows])
+        runs = [r.get(f"{x}_runs") for r in rows]
+        trials = [r.get(f"{x}_trials") for r in rows]
+        rc = _count_phrase(runs)
+        if rc is None:
+            c = _count_phrase(trials)
             return f"{c} trial{'s' if c != '1' else ''}" if c else None
-        med = sorted(runs)[len(runs) // 2]
-        text = f"{med:g} run{'s' if med != 1 else ''}"
-        if trials:
-            per = sorted(trials)[len(trials) // 2]
-            text += f" x {per:.3g} trial{'s' if per != 1 else ''}"
-        return text
+        text = f"{rc} run{'s' if rc != '1' else ''}"
+        per = _count_phrase([round(t / n) for t, n in zip(trials, runs, strict=True)
+                             if isinstance(t, (int, float)) and isinstance(n, (int, float)) and n > 0 and t > 0])
+        return text + (f" x {per} trial{'s' if per != '1' else ''}" if per else "")
 
     pa, pb = per_side("a"), per_side("b")
     if pa is None or pb is None:
@@ -170,7 +164,10 @@ def headline(result: dict) -> dict:
     """{"text": the sentence, "clauses": [{category, text, verdict}], "trials", "counts",
     "counts_method", "contended", "scope", "aa", "aa_line", "n_rows"}."""
     geo = result.get("geomean") or {}
-    cats = [c for c in geo if c != "all"] + (["all"] if "all" in geo else [])
+    cats = [c for c in geo if c != "all"] or list(geo)
+    # the overall mean where it weighs categories equally (documents from before it did: categories only)
+    if "all" in geo and "all" not in cats and (geo["all"] or {}).get("weights") == "categories equally":
+        cats.append("all")
     sides = result.get("sides") or {}
     a, b = side_title(sides.get("a"), "A"), side_title(sides.get("b"), "B")
     clauses = []
@@ -207,3 +204,35 @@ def counts_text(h: dict) -> str:
     n = h["n_rows"]
     text = f"{n} result{'s' if n != 1 else ''} compared" + (f": {parts}" if parts else "")
     return text + (f" ({h['counts_method']})" if h.get("counts_method") else "")
+
+
+# -- the words and figures every view prints beside a row or a mean (table, markdown, HTML) -------
+def runs_x_trials(row: dict, side: str) -> str:
+    """'1x3': a side's runs x trials per run in one row ('-' unknown)."""
+    runs, trials = row.get(f"{side}_runs"), row.get(f"{side}_trials")
+    if not isinstance(runs, (int, float)) or not runs:
+        return "-" if trials is None else f"{trials:g}"
+    return f"{runs:g}x{(trials or 0) / runs:.3g}"
+
+
+def side_pcts(row: dict, name: str) -> str | None:
+    """'8%/2.1%': a per-side share (a_spread / b_spread, a_load / b_load) in percent, '-' where it
+    does not apply; None where neither side has one."""
+    got = [row.get(f"{side}_{name}") for side in ("a", "b")]
+    if not any(isinstance(v, (int, float)) for v in got):
+        return None
+    return "/".join("-" if not isinstance(v, (int, float)) else f"{100 * v:.2g}%" for v in got)
+
+
+def mean_verdict(g: dict) -> str:
+    """A mean's verdict as every view prints it: "mixed: faster on X of N, ..." where it is mixed."""
+    if g.get("verdict") == "mixed" and isinstance(g.get("mixed"), dict):
+        from gpuparity.comparison.heterogeneity import mixed_text
+
+        return mixed_text(g["mixed"])
+    return g.get("verdict") or "inconclusive"
+
+
+def category_name(cat: str, g: dict) -> str:
+    """'all (categories weighted equally)' for the overall mean, else the category."""
+    return f"{cat} (categories weighted equally)" if g.get("weights") == "categories equally" else cat
