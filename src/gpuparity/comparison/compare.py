@@ -471,7 +471,8 @@ def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level:
         "rows": rows, "only_a": _rows(_idents(a, only_a)), "only_b": _rows(_idents(b, only_b)),
         "not_compared": not_compared,
         "geomean": _geomeans(core, order, cols, factors, ranges, measured, adjusted[order], tolerance, level),
-        "serving": serving_at_equal_interactivity(a, b, tolerance, floor=serving_floor,
+        "serving": serving_at_equal_interactivity(a, b, tolerance, floor=serving_floor, df=tuple(
+            _serving_df(est) for est in (core.est_a, core.est_b)),
                                                   contended=bool(core.contended)),
         "counts": fdr_counts(adjusted),
         "contended": [{"side": c["side"], "reasons": sorted({r for run in c["runs"] for r in run["reasons"]}),
@@ -497,6 +498,12 @@ def _held(core: Core, order: np.ndarray, flags: list) -> list:
         named = [f for f in flags[j] if f == "contended" or f in NO_CLAIM]
         out[j] = named[0] if named else "throttled (heat, hardware or unknown)" if throttled[j] else "flagged"
     return out
+
+
+def _serving_df(est: SideEstimate) -> float:
+    """The degrees of freedom of the serving category's prior (infinite: measured or set)."""
+    b = est.basis.get("serving") or {}
+    return float(b["df"]) if b.get("source") not in (None, "runs", "set") and b.get("df") else math.inf
 
 
 def _serving_spread(side: Side, est: SideEstimate) -> float | None:
