@@ -94,17 +94,23 @@ def _boots(store, run_ids: list[str]) -> dict[str, str | None]:
     """{run_id: boot id} from the run documents (platform/machine.py records it in machine.start)."""
     if not run_ids:
         return {}
-    expr = ("(doc::json -> 'machine' -> 'start' ->> 'boot_id')" if store.postgres
-            else "json_extract(doc, '$.machine.start.boot_id')")
-    from gpuparity.comparison.sides import _machine_fields
+    from gpuparity.comparison.sides import machine_fields
     from gpuparity.errors import UserError
 
+    # PostgreSQL's json refuses NaN, which older writers stored: those documents are read here
+    odd = "doc ~ '\\mNaN\\M|Infinity'"
+    expr = (f"CASE WHEN {odd} THEN NULL ELSE (doc::json -> 'machine' -> 'start' ->> 'boot_id') END, {odd}"
+            if store.postgres else "json_extract(doc, '$.machine.start.boot_id'), 0")
     marks = ",".join("?" * len(run_ids))
     try:
         got = store.query(f"SELECT run_id, {expr} FROM runs WHERE run_id IN ({marks})", run_ids)
-    except UserError:       # a document the database's JSON reader refuses (NaN from older writers)
-        got = [(r, _machine_fields(t)[1]) for r, t in
-               store.query(f"SELECT run_id, doc FROM runs WHERE run_id IN ({marks})", run_ids)]
+    except UserError:       # a document SQLite's JSON reader refuses
+        got = [(r, None, True) for r in run_ids]
+    redo = [r[0] for r in got if r[2]]
+    if redo:
+        parsed = dict(store.query(f"SELECT run_id, doc FROM runs WHERE run_id IN ({','.join('?' * len(redo))})", redo))
+        got = [(r[0], machine_fields(parsed.get(r[0]))[1], False) if r[2] else r for r in got]
+    got = [(r[0], r[1]) for r in got]
     return {r: (b if isinstance(b, str) else None) for r, b in got}
 
 

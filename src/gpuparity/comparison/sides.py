@@ -265,19 +265,25 @@ def _stored_machine(store, run_ids: list[str]) -> tuple[dict, dict]:
 
     if not run_ids:
         return {}, {}
-    if store.postgres:
-        expr = "(doc::json -> 'machine' -> 'contention')::text, (doc::json -> 'machine' -> 'start' ->> 'boot_id')"
+    if store.postgres:       # PostgreSQL's json refuses NaN, which older writers stored: those are read here
+        odd = "doc ~ '\\mNaN\\M|Infinity'"
+        expr = (f"CASE WHEN {odd} THEN NULL ELSE (doc::json -> 'machine' -> 'contention')::text END, "
+                f"CASE WHEN {odd} THEN NULL ELSE (doc::json -> 'machine' -> 'start' ->> 'boot_id') END, {odd}")
     else:
-        expr = "json_extract(doc, '$.machine.contention'), json_extract(doc, '$.machine.start.boot_id')"
+        expr = "json_extract(doc, '$.machine.contention'), json_extract(doc, '$.machine.start.boot_id'), 0"
     out, boots = {}, {}
     for chunk in _chunks(run_ids, 500):
         marks = ",".join("?" * len(chunk))
         try:
             got = store.query(f"SELECT run_id, {expr} FROM runs WHERE run_id IN ({marks})", chunk)
-        except UserError:       # a document the database's JSON reader refuses (NaN from older writers)
-            got = [(run_id, *_machine_fields(text)) for run_id, text in
-                   store.query(f"SELECT run_id, doc FROM runs WHERE run_id IN ({marks})", chunk)]
-        for run_id, text, boot in got:
+        except UserError:       # a document SQLite's JSON reader refuses (NaN from older writers)
+            got = [(run_id, None, None, True) for run_id in chunk]
+        odd = [r[0] for r in got if r[3]]
+        if odd:
+            parsed = {run_id: machine_fields(text) for run_id, text in store.query(
+                f"SELECT run_id, doc FROM runs WHERE run_id IN ({','.join('?' * len(odd))})", odd)}
+            got = [(r[0], *parsed.get(r[0], (None, None)), False) if r[3] else r for r in got]
+        for run_id, text, boot, _ in got:
             try:
                 found = run_contention(json.loads(text) if isinstance(text, str) else text)
             except ValueError:
@@ -288,7 +294,7 @@ def _stored_machine(store, run_ids: list[str]) -> tuple[dict, dict]:
     return out, boots
 
 
-def _machine_fields(text: str | None) -> tuple:
+def machine_fields(text: str | None) -> tuple:
     """(machine.contention, machine.start.boot_id) of a run document parsed here."""
     import json
 
