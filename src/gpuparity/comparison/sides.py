@@ -259,7 +259,6 @@ def side_from_store(store, run_ids: list[str], label: str = "A") -> Side:
 def _stored_machine(store, run_ids: list[str]) -> tuple[dict, dict]:
     """Every run's contention record and boot id, read from its document in SQL (only those
     fields are returned): a busy run is found whether or not its results carry the flag."""
-    import json
 
     from gpuparity.errors import UserError
 
@@ -267,40 +266,40 @@ def _stored_machine(store, run_ids: list[str]) -> tuple[dict, dict]:
         return {}, {}
     if store.postgres:       # PostgreSQL's json refuses NaN, which older writers stored: those are read here
         odd = "doc ~ '\\mNaN\\M|Infinity'"
-        expr = (f"CASE WHEN {odd} THEN NULL ELSE (doc::json -> 'machine' -> 'contention')::text END, "
-                f"CASE WHEN {odd} THEN NULL ELSE (doc::json -> 'machine' -> 'start' ->> 'boot_id') END, {odd}")
-    else:
-        expr = "json_extract(doc, '$.machine.contention'), json_extract(doc, '$.machine.start.boot_id'), 0"
+        expr = f"CASE WHEN {odd} THEN NULL ELSE (doc::json -> 'machine')::text END, {odd}"
+    else:                    # one parse per document (no JSON cache before SQLite 3.45); none without a machine
+        expr = "CASE WHEN instr(doc, '\"machine\"') > 0 THEN json_extract(doc, '$.machine') END, 0"
     out, boots = {}, {}
     for chunk in _chunks(run_ids, 500):
         marks = ",".join("?" * len(chunk))
         try:
             got = store.query(f"SELECT run_id, {expr} FROM runs WHERE run_id IN ({marks})", chunk)
         except UserError:       # a document SQLite's JSON reader refuses (NaN from older writers)
-            got = [(run_id, None, None, True) for run_id in chunk]
-        odd = [r[0] for r in got if r[3]]
+            got = [(run_id, None, True) for run_id in chunk]
+        fields = {r[0]: machine_fields(r[1], whole=False) for r in got if not r[2]}
+        odd = [r[0] for r in got if r[2]]
         if odd:
-            parsed = {run_id: machine_fields(text) for run_id, text in store.query(
-                f"SELECT run_id, doc FROM runs WHERE run_id IN ({','.join('?' * len(odd))})", odd)}
-            got = [(r[0], *parsed.get(r[0], (None, None)), False) if r[3] else r for r in got]
-        for run_id, text, boot, _ in got:
-            try:
-                found = run_contention(json.loads(text) if isinstance(text, str) else text)
-            except ValueError:
-                found = None
+            fields.update({run_id: machine_fields(text) for run_id, text in store.query(
+                f"SELECT run_id, doc FROM runs WHERE run_id IN ({','.join('?' * len(odd))})", odd)})
+        for run_id, (contention, boot) in fields.items():
+            found = run_contention(contention)
             if found:
                 out[run_id] = found
             boots[run_id] = boot if isinstance(boot, str) else None
     return out, boots
 
 
-def machine_fields(text: str | None) -> tuple:
-    """(machine.contention, machine.start.boot_id) of a run document parsed here."""
+def machine_fields(text: str | None, whole: bool = True) -> tuple:
+    """(machine.contention, machine.start.boot_id) of a run document (whole) or of its machine
+    section, parsed here."""
     import json
 
     try:
-        machine = (json.loads(text) if text else {}).get("machine") or {}
+        machine = json.loads(text) if text else {}
+        machine = (machine.get("machine") if whole else machine) or {}
     except (ValueError, AttributeError):
+        return None, None
+    if not isinstance(machine, dict):
         return None, None
     start = machine.get("start") if isinstance(machine.get("start"), dict) else {}
     return machine.get("contention"), start.get("boot_id")
