@@ -6,12 +6,13 @@ A world: K keys measured on two platforms, R runs x T trials a side. The log fig
 run r, trial t is truth + key level + run effect (shared by every key of the run) + key x run
 interaction + trial noise + within-trial error (whose standard error the estimator is given, as
 results/figure.py measures it). The run-to-run spread (shared and interaction together: 1%, 3%,
-5%) differs from the trial spread (0.5% and 1%) and from the default prior (6%). Worlds are
+5%) differs from the trial spread (0.5% and 1%) and from the default prior (8%, 2 df). Worlds are
 simulated together: each world is its own category, its own runs, so one call computes 500
 independent comparisons.
 
 `pytest -s tests/test_calibration.py` prints the figures the README's "Trials and statistics"
-quotes; the tests hold the limits of issue 22's "Done when".
+quotes; the tests hold the limits of issues 22 and 36 ("Done when"); the second half builds one-box worlds
+through a real SQLite store (issue 36).
 """
 
 from __future__ import annotations
@@ -131,7 +132,7 @@ def test_equal_platforms_are_rarely_faster_or_slower_and_intervals_cover(runs, t
 def test_a_true_ratio_at_the_band_edge_is_rarely_faster(runs, trials, spread, trial):
     """At exactly 1 + tolerance a one-sided 97.5% bound says 'faster' 2.5% of the time where it is
     exact (designs with >= 2 runs a side measure their spread: there it is exact, not
-    conservative; one run a side takes the 6% default, above every true spread here, so it is
+    conservative; one run a side takes the 8% default (2 df), above every true spread here, so it is
     conservative), and a simulation measures that only up to its Monte Carlo error: keys of one
     world share its run effects, so the standard error is taken over worlds (0.3-0.4% with 500).
     The test allows 2.5% plus two of those standard errors and prints both: an exact bound reads
@@ -209,7 +210,7 @@ def history_rows(rng: np.random.Generator, worlds: int, keys: int, runs: int, sp
 
 @pytest.mark.parametrize("trial", TRIALS)
 def test_store_history_brings_the_assumed_spread_to_the_truth(trial):
-    """1 run x 1 trial a side, true run spread 2% (the default assumes 6%): with 6 earlier runs of
+    """1 run x 1 trial a side, true run spread 2% (the default assumes 8%, 2 df): with 6 earlier runs of
     3 trials per world (at the true spread) the prior follows the truth, so a true 15% gap reads
     faster in most worlds instead of almost none, and equal platforms stay calibrated. (The SQL
     around fit_priors is exercised through the CLI in test_compare.)"""

@@ -55,8 +55,9 @@ def register(app: typer.Typer) -> None:
                                           help="table for a terminal, markdown for chats, csv or json for tools."),
         spread: Optional[str] = typer.Option(
             None, "--run-spread", help="Run-to-run spread assumed for a side with one run (default: from the store's "
-                                       "earlier runs of its product and stack, else 6% for kernels and models, "
-                                       "8% serving, 10% comm; or $GPUPARITY_RUN_SPREAD)."),
+                                       "earlier runs of its product, stack, driver and torch on other occasions, "
+                                       "else 8% for kernels and models, 10% serving, 12% comm, with 2 df; a "
+                                       "spread set here is taken as known; or $GPUPARITY_RUN_SPREAD)."),
         history: bool = typer.Option(True, "--history/--no-history",
                                      help="Learn a one-run side's run-to-run spread from earlier runs in its store "
                                           "(file sides: the default store, if it exists)."),

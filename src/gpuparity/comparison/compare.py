@@ -3,8 +3,9 @@ the same ratios normalised per spec peak, per GPU-hour price and per watt.
 
 Two loaders (comparison/sides.py) feed one columnar core (`compare_core`); the statistics are in
 comparison/estimate.py (read its notes: the run as the unit, moderated variances, a prior for the
-run-to-run spread a one-run side cannot see, random-effects means, the symmetric band,
-multiplicity); the prior comes from the store's history (comparison/history.py) or a default;
+run-to-run spread a one-run side cannot see, the symmetric band, multiplicity), the means in
+comparison/means.py; the prior comes from the store's history over occasions
+(comparison/history.py) or a default with 2 df (comparison/priors.py);
 normalisation in comparison/normalise.py; serving at equal interactivity in
 comparison/serving_compare.py.
 
@@ -24,8 +25,15 @@ Rules beyond the statistics:
   doc["contended"], each side summary and the headline say which side and why.
 - Per peak: each result against its own peak kind (HBM for memory kernels, the fabric for
   collectives, the host link for host<->device copies, the dtype's dense peak for FLOP/s).
-- Per watt: a verdict only where both sides have the same power source (measured telemetry on
-  both, or datasheet TDP on both); otherwise the ratio is shown with a note and no verdict.
+- Per dollar: the ratio scales by price A / price B; its interval by that factor's range over the
+  price book's bases (comparison/normalise.dollar_range), so a verdict holds at any of them.
+- Per watt: a verdict only where both sides measured power; datasheet TDP (on either side) gives a
+  plain ratio with a note and no verdict.
+- Means: per category, and "all" with categories weighted equally (comparison/means.py); a mean
+  whose keys disagree beyond the band reads "mixed" (comparison/heterogeneity.py).
+- Load: each row carries the CPU load its figures were timed beside (a_load, b_load) and, for a
+  one-run side, the run-to-run spread it assumed (a_spread, b_spread); a busy result's interval is
+  widened for its load (comparison/load.py).
 - A/A: sides whose fingerprints are identical (host, hardware, driver, stack, libraries, env
   flags) are said to be an A/A comparison: any faster/slower there is noise or drift.
 - Scope: with one box a side the verdicts are about those boxes; doc["scope"] says what a claim

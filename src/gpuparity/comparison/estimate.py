@@ -1,5 +1,5 @@
-"""Comparison statistics: the variance model, per-key side estimates, ratio intervals, verdicts,
-random-effects category means and multiplicity. One estimator for every view (`compare` in the
+"""Comparison statistics: the variance model, per-key side estimates, ratio intervals, verdicts
+and multiplicity (the random-effects means over keys: comparison/means.py). One estimator for every view (`compare` in the
 terminal, JSON/CSV, the report, `gpuparity.compare()`); the README's "Statistics" says it in words.
 
 The model. For key k (a result: workload, parameters, dtype) on a side, run r (one invocation of
@@ -14,34 +14,32 @@ inside one run. Trials of one run all see the same rho(r) + e(k,r), so:
 - The unit is the run. m(k,r) = mean over the run's trials of y; the side's estimate of key k is
   L(k) = mean over its R(k) runs of m(k,r) (value = exp L: the geometric mean; one trial of one
   run: its stored figure). Trials only measure the within-run part.
-- A category with keys measured in >= 2 runs ("measured"): fit m(k,r) = L(k) + rho(r) + e(k,r)
+- A category with more than half of its keys measured in >= 2 runs ("measured"): fit m(k,r) = L(k) + rho(r) + e(k,r)
   by backfitting over the keys with >= 2 runs. Shared run variance V = sample variance of the
   rho(r) over the category's runs (runs - 1 degrees of freedom, however many keys: the run
   effect is one draw per run). Per key, residual variance s2(k) with df(k) = its share of the
   category's residual df (pairs - keys - runs + 1). The s2(k) are moderated as limma's eBayes
   does (squeezeVar / fitFDist: moments of log s2 with digamma / trigamma give a prior s0^2 with
   d0 degrees of freedom; posterior (d0 s0^2 + df s2) / (d0 + df), d0 capped so that no key claims
-  more df than the category's residuals hold). var L(k) = (V + posterior s2) / R(k), df by
+  more df than the category's residuals hold), robustly: an outlying key keeps its own variance
+  (comparison/moderate.py). var L(k) = (V + posterior s2) / R(k), df by
   Satterthwaite. A key with one run in such a category takes V + s0^2.
-- A category whose keys each have one run cannot see its run-to-run spread: it takes a Prior
-  (shared variance + key x run variance, with degrees of freedom): from the store's history of
-  the same product and stack (comparison/history.py), else a per-category default
-  (results/figure.py RUN_SPREAD_DEFAULTS), or --run-spread; every view says which. With T >= 2
-  trials in the run, var L(k) = prior + (moderated within-run trial variance) / T; one trial:
-  prior + the larger of se^2 and the prior's trial-to-trial variance (history measures it; the
-  defaults already cover one trial's noise) (no se: no interval).
+- Any other category cannot see its run-to-run spread: it takes a Prior (shared variance + key x
+  run variance, per key where the history measured that key, with degrees of freedom): from the
+  store's history of the same product, stack, driver and torch over other occasions
+  (comparison/history.py), else a per-category default with 2 df (comparison/priors.py), or
+  --run-spread; every view says which. With T >= 2 trials in the run, var L(k) = prior +
+  (moderated within-run trial variance) / T; one trial: prior + the larger of se^2 and the
+  prior's trial-to-trial variance (history measures it; the defaults already cover one trial's
+  noise) (no se: no interval). A key of such a category measured in R >= 2 runs here updates
+  the prior's total for itself alone: (d_p P + (R - 1) s2_runs) / (d_p + R - 1), then / R.
+- A key timed beside other load (comparison/load.py) carries the slowdown it could cause as a
+  variance of its own (`extra`), shared by every key of a mean it enters.
 - Ratio B/A per key: exp(L_B - L_A); 95% interval exp(log ratio +- t(df) sqrt(var_A + var_B)), df
   by Welch-Satterthwaite, rounded down to a whole number (conservative where 1-df run effects
   dominate, e.g. 2 runs a side).
-- Category (and overall) mean: G = mean over keys of the log ratios, a random-effects mean:
-  var G = shared part of each side (the run effects weighted by how many of the keys each run
-  holds: sum over runs of (sum of 1 / (K R(k)) over its keys)^2 x V; categories of an overall mean
-  are taken as perfectly correlated) + a key part that is the larger of the model's
-  (sum of key-specific variances / K^2) and the keys' own disagreement (sample variance of the K
-  log ratios / K, K - 1 df, as Hartung-Knapp): never narrower than the keys' disagreement allows.
-  df by Satterthwaite, each part at the smallest df of its keys (they share their priors), the
-  shared part at its category's df (the smallest, for an overall mean). Where both sides take
-  the same Prior (one product and stack, one history), its estimates count once, not twice.
+- Category (and overall) means: comparison/means.py. Where both sides take the same Prior (one
+  default, one history: Prior.ident), its estimates count once, not twice (pair_df).
 - Verdict (symmetric on the log scale, band [1/(1+t), 1+t]): faster when the interval lies above
   1+t, slower when below 1/(1+t), parity when inside, else inconclusive. A key flagged unstable or
   contended on a side is at most inconclusive; so is a mean whose keys are more than half
