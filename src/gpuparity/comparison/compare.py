@@ -61,6 +61,8 @@ from gpuparity.comparison.estimate import (
     side_estimate,
     verdicts,
 )
+from gpuparity.comparison.flags import flagged as _flagged
+from gpuparity.comparison.flags import hot_throttled, read_throttle_infos
 from gpuparity.comparison.heterogeneity import mixed
 from gpuparity.comparison.load import load_words, side_load
 from gpuparity.comparison.means import group_means
@@ -78,7 +80,6 @@ from gpuparity.comparison.sides import Side, gc_paused, side_from_runs
 from gpuparity.results.figure import PEAK_EXCEEDED, UNVERIFIED_TOKENS
 
 NO_CLAIM = {"unstable", "host_bound", UNVERIFIED_TOKENS}      # flags that hold a verdict at "inconclusive"
-STEADY_THROTTLE = ("power", "current")      # driver reasons a throttled result may show and keep its verdict
 
 VOLATILE_FINGERPRINT = ("telemetry", "unknown")     # describe the moment, not the platform
 INCONCLUSIVE = VERDICTS.index("inconclusive")
@@ -149,69 +150,6 @@ def compare_core(a: Side, b: Side, tolerance: float = 0.05, level: float = LEVEL
     codes = np.where(flagged, INCONCLUSIVE, verdicts(lo, hi, tolerance))
     return Core(ia, ib, va, vb, ratio, lo, hi, log_var, df, codes, na, nb, unstable, est_a, est_b,
                 log_ratio + shift, flagged, contended, throttled, load_a, load_b)
-
-
-def throttle_reasons(info: dict) -> set[str] | None:
-    """The driver's reasons the loop recorded for a result's throttled batches ("device 0:
-    power/thermal throttling, ..." in info.throttle_reasons_seen), None where none is recorded."""
-    from gpuparity.measure.telemetry import DIP_REASONS
-
-    seen = [str(x) for x in info.get("throttle_reasons_seen") or []]
-    return {r for r in DIP_REASONS for text in seen if r in text} or None
-
-
-def hot_throttled(side: Side) -> np.ndarray:
-    """Per key of a side: flagged throttled and not shown to be power (or current) capping alone:
-    reasons from the documents read (side.extras, or those compare_sides read from the store)."""
-    mask = _flag_mask(side, "throttled").copy()
-    read = getattr(side, "_throttle_infos", {})
-    for k in np.nonzero(mask)[0].tolist():
-        infos = (side.extras.get(k) or {}).get("infos") or read.get(k) or []
-        reasons = set().union(*[throttle_reasons(i) or set() for i in infos])
-        if reasons and reasons <= set(STEADY_THROTTLE):     # the power cap's alone: steady state
-            mask[k] = False
-    return mask
-
-
-def read_throttle_infos(side: Side, stores=None, most: int = 20) -> None:
-    """For a side read from a store (no documents): the result infos of its keys flagged
-    throttled, from the documents of the runs that hold them (at most `most` runs: throttled
-    results are rare; past that a key's reasons stay unknown and it is held)."""
-    keys = np.nonzero(_flag_mask(side, "throttled"))[0]
-    keys = [k for k in keys.tolist() if k not in side.extras]
-    if not keys or not side.origin:
-        return
-    from contextlib import nullcontext
-
-    from gpuparity.results.store import Store
-
-    held = np.isin(side.u_key, keys)
-    runs = sorted(set(side.u_run[held].tolist()))[:most]
-    wanted = {side.keys[k]: k for k in keys}
-    found: dict[int, list] = {}
-    with nullcontext(stores.get(side.origin)) if stores is not None else Store(side.origin) as store:
-        for r in runs:
-            for res in store.get_run(side.runs[r]["run_id"]).get("results") or []:
-                if res.get("key") in wanted and "throttled" in (res.get("flags") or []):
-                    found.setdefault(wanted[res["key"]], []).append(res.get("info") or {})
-    side._throttle_infos = found
-
-
-def _flag_mask(side: Side, flag: str) -> np.ndarray:
-    """Per key of a side: whether its results carry `flag` (one pass over the flagged keys)."""
-    masks = getattr(side, "_flag_masks", None)
-    if masks is None:
-        masks = side._flag_masks = {}
-        flagged = [(i, f) for i, f in enumerate(side.flags) if f]
-        for name in {x for _, f in flagged for x in f}:
-            masks[name] = np.zeros(len(side.flags), dtype=bool)
-            masks[name][[i for i, f in flagged if name in f]] = True
-    return masks.get(flag, np.zeros(len(side.flags), dtype=bool))
-
-
-def _flagged(a: Side, b: Side, ia: np.ndarray, ib: np.ndarray, flag: str) -> np.ndarray:
-    """Per matched key: whether its results carry `flag` on either side."""
-    return (_flag_mask(a, flag)[ia] | _flag_mask(b, flag)[ib]) if len(ia) else np.zeros(0, dtype=bool)
 
 
 def _idents(side: Side, idx) -> dict:
