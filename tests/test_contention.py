@@ -379,13 +379,21 @@ def test_store_reads_find_a_busy_run_in_its_document_and_name_the_load(tmp_path,
     old = make_run([make_result("gemm", {"m": m}, noisy(300, 0.005, 30, 10 + m)) for m in range(3)], run_id="old",
                    started_at="2026-01-03T00:00:00+00:00")
     old["machine"] = {"contention": {"contended": False, "reasons": [], "other_cpu_share": 0.20, "threshold": 0.25}}
+    quiet = make_run([windowed(0.02, m=m) for m in range(3)], run_id="quiet", started_at="2026-01-04T00:00:00+00:00")
+    quiet["machine"] = {"start": {}, "end": {}}
+    mark_contention(quiet)
     with Store(db) as s:
-        for d in (a, busy, old):
+        for d in (a, busy, old, quiet):
             s.save_run(d)
     code, out, err = main_inprocess(["compare", "run-a", "busy", "--db", db, "-f", "json"], capsys)
     doc = json.loads(out)
     assert code == 0 and not doc["contended"] and {r["b_load"] for r in doc["rows"]} == {0.1}, err
     assert "up to 10% of the CPUs" in doc["sides"]["b"]["load"]["text"]
+    code, out, err = main_inprocess(["compare", "busy", "run-a", "--db", db, "-f", "json"], capsys)
+    assert json.loads(out)["sides"]["b"]["load"]["text"] is None        # no windows read: nothing to name
+    code, out, err = main_inprocess(["compare", "run-a", "quiet", "--db", db, "-f", "json"], capsys)
+    assert json.loads(out)["sides"]["b"]["load"]["text"] == ("CPU load beside its results: under 5% of the CPUs "
+                                                             "(at most 2% in 9 timed window(s))")
     for fmt in ("table", "markdown"):
         code, out, err = main_inprocess(["compare", "run-a", "busy", "--db", db, "-f", fmt], capsys)
         text = " ".join(out.split())

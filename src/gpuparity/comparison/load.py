@@ -43,7 +43,7 @@ def run_load(found) -> dict | None:
         reasons.append(f"other processes used {100 * share:.0f}% of the CPUs during the run "
                        f"(no verdict above {100 * BUSY_SHARE:.0f}%)")
     whole = share if (not graded and share is not None and share >= WIDEN_SHARE) else None
-    if not (contended or loaded or whole or windows.get("max")):
+    if not (contended or loaded or whole or windows.get("n")):
         return None
     return {"contended": contended, "reasons": reasons, "loaded": loaded, "share": share, "whole_run": whole,
             "windows": {k: windows.get(k) for k in ("n", "median", "max", "measure")},
@@ -78,16 +78,25 @@ def side_load(side) -> tuple[np.ndarray, np.ndarray]:
 
 def load_words(side, share: np.ndarray) -> str | None:
     """'CPU load beside its results: up to 12% of the CPUs (3 of 20 results at 5% or more:
-    intervals widened)', None for a quiet side."""
+    intervals widened)'; for a quiet side the largest window it read ('under 5% of the CPUs: at
+    most 1% in 60 timed windows'); None where nothing was recorded."""
     from gpuparity.platform.machine import BUSY_SHARE, WIDEN_SHARE
 
     seen = share[np.isfinite(share)]
-    if not len(seen) and not side.contended:
+    recs = [r for r in side.contention.values() if r]
+    windows = [r["windows"] for r in recs if (r.get("windows") or {}).get("n")]
+    top = max(([float(seen.max())] if len(seen) else [])
+              + [w["max"] for w in windows if isinstance(w.get("max"), (int, float))], default=None)
+    if top is None and not side.contended:
         return None
+    if side.contended:
+        return "CPU load beside its results: " + ("; ".join(r for c in side.contended for r in c["reasons"][:1])
+                                                  or "contended") + ": no faster/slower verdict"
     busy = int((seen >= WIDEN_SHARE).sum())
-    text = f"CPU load beside its results: up to {100 * float(seen.max()):.0f}% of the CPUs" if len(seen) else \
-        "CPU load beside its results: not recorded per result"
-    if busy:
-        text += (f" ({busy} of {len(side.keys)} result(s) at {100 * WIDEN_SHARE:.0f}% or more: intervals widened; "
-                 f"above {100 * BUSY_SHARE:.0f}%: no verdict)")
-    return text
+    if not busy:
+        n = sum(int(w["n"]) for w in windows)
+        return (f"CPU load beside its results: under {100 * WIDEN_SHARE:.0f}% of the CPUs (at most {100 * top:.0f}% "
+                f"in {n} timed window(s))")
+    return (f"CPU load beside its results: up to {100 * top:.0f}% of the CPUs ({busy} of {len(side.keys)} "
+            f"result(s) at {100 * WIDEN_SHARE:.0f}% or more: intervals widened; above {100 * BUSY_SHARE:.0f}%: "
+            "no verdict)")
