@@ -132,28 +132,34 @@ def test_trials_of_one_run_are_not_runs():
 
 
 def test_single_run_sides_assume_a_run_to_run_floor():
-    """One trial a side cannot see its run-to-run spread: the assumed default (6% for kernels)
-    widens the CI, so a 0.5% difference is never 'parity' on one run, while a 40% gap still reads
-    'faster'; --run-spread replaces the default and says so."""
+    """One trial a side cannot see its run-to-run spread: the assumed default (8% for kernels, with
+    2 degrees of freedom: a t, not a z) widens the CI, so a 0.5% difference is never 'parity' on one
+    run, while a 2.5x gap still reads 'faster'; --run-spread replaces the default (taken as known)
+    and says so."""
     ra = [make_result("gemm", {"case": c}, noisy(100.0, 0.005, 40, i)) for i, c in enumerate(("same", "win"))]
     rb = [make_result("gemm", {"case": "same"}, noisy(100.5, 0.005, 40, 9)),
-          make_result("gemm", {"case": "win"}, noisy(140.0, 0.005, 40, 8))]
+          make_result("gemm", {"case": "win"}, noisy(250.0, 0.005, 40, 8))]
     out = compare_runs([make_run(ra)], [make_run(rb, run_id="b")])
     got = {r["params"]["case"]: r for r in out["rows"]}
     assert got["same"]["verdict"] == "inconclusive" and got["win"]["verdict"] == "faster"
     half = math.log(got["same"]["ci_high"] / got["same"]["ratio"])
-    assert half > 1.96 * math.sqrt(2) * 0.06                     # at least the two priors
-    assert any("side A and B (kernel): assumed 6% (history off)" in n for n in out["notes"]), out["notes"]
-    assert out["run_spread"]["B"]["kernel"] == {"source": "default", "runs": 0, "spread": 0.06, "shared": 0.06,
-                                               "key": 0.0, "text": "assumed 6% (history off)"}
+    assert half > 4.30 * math.sqrt(2) * 0.08                     # the two priors, t with 2 df
+    assert got["same"]["a_spread"] == got["same"]["b_spread"] == pytest.approx(0.08)
+    assert any("side A and B (kernel): assumed 8% with 2 df (history off)" in n for n in out["notes"]), out["notes"]
+    spread = out["run_spread"]["B"]["kernel"]
+    assert {k: spread[k] for k in ("source", "runs", "spread", "shared", "key", "text", "df")} == {
+        "source": "default", "runs": 0, "spread": 0.08, "shared": 0.08, "key": 0.0,
+        "text": "assumed 8% with 2 df (history off)", "df": 2.0}
     wide = compare_runs([make_run(ra)], [make_run(rb, run_id="b")], floor=0.10)
-    assert math.log(wide["rows"][0]["ci_high"] / wide["rows"][0]["ratio"]) > half
+    # a spread set by hand is taken as known: a z interval of it
+    assert math.log(wide["rows"][0]["ci_high"] / wide["rows"][0]["ratio"]) == pytest.approx(
+        1.96 * math.sqrt(2) * 0.10, rel=0.02)
     assert any("10% set by --run-spread" in n for n in wide["notes"])
 
 
 def test_unstable_results_are_at_most_inconclusive():
     ra = [make_result("gemm", {"m": 1}, [], trials=noisy_trials(100.0, 0.005, 20, 1), flags=["unstable"])]
-    rb = [make_result("gemm", {"m": 1}, [], trials=noisy_trials(150.0, 0.005, 20, 2))]
+    rb = [make_result("gemm", {"m": 1}, [], trials=noisy_trials(300.0, 0.005, 20, 2))]
     out = compare_runs([make_run(ra)], [make_run(rb, run_id="b")])
     (row,) = out["rows"]
     assert row["ci_low"] > 1.05 and row["verdict"] == "inconclusive" and "unstable" in row["flags"]
@@ -222,24 +228,38 @@ def test_normalised_views_per_peak_price_and_watt():
     specs = all_specs()
     a = make_run([make_result("gemm", {"m": 1}, noisy(500, 0.01, 9, 1), power=600.0)], spec_id="mi300x")
     b = make_run([make_result("gemm", {"m": 1}, noisy(600, 0.01, 9, 2))], spec_id="h100-sxm", run_id="b")
-    prices = PriceBook("neocloud", {"mi300x": 1.0, "h100-sxm": 2.0}, use_config=False)
+    prices = PriceBook("neocloud", {"mi300x": 1.0, "h100-sxm": 4.0}, use_config=False)
     out = compare_sides(side_from_runs([a], "A"), side_from_runs([b], "B"), 0.05, prices)
     (r,) = out["rows"]
     assert r["a_peak"] == specs["mi300x"]["bf16_tflops"] and r["b_peak"] == specs["h100-sxm"]["bf16_tflops"]
     assert r["a_pct_peak"] == pytest.approx(100 * r["a_value"] / r["a_peak"])
     assert r["ratio_per_peak"] == pytest.approx(r["ratio"] * r["a_peak"] / r["b_peak"])
-    assert r["ratio_per_dollar"] == pytest.approx(r["ratio"] / 2.0)
-    assert r["ci_high_per_dollar"] == pytest.approx(r["ci_high"] / 2.0)
+    # prices the user set: one factor on every basis, the CI scales by it exactly
+    assert r["ratio_per_dollar"] == pytest.approx(r["ratio"] / 4.0)
+    assert r["ci_high_per_dollar"] == pytest.approx(r["ci_high"] / 4.0)
     assert r["verdict_per_dollar"] == "slower"
     assert (r["a_watts"], r["a_power_source"]) == (600.0, "measured")
     assert (r["b_watts"], r["b_power_source"]) == (specs["h100-sxm"]["tdp_w"], "tdp")
     assert r["ratio_per_watt"] == pytest.approx(r["ratio"] * 600.0 / specs["h100-sxm"]["tdp_w"])
-    # measured power on A, datasheet TDP on B: shown, flagged, no verdict
+    # measured power on A, datasheet TDP on B: a plain ratio, flagged, no verdict
     assert r["verdict_per_watt"] is None and "measured (A) vs tdp (B)" in r["note"]
-    assert any("per watt" in n for n in out["notes"]) and "ratio_per_watt" not in out["geomean"]["kernel"]
+    assert any("per watt" in n for n in out["notes"]) and out["geomean"]["kernel"]["verdict_per_watt"] is None
     assert "measured" in out["sides"]["a"]["power"] and "TDP" in out["sides"]["b"]["power"]
     g = out["geomean"]["kernel"]
-    assert g["ratio_per_dollar"] == pytest.approx(g["ratio"] / 2.0)
+    assert g["ratio_per_dollar"] == pytest.approx(g["ratio"] / 4.0)
+    # the price book's own figures: the per-dollar CI spans the price factor over its bases
+    book = PriceBook("neocloud", use_config=False)
+    (r,) = compare_sides(side_from_runs([a], "A"), side_from_runs([b], "B"), 0.05, book)["rows"]
+    lo_f, hi_f = book.factor_range("mi300x", "h100-sxm")
+    assert lo_f < 1.40 / 1.69 < hi_f                                   # neocloud is inside the range
+    assert r["ratio_per_dollar"] == pytest.approx(r["ratio"] * 1.40 / 1.69)
+    assert r["ci_low_per_dollar"] == pytest.approx(r["ci_low"] * lo_f)
+    assert r["ci_high_per_dollar"] == pytest.approx(r["ci_high"] * hi_f)
+    # TDP on both sides is no measurement of power: a plain ratio, never a verdict
+    b2 = make_run([make_result("gemm", {"m": 1}, noisy(600, 0.01, 9, 2))], spec_id="h100-sxm", run_id="b2")
+    a2 = make_run([make_result("gemm", {"m": 1}, noisy(200, 0.01, 9, 1))], spec_id="mi300x", run_id="a2")
+    (r,) = compare_sides(side_from_runs([a2], "A"), side_from_runs([b2], "B"), 0.05, prices)["rows"]
+    assert r["ratio_per_watt"] is not None and r["verdict_per_watt"] is None and "a plain ratio" in r["note"]
 
 
 def test_tokens_give_dollars_per_million_tokens():
@@ -266,11 +286,12 @@ def serving_run(scale: float, run_id: str, spec_id: str, errors_at: int | None =
 
 
 def test_serving_compares_at_equal_interactivity():
-    out = compare_runs([serving_run(1.0, "a", "mi300x")], [serving_run(2.0, "b", "h100-sxm")])
+    # one run a side: the 10% serving default with 2 df on both axes of every point
+    out = compare_runs([serving_run(1.0, "a", "mi300x")], [serving_run(3.0, "b", "h100-sxm")])
     points = [p for p in out["serving"] if p.get("interactivity")]
     assert len(points) >= 3
     for p in points:
-        assert p["ratio"] == pytest.approx(2.0, rel=1e-6) and p["verdict"] == "faster"
+        assert p["ratio"] == pytest.approx(3.0, rel=1e-6) and p["verdict"] == "faster"
     assert {r["category"] for r in out["rows"]} == {"serving"}
     row = out["rows"][0]
     assert row["a_usd_per_mtok"] == pytest.approx(row["a_usd_per_hour"] / (row["a_value"] * 3600) * 1e6)
@@ -338,7 +359,7 @@ def test_cli_filters_fail_gate_and_errors(cli, tmp_path, capsys):
     db = str(tmp_path / "s.db")
     fast = make_run([make_result("gemm", {"m": 1}, noisy(100, 0.01, 10, 1))], run_id="r-mi", spec_id="mi300x",
                     stack={"hip_version": "6.2", "rocm_version": "6.2.4"}, product="AMD Instinct MI300X")
-    slow = make_run([make_result("gemm", {"m": 1}, noisy(80, 0.01, 10, 2))], run_id="r-h1", spec_id="h100-sxm",
+    slow = make_run([make_result("gemm", {"m": 1}, noisy(50, 0.01, 10, 2))], run_id="r-h1", spec_id="h100-sxm",
                     stack={"cuda_version": "12.4"}, product="NVIDIA H100 80GB HBM3")
     with Store(db) as s:
         s.save_run(fast)
@@ -371,7 +392,7 @@ def test_cli_orders_rows_by_size_and_caps_long_tables(tmp_path, capsys):
     sizes = [1024, 256, 4096, 512, 2048]
     db = str(tmp_path / "s.db")
     with Store(db) as s:
-        for run_id, spec_id, center in (("r-a", "mi300x", 100), ("r-b", "h100-sxm", 150)):
+        for run_id, spec_id, center in (("r-a", "mi300x", 100), ("r-b", "h100-sxm", 300)):
             s.save_run(make_run([make_result("gemm", {"m": m}, noisy(center, 0.01, 8, m)) for m in sizes]
                                 + [make_result("gemm", {"m": 8}, [5.0])],      # one sample: no CI
                                 run_id=run_id, spec_id=spec_id))
@@ -491,12 +512,12 @@ def test_store_history_sets_a_one_run_sides_spread(tmp_path, capsys, monkeypatch
     doc = json.loads(out)
     spread_a = doc["run_spread"]["A"]["kernel"]
     assert spread_a["source"] == "history" and spread_a["runs"] == 5 and spread_a["spread"] < 0.03
-    assert spread_a["text"].startswith("run-to-run ") and "from 5 earlier runs of mi300x/rocm 6.2.4" in spread_a["text"]
-    assert doc["run_spread"]["B"]["kernel"]["text"] == "assumed 6% (no earlier runs of h100-sxm/cuda 12.4 in s.db)"
-    assert any("from 5 earlier runs of mi300x/rocm 6.2.4" in n for n in doc["notes"])
+    assert spread_a["text"].startswith("run-to-run ") and "from 5 runs on 1 host over 5 days of mi300x/rocm 6.2.4" in spread_a["text"]
+    assert doc["run_spread"]["B"]["kernel"]["text"] == "assumed 8% with 2 df (no earlier runs of h100-sxm/cuda 12.4 in s.db)"
+    assert any("from 5 runs on 1 host over 5 days of mi300x/rocm 6.2.4" in n for n in doc["notes"])
     code, out, err = main_inprocess(["compare", "new-a", "new-b", "--db", db, "--no-history", "-f", "json"], capsys)
     off = json.loads(out)
-    assert off["run_spread"]["A"]["kernel"]["text"] == "assumed 6% (history off)"
+    assert off["run_spread"]["A"]["kernel"]["text"] == "assumed 8% with 2 df (history off)"
     # the history narrows A's part of every interval
     width = {d: np.median([math.log(r["ci_high"] / r["ci_low"]) for r in x["rows"]]) for d, x in (("on", doc), ("off", off))}
     assert width["on"] < width["off"]
@@ -571,9 +592,9 @@ def test_cpu_history_is_keyed_on_the_cpu_model(tmp_path, capsys):
     doc = json.loads(out)
     spread = doc["run_spread"]["A"]["kernel"]
     assert spread["source"] == "history" and spread["runs"] == 4, spread
-    assert "from 4 earlier runs of AMD EPYC 7B13/cpu" in spread["text"] and spread["spread"] < 0.03, spread
+    assert "from 4 runs on 1 host over 4 days of AMD EPYC 7B13/cpu" in spread["text"] and spread["spread"] < 0.03, spread
     code, out, err = main_inprocess(["compare", "new-a", "new-b", "--db", db], capsys)
-    assert "from 4 earlier runs of AMD EPYC 7B13/cpu" in " ".join(out.split()), out
+    assert "from 4 runs on 1 host over 4 days of AMD EPYC 7B13/cpu" in " ".join(out.split()), out
 
 
 def test_history_leaves_out_contended_runs_and_the_sides_own_runs(tmp_path, capsys):
@@ -605,7 +626,7 @@ def test_history_leaves_out_contended_runs_and_the_sides_own_runs(tmp_path, caps
     sides = [run("new-a", 20), run("new-b", 21, level=1.3)]
     busy = [run("busy1", 7, level=0.6, busy=True), run("busy2", 8, level=1.5, busy=True)]
     plain, with_busy = spread_of(quiet + sides), spread_of(quiet + busy + sides)
-    assert plain["runs"] == with_busy["runs"] == 5 and "from 5 earlier runs of mi300x/" in with_busy["text"]
+    assert plain["runs"] == with_busy["runs"] == 5 and "from 5 runs on 1 host over 5 days of mi300x/" in with_busy["text"]
     assert with_busy["spread"] == pytest.approx(plain["spread"]) and plain["spread"] < 0.03
     del db
 
@@ -643,7 +664,8 @@ def test_gate_cannot_judge_a_contended_side_and_fails(tmp_path, capsys):
 def test_gate_judges_only_rows_whose_verdict_is_not_held(tmp_path, capsys):
     """Two kernels 30% slower but flagged unstable cannot support 'slower': the gate tests the
     three others and the category mean (not mostly flagged) and passes, saying what it left out;
-    a true 30% loss on quiet kernels still fails it."""
+    a true 80% loss on quiet kernels still fails it (one run a side: the 8% default with 2 df, Holm
+    over 6 tests: a t quantile of 2 df at 0.4%)."""
     db = gate_store(tmp_path, 1.0, slow_unstable=2)
     code, out, err = main_inprocess(["compare", "a", "b", "--db", db, "--fail-if-slower", "5%", "-f", "json"], capsys)
     assert code == 0, err
@@ -656,7 +678,7 @@ def test_gate_judges_only_rows_whose_verdict_is_not_held(tmp_path, capsys):
     db = gate_store(tmp_path, 1.0, slow_unstable=3)
     code, out, err = main_inprocess(["compare", "a", "b", "--db", db, "--fail-if-slower", "5%", "-f", "json"], capsys)
     assert code == 0 and "3 result(s) and 1 category mean(s) not judged (3 unstable, 1 mostly flagged (3 of 5))" in err
-    db = gate_store(tmp_path, 0.7)
+    db = gate_store(tmp_path, 0.2)
     code, out, err = main_inprocess(["compare", "a", "b", "--db", db, "--fail-if-slower", "5%"], capsys)
     assert code == 1 and "regression gate failed: 6 below 0.950x A" in err and "not judged" not in err, err
     # every result flagged: nothing can be judged, and that is no pass
@@ -687,3 +709,33 @@ def test_every_view_draws_and_names_the_symmetric_band(tmp_path, capsys):
             json.dump(d, fh)
     code, out, err = main_inprocess(["compare", *files, "-t", "10%"], capsys)
     assert code == 0 and "parity band 0.909-1.1" in " ".join(out.split()) and "±10%," not in out, err
+
+
+def test_the_overall_mean_weighs_categories_equally_and_disagreeing_keys_read_mixed():
+    """10 kernels 2x faster and one model at parity: the overall mean is the mean of the two
+    categories (about 1.41x), not of the 11 keys (1.88x), and says so. Kernels half 1.5x faster
+    and half 1.5x slower read "mixed" with both extremes named, never parity."""
+    import math
+
+    def runs(centres: dict, prefix: str) -> list:
+        return runs_of(centres, "mi300x", prefix)
+
+    a = runs({f"k{i}": (100.0, 0.005, 20) for i in range(10)}, "a")
+    b = runs({f"k{i}": (200.0, 0.005, 20) for i in range(10)}, "b")
+    for docs, centre in ((a, 100.0), (b, 100.0)):
+        for r, d in enumerate(docs):
+            d["results"].append(make_result("llm", {"m": 1}, noisy(centre, 0.005, 20, 50 + r), unit="tokens/s",
+                                            category="model"))
+    out = compare_runs(a, b)
+    g = out["geomean"]["all"]
+    assert g["weights"] == "categories equally" and g["n"] == 11
+    assert g["ratio"] == pytest.approx(math.sqrt(out["geomean"]["kernel"]["ratio"] * out["geomean"]["model"]["ratio"]))
+    from gpuparity.comparison.headline import headline
+
+    assert "on all results (categories weighted equally) 1.41x" in headline(out)["text"]
+    half = {f"k{i}": (150.0 if i % 2 else 100 / 1.5, 0.005, 20) for i in range(10)}
+    out = compare_runs(runs({f"k{i}": (100.0, 0.005, 20) for i in range(10)}, "a"), runs(half, "b"))
+    g = out["geomean"]["kernel"]
+    assert g["verdict"] == "mixed" and g["mixed"]["faster"] == 5 and g["mixed"]["slower"] == 5
+    assert g["mixed"]["lowest"]["ratio"] < 0.7 and g["mixed"]["highest"]["ratio"] > 1.4
+    assert "mixed: faster on 5 of 10, slower on 5 (0.6" in headline(out)["text"]

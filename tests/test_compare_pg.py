@@ -18,7 +18,7 @@ def test_postgres_fast_path_matches_documents(pg_server):  # noqa: F811
         conn.execute(f"CREATE DATABASE {name}")
     docs_a = [make_run([make_result("gemm", {"m": m}, noisy(100, 0.02, 8, m + i)) for m in range(3)],
                        run_id=f"a{i}", started_at=f"2026-01-0{i + 1}T00:00:00+00:00") for i in range(2)]
-    doc_b = make_run([make_result("gemm", {"m": m}, noisy(120, 0.02, 8, 10 + m)) for m in range(4)], run_id="b",
+    doc_b = make_run([make_result("gemm", {"m": m}, noisy(250, 0.02, 8, 10 + m)) for m in range(4)], run_id="b",
                      spec_id="h100-sxm")
     with Store(with_db(pg_server["url"], name)) as store:
         for d in (*docs_a, doc_b):
@@ -51,6 +51,25 @@ def test_postgres_contention_and_history(pg_server):  # noqa: F811
     assert fast["contended"] == [{"side": "B", "reasons": ["other processes used 90% of the CPUs"], "runs": ["busy"]}]
     assert {r["verdict"] for r in fast["rows"]} == {"inconclusive"}
     spread = fast["run_spread"]["A"]["kernel"]
-    assert spread["source"] == "history" and spread["runs"] == 3 and "earlier runs of mi300x/" in spread["text"]
+    assert spread["source"] == "history" and spread["runs"] == 3 and "from 3 runs on 1 host over 3 days of mi300x/" in spread["text"]
 
 
+
+
+def test_postgres_reads_every_runs_machine_state_even_from_a_document_with_nan(pg_server):  # noqa: F811
+    """Contention and boot ids are read from every run's document in SQL; a document an older
+    writer stored with NaN (which PostgreSQL's json refuses) is read in Python instead, and the
+    connection stays usable."""
+    name = "nan_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(pg_server["url"], autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    a = make_run([make_result("gemm", {"m": 1}, [100.0])], run_id="a")          # one sample: its log se is NaN
+    b = make_run([make_result("gemm", {"m": 1}, noisy(100, 0.01, 8, 1))], run_id="b")
+    b["machine"] = {"start": {"boot_id": "boot-b"}, "contention": {"contended": True, "reasons": ["busy"]}}
+    with Store(with_db(pg_server["url"], name)) as store:
+        store.save_run(a)
+        store.save_run(b)
+        side = side_from_store(store, ["a", "b"], "A")
+        assert [c["run_id"] for c in side.contended] == ["b"]
+        assert {r["run_id"]: r["boot"] for r in side.runs} == {"a": None, "b": "boot-b"}
+        assert store.run_fingerprints(["a"])          # still answering

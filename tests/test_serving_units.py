@@ -281,7 +281,7 @@ def test_equal_interactivity_single_trial_assumes_a_floor_and_equal_sides_are_no
     assert all("+ 3% run-to-run spread" in e["ci_basis"]["a"] for e in out)
     wide = serving_at_equal_interactivity(a, b, 0.05, floor=0.2, draws=400)
     assert all(w["ci_high"] - w["ci_low"] > e["ci_high"] - e["ci_low"] for w, e in zip(wide, out, strict=True))
-    far = side_from_runs([_serving_doc("c", 2.0, 1, 0.0, 3)], "C")
+    far = side_from_runs([_serving_doc("c", 3.0, 1, 0.0, 3)], "C")     # the 10% default with 2 df: a t
     assert all(e["verdict"] == "faster" for e in serving_at_equal_interactivity(a, far, 0.05, draws=400))
 
 

@@ -180,8 +180,8 @@ def test_trend_counts_are_adjusted_and_one_run_groups_take_the_store_history(tmp
     assert step["counts"] == {v: doc["counts"][v] for v in ("faster", "parity", "slower", "inconclusive")}
     assert step["counts_method"].startswith("Benjamini-Hochberg over 40 result(s)") and step["changes"] == []
     (spread,) = step["spread"]
-    assert spread.startswith("run-to-run ") and spread.endswith("from 4 earlier runs of mi300x/rocm 6.2.4"), spread
+    assert spread.startswith("run-to-run ") and spread.endswith("from 4 runs on 1 host over 4 days of mi300x/rocm 6.2.4"), spread
     code, out, err = main_inprocess(["trend", "--db", db], capsys)
     text = " ".join(out.split())
-    assert code == 0 and "counts adjusted by Benjamini-Hochberg" in text and "from 4 earlier runs of mi300x/rocm 6.2.4" in text
+    assert code == 0 and "counts adjusted by Benjamini-Hochberg" in text and "from 4 runs on 1 host over 4 days of mi300x/rocm 6.2.4" in text
     assert "parity band 0.952-1.05" in text and not any(line.startswith("change ") for line in out.splitlines())

@@ -55,8 +55,9 @@ def register(app: typer.Typer) -> None:
                                           help="table for a terminal, markdown for chats, csv or json for tools."),
         spread: Optional[str] = typer.Option(
             None, "--run-spread", help="Run-to-run spread assumed for a side with one run (default: from the store's "
-                                       "earlier runs of its product and stack, else 6% for kernels and models, "
-                                       "8% serving, 10% comm; or $GPUPARITY_RUN_SPREAD)."),
+                                       "earlier runs of its product, stack, driver and torch on other occasions, "
+                                       "else 8% for kernels and models, 10% serving, 12% comm, with 2 df; a "
+                                       "spread set here is taken as known; or $GPUPARITY_RUN_SPREAD)."),
         history: bool = typer.Option(True, "--history/--no-history",
                                      help="Learn a one-run side's run-to-run spread from earlier runs in its store "
                                           "(file sides: the default store, if it exists)."),
@@ -181,7 +182,6 @@ def ratio_text(ratio, lo, hi) -> str:
     return text(ratio, lo, hi)
 
 
-VERDICT_STYLE = {"faster": "green", "slower": "red", "parity": "cyan", "inconclusive": "yellow"}
 
 
 def side_line(s: dict) -> str:
@@ -191,10 +191,11 @@ def side_line(s: dict) -> str:
     labels = s.get("labels") or []
     label = f" label {', '.join(labels)};" if len(labels) > 1 else ""
     spread = f"; run-to-run spread: {spread_text(s)}" if spread_text(s) else ""
+    load = (s.get("load") or {}).get("text") if isinstance(s.get("load"), dict) else None
     return (f"{side_title(s, s['label'])}: {', '.join(s['products']) or '-'} ({', '.join(s['stacks']) or '-'};"
             f" torch {', '.join(s['torch']) or '-'}) on {', '.join(s['hosts']) or '-'};{label}{fleet(s)}"
             f" {len(s['run_ids'])} run(s), {s.get('trials_per_result', 0):g} trial(s) per result;"
-            f" {price}; power: {s['power']}{spread}")
+            f" {price}; power: {s['power']}{spread}" + (f"; {load}" if load else ""))
 
 
 def fleet(s: dict) -> str:
@@ -207,7 +208,7 @@ def fleet(s: dict) -> str:
 def print_table(result: dict, max_rows: int = 0, wide: bool = False) -> None:
     from rich.table import Table
 
-    from gpuparity.cli.tables import Col, print_compare_rows, render
+    from gpuparity.cli.tables import VERDICT_STYLE, Col, print_compare_rows, render
     from gpuparity.comparison.estimate import band_text
     from gpuparity.comparison.headline import counts_text, headline
 
@@ -232,11 +233,14 @@ def print_table(result: dict, max_rows: int = 0, wide: bool = False) -> None:
                   + "); --rows 0 shows all, --format csv or json writes all")
     if result["geomean"]:
         geo = list(result["geomean"].items())
-        render([Col("category", [c for c, _ in geo]), Col("n", [str(e["n"]) for _, e in geo], justify="right"),
+        from gpuparity.comparison.headline import category_name, mean_verdict
+
+        render([Col("category", [category_name(c, e) for c, e in geo]),
+                Col("n", [str(e["n"]) for _, e in geo], justify="right"),
                 Col("B/A [95% CI]", [ratio_text(e["ratio"], e["ci_low"], e["ci_high"]) for _, e in geo],
                     justify="right"),
-                Col("verdict", [e["verdict"] for _, e in geo], styles=[VERDICT_STYLE.get(e["verdict"], "")
-                                                                        for _, e in geo]),
+                Col("verdict", [mean_verdict(e) for _, e in geo],
+                    styles=[VERDICT_STYLE.get(e["verdict"], "") for _, e in geo]),
                 Col("per peak", [fmt(e.get("ratio_per_peak")) for _, e in geo], 1, "right"),
                 Col("per $", [fmt(e.get("ratio_per_dollar")) for _, e in geo], 2, "right"),
                 Col("per W", [fmt(e.get("ratio_per_watt")) for _, e in geo], 3, "right")],

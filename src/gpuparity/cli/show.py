@@ -54,6 +54,10 @@ def register(app: typer.Typer) -> None:
 
         print_run_rows(doc, rows=rows, wide=wide)
         print_extras(doc, rows, names=names)
+        from gpuparity.platform.machine import contention_lines
+
+        for line in contention_lines(doc):       # the load its results were timed beside, what it means
+            console().print(f"[yellow]note: {escape(line)}[/]")
 
 
 def print_extras(doc: dict, rows: int = 0, stderr: bool = False, names: str | None = None) -> None:

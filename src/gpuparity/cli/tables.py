@@ -98,7 +98,7 @@ def identity_cols(rows: list[dict], wide: bool) -> list[Col]:
 
 
 # -- compare ----------------------------------------------------------------------------------
-VERDICT_STYLE = {"faster": "green", "slower": "red", "parity": "cyan", "inconclusive": "yellow"}
+VERDICT_STYLE = {"faster": "green", "slower": "red", "parity": "cyan", "inconclusive": "yellow", "mixed": "magenta"}
 
 
 def _r(x: float) -> str:
@@ -114,12 +114,13 @@ def ratio_text(ratio, lo, hi) -> str:
     return f"{_r(ratio)} [{_r(lo)}, {_r(hi)}]"
 
 
-def _pair(a, b) -> str:
-    return "-" if a is None and b is None else f"{'-' if a is None else a}/{'-' if b is None else b}"
-
-
 def compare_cols(rows: list[dict], wide: bool = False) -> list[Col]:
+    from gpuparity.comparison.headline import runs_x_trials, side_pcts
+
     flagged = [bool(r.get("flags")) for r in rows]
+    loaded = any(isinstance(r.get("a_load"), (int, float)) or isinstance(r.get("b_load"), (int, float)) for r in rows)
+    assumed = any(isinstance(r.get("a_spread"), (int, float)) or isinstance(r.get("b_spread"), (int, float))
+                  for r in rows)
     return identity_cols(rows, wide) + [
         Col("A", [fmt(r.get("a_value")) for r in rows], 2, "right"),
         Col("B", [fmt(r.get("b_value")) for r in rows], 2, "right"),
@@ -129,7 +130,10 @@ def compare_cols(rows: list[dict], wide: bool = False) -> list[Col]:
         Col("verdict", [r["verdict"] + ("*" if f else "") for r, f in zip(rows, flagged, strict=True)],
             styles=[VERDICT_STYLE.get(r["verdict"], "") for r in rows]),
         Col("flags", [", ".join(r.get("flags") or []) for r in rows], 3),
-        Col("trials", [_pair(r.get("a_trials"), r.get("b_trials")) for r in rows], 4, "right"),
+        Col("runs x trials", [f"{runs_x_trials(r, 'a')}/{runs_x_trials(r, 'b')}" for r in rows], 4, "right"),
+        # beside every one-run verdict, the run-to-run spread it assumed; beside every figure, its load
+        *([Col("spread assumed", [side_pcts(r, "spread") or "-" for r in rows], 2, "right")] if assumed else []),
+        *([Col("CPU load", [side_pcts(r, "load") or "-" for r in rows], 2, "right")] if loaded else []),
         Col("%peak A", [fmt(r.get("a_pct_peak"), 3) for r in rows], 5, "right"),
         Col("%peak B", [fmt(r.get("b_pct_peak"), 3) for r in rows], 5, "right"),
         Col("per peak", [fmt(r.get("ratio_per_peak")) for r in rows], 6, "right"),

@@ -89,6 +89,8 @@ def _print(result: dict, wide: bool = False) -> None:
         for c in s.get("contended", []):
             con.print(f"[yellow]note:[/] {escape(s['to'] if c['side'] == 'B' else s['from'])} was contended: "
                       "no faster/slower in that step")
+        for which, text in (s.get("load") or {}).items():
+            con.print(f"[yellow]note:[/] {escape(s[which])}: {escape(text)}")
     for text, n in spreads.items():
         con.print(f"[yellow]note:[/] one run a group cannot measure its run-to-run spread: {escape(text)} "
                   f"({n} step(s)); a second run per group measures it")

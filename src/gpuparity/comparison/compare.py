@@ -3,8 +3,9 @@ the same ratios normalised per spec peak, per GPU-hour price and per watt.
 
 Two loaders (comparison/sides.py) feed one columnar core (`compare_core`); the statistics are in
 comparison/estimate.py (read its notes: the run as the unit, moderated variances, a prior for the
-run-to-run spread a one-run side cannot see, random-effects means, the symmetric band,
-multiplicity); the prior comes from the store's history (comparison/history.py) or a default;
+run-to-run spread a one-run side cannot see, the symmetric band, multiplicity), the means in
+comparison/means.py; the prior comes from the store's history over occasions
+(comparison/history.py) or a default with 2 df (comparison/priors.py);
 normalisation in comparison/normalise.py; serving at equal interactivity in
 comparison/serving_compare.py.
 
@@ -24,8 +25,15 @@ Rules beyond the statistics:
   doc["contended"], each side summary and the headline say which side and why.
 - Per peak: each result against its own peak kind (HBM for memory kernels, the fabric for
   collectives, the host link for host<->device copies, the dtype's dense peak for FLOP/s).
-- Per watt: a verdict only where both sides have the same power source (measured telemetry on
-  both, or datasheet TDP on both); otherwise the ratio is shown with a note and no verdict.
+- Per dollar: the ratio scales by price A / price B; its interval by that factor's range over the
+  price book's bases (comparison/normalise.dollar_range), so a verdict holds at any of them.
+- Per watt: a verdict only where both sides measured power; datasheet TDP (on either side) gives a
+  plain ratio with a note and no verdict.
+- Means: per category, and "all" with categories weighted equally (comparison/means.py); a mean
+  whose keys disagree beyond the band reads "mixed" (comparison/heterogeneity.py).
+- Load: each row carries the CPU load its figures were timed beside (a_load, b_load) and, for a
+  one-run side, the run-to-run spread it assumed (a_spread, b_spread); a busy result's interval is
+  widened for its load (comparison/load.py).
 - A/A: sides whose fingerprints are identical (host, hardware, driver, stack, libraries, env
   flags) are said to be an A/A comparison: any faster/slower there is noise or drift.
 - Scope: with one box a side the verdicts are about those boxes; doc["scope"] says what a claim
@@ -44,25 +52,34 @@ from gpuparity.comparison.estimate import (
     LEVEL,
     MOSTLY,
     VERDICTS,
-    Prior,
     SideEstimate,
     fdr_counts,
     fdr_verdicts,
     gate_failures,
-    group_means,
     log_interval,
-    needs_prior,
     pair_df,
     side_estimate,
     verdicts,
 )
-from gpuparity.comparison.normalise import NORMALISED, _facts, _listed, _normalised_columns, _ratio_or_nan
+from gpuparity.comparison.flags import flagged as _flagged
+from gpuparity.comparison.flags import hot_throttled, read_throttle_infos
+from gpuparity.comparison.heterogeneity import mixed
+from gpuparity.comparison.load import load_words, side_load
+from gpuparity.comparison.means import group_means
+from gpuparity.comparison.normalise import (
+    NORMALISED,
+    _facts,
+    _listed,
+    _normalised_columns,
+    _ratio_or_nan,
+    dollar_range,
+)
+from gpuparity.comparison.priors import default_priors
 from gpuparity.comparison.serving_compare import serving_at_equal_interactivity
 from gpuparity.comparison.sides import Side, gc_paused, side_from_runs
 from gpuparity.results.figure import PEAK_EXCEEDED, UNVERIFIED_TOKENS
 
 NO_CLAIM = {"unstable", "host_bound", UNVERIFIED_TOKENS}      # flags that hold a verdict at "inconclusive"
-STEADY_THROTTLE = ("power", "current")      # driver reasons a throttled result may show and keep its verdict
 
 VOLATILE_FINGERPRINT = ("telemetry", "unknown", "slurm")     # describe the moment (and job), not the platform
 INCONCLUSIVE = VERDICTS.index("inconclusive")
@@ -91,6 +108,8 @@ class Core:
     flagged: np.ndarray = None      # unstable, throttled by heat or contended on a side: at most inconclusive
     contended: list = None          # [{"side", "runs": [{"run_id", "reasons"}]}] of contended sides
     throttled: np.ndarray = None    # throttled, not by power capping alone (see the module notes)
+    load_a: np.ndarray = None       # per key of each side: the CPU load share it was timed beside (comparison/load)
+    load_b: np.ndarray = None
 
 
 def run_spread(floor: float | None, category: str | None = None) -> float:
@@ -98,50 +117,6 @@ def run_spread(floor: float | None, category: str | None = None) -> float:
     from gpuparity.results.figure import run_spread_default
 
     return run_spread_default(category) if floor is None else floor
-
-
-def default_priors(side: Side, floor: float | None = None, found: dict | None = None,
-                   why: str = "no history") -> dict[str, Prior]:
-    """The Prior of every category of a side that cannot measure its run-to-run spread:
-    --run-spread (`floor`) or GPUPARITY_RUN_SPREAD, else what history `found`, else the default."""
-    from gpuparity.results.figure import run_spread_env
-
-    env = run_spread_env()
-    out = {}
-    for cat in needs_prior(side):
-        if floor is not None or env is not None:
-            f = floor if floor is not None else env
-            out[cat] = Prior(f * f, source="set", text=f"{100 * f:g}% set by "
-                             + ("--run-spread" if floor is not None else "GPUPARITY_RUN_SPREAD"))
-        elif found and cat in found:
-            out[cat] = found[cat]
-        else:
-            f = run_spread(None, cat)
-            out[cat] = Prior(f * f, source="default", text=f"assumed {100 * f:g}% ({why})")
-    return out
-
-
-def resolve_priors(a: Side, b: Side, floor: float | None, history, stores=None) -> tuple[dict, dict]:
-    """Priors of both sides, with the stores' history where `history` allows (comparison/history);
-    stores: the command's StorePool, so a store already open is not opened again."""
-    from gpuparity.comparison.history import history_priors, platform_of, store_for
-    from gpuparity.results.figure import run_spread_env
-
-    exclude = {r["run_id"] for s in (a, b) for r in s.runs}
-    cache: dict = {}
-    out = []
-    for side in (a, b):
-        cats = needs_prior(side)
-        found, why = {}, "history off" if not history else "no store with earlier runs"
-        url = store_for(side, history) if cats and floor is None and run_spread_env() is None else None
-        platform = platform_of(side)
-        if url and platform:
-            ck = (url, platform, tuple(cats))
-            if ck not in cache:
-                cache[ck] = history_priors(url, *platform, exclude, cats, stores=stores)
-            found, why = cache[ck]
-        out.append(default_priors(side, floor, found, why))
-    return out[0], out[1]
 
 
 def compare_core(a: Side, b: Side, tolerance: float = 0.05, level: float = LEVEL,
@@ -152,7 +127,8 @@ def compare_core(a: Side, b: Side, tolerance: float = 0.05, level: float = LEVEL
     other = np.array([b.index.get(k, -1) for k in a.keys], dtype=np.int64)
     ia = np.nonzero(other >= 0)[0]
     ib = other[ia]
-    est_a, est_b = side_estimate(a, pa), side_estimate(b, pb)
+    (load_a, bias_a), (load_b, bias_b) = side_load(a), side_load(b)
+    est_a, est_b = side_estimate(a, pa, bias_a), side_estimate(b, pb, bias_b)
     va, la, vara, na = est_a.value[ia], est_a.mean[ia], est_a.var[ia], est_a.trials[ia]
     vb, lb, varb, nb = est_b.value[ib], est_b.mean[ib], est_b.var[ib], est_b.trials[ib]
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -173,70 +149,7 @@ def compare_core(a: Side, b: Side, tolerance: float = 0.05, level: float = LEVEL
     flagged = unstable | throttled | _flagged(a, b, ia, ib, "contended") | bool(contended)
     codes = np.where(flagged, INCONCLUSIVE, verdicts(lo, hi, tolerance))
     return Core(ia, ib, va, vb, ratio, lo, hi, log_var, df, codes, na, nb, unstable, est_a, est_b,
-                log_ratio + shift, flagged, contended, throttled)
-
-
-def throttle_reasons(info: dict) -> set[str] | None:
-    """The driver's reasons the loop recorded for a result's throttled batches ("device 0:
-    power/thermal throttling, ..." in info.throttle_reasons_seen), None where none is recorded."""
-    from gpuparity.measure.telemetry import DIP_REASONS
-
-    seen = [str(x) for x in info.get("throttle_reasons_seen") or []]
-    return {r for r in DIP_REASONS for text in seen if r in text} or None
-
-
-def hot_throttled(side: Side) -> np.ndarray:
-    """Per key of a side: flagged throttled and not shown to be power (or current) capping alone:
-    reasons from the documents read (side.extras, or those compare_sides read from the store)."""
-    mask = _flag_mask(side, "throttled").copy()
-    read = getattr(side, "_throttle_infos", {})
-    for k in np.nonzero(mask)[0].tolist():
-        infos = (side.extras.get(k) or {}).get("infos") or read.get(k) or []
-        reasons = set().union(*[throttle_reasons(i) or set() for i in infos])
-        if reasons and reasons <= set(STEADY_THROTTLE):     # the power cap's alone: steady state
-            mask[k] = False
-    return mask
-
-
-def read_throttle_infos(side: Side, stores=None, most: int = 20) -> None:
-    """For a side read from a store (no documents): the result infos of its keys flagged
-    throttled, from the documents of the runs that hold them (at most `most` runs: throttled
-    results are rare; past that a key's reasons stay unknown and it is held)."""
-    keys = np.nonzero(_flag_mask(side, "throttled"))[0]
-    keys = [k for k in keys.tolist() if k not in side.extras]
-    if not keys or not side.origin:
-        return
-    from contextlib import nullcontext
-
-    from gpuparity.results.store import Store
-
-    held = np.isin(side.u_key, keys)
-    runs = sorted(set(side.u_run[held].tolist()))[:most]
-    wanted = {side.keys[k]: k for k in keys}
-    found: dict[int, list] = {}
-    with nullcontext(stores.get(side.origin)) if stores is not None else Store(side.origin) as store:
-        for r in runs:
-            for res in store.get_run(side.runs[r]["run_id"]).get("results") or []:
-                if res.get("key") in wanted and "throttled" in (res.get("flags") or []):
-                    found.setdefault(wanted[res["key"]], []).append(res.get("info") or {})
-    side._throttle_infos = found
-
-
-def _flag_mask(side: Side, flag: str) -> np.ndarray:
-    """Per key of a side: whether its results carry `flag` (one pass over the flagged keys)."""
-    masks = getattr(side, "_flag_masks", None)
-    if masks is None:
-        masks = side._flag_masks = {}
-        flagged = [(i, f) for i, f in enumerate(side.flags) if f]
-        for name in {x for _, f in flagged for x in f}:
-            masks[name] = np.zeros(len(side.flags), dtype=bool)
-            masks[name][[i for i, f in flagged if name in f]] = True
-    return masks.get(flag, np.zeros(len(side.flags), dtype=bool))
-
-
-def _flagged(a: Side, b: Side, ia: np.ndarray, ib: np.ndarray, flag: str) -> np.ndarray:
-    """Per matched key: whether its results carry `flag` on either side."""
-    return (_flag_mask(a, flag)[ia] | _flag_mask(b, flag)[ib]) if len(ia) else np.zeros(0, dtype=bool)
+                log_ratio + shift, flagged, contended, throttled, load_a, load_b)
 
 
 def _idents(side: Side, idx) -> dict:
@@ -396,7 +309,8 @@ def _notes(a: Side, b: Side, core: Core, aa: dict, watt_mixed: int, doc_scope: d
             notes.append(f"side {side.label} pools {len(side_products)} products: "
                          f"{', '.join(sorted(str(p) for p in side_products))}")
     if watt_mixed:
-        notes.append(f"per watt: {watt_mixed} row(s) compare measured power with datasheet TDP; shown, no verdict")
+        notes.append(f"per watt: {watt_mixed} row(s) without measured power on both sides (datasheet TDP): shown as "
+                     "plain ratios, no verdict")
     if doc_scope["claim"] == "boxes":
         notes.append("scope: " + doc_scope["text"])
     return notes
@@ -416,6 +330,8 @@ def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level:
         from gpuparity.platform.prices import PriceBook
 
         prices = PriceBook(use_config=False)
+    from gpuparity.comparison.history import resolve_priors
+
     priors = resolve_priors(a, b, floor, history, stores)
     for side in (a, b):
         read_throttle_infos(side, stores)
@@ -441,21 +357,26 @@ def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level:
         "log_se": _listed(np.sqrt(core.log_var[order])), "df": _listed(core.df[order]),
         "flags": flags, "held": _held(core, order, flags),
         "fdr_verdict": [VERDICTS[v] for v in adjusted[order].tolist()],
+        # beside every figure: the CPU load it was timed beside, the run-to-run spread a one-run side assumed
+        "a_load": _listed(core.load_a[ia]), "b_load": _listed(core.load_b[ib]),
+        "a_spread": _listed(_assumed(core.est_a, ia)), "b_spread": _listed(_assumed(core.est_b, ib)),
     })
     facts_a, facts_b = _facts(a, ia, prices), _facts(b, ib, prices)
     cols.update(_normalised_columns(a_value, *facts_a, cols["unit"], "a"))
     cols.update(_normalised_columns(b_value, *facts_b, cols["unit"], "b"))
     exceeded = cols.pop("_a_exceeded") | cols.pop("_b_exceeded")      # a peak the figure is above: flagged
     cols["flags"] = [sorted({*f, PEAK_EXCEEDED}) if x else f for f, x in zip(flags, exceeded.tolist(), strict=True)]
-    same_power = np.array([sa == sb for sa, sb in zip(facts_a[3], facts_b[3], strict=True)], dtype=bool)
-    factors = {}
+    measured = np.array([sa == sb == "measured" for sa, sb in zip(facts_a[3], facts_b[3], strict=True)], dtype=bool)
+    factors, ranges = {}, {}
     for suffix, fa, fb in zip(NORMALISED, facts_a[:3], facts_b[:3], strict=True):
-        # Per peak / per $ / per W ratio = (B/x_B) / (A/x_A) = ratio * x_A / x_B; the CI scales alike.
+        # Per peak / per $ / per W ratio = (B/x_B) / (A/x_A) = ratio * x_A / x_B; the CI scales alike,
+        # per $ by the price factor's range over the price book's bases (its uncertainty)
         f = factors[suffix] = _ratio_or_nan(fa, fb)
+        f_lo, f_hi = ranges[suffix] = dollar_range(a, ia, b, ib, prices, f) if suffix == "per_dollar" else (f, f)
         cols[f"ratio_{suffix}"], cols[f"ci_low_{suffix}"], cols[f"ci_high_{suffix}"] = (
-            _listed(ratio * f), _listed(lo * f), _listed(hi * f))
-        known = np.isfinite(f) & (same_power if suffix == "per_watt" else True)
-        codes = np.where(flagged, INCONCLUSIVE, verdicts(lo * f, hi * f, tolerance))
+            _listed(ratio * f), _listed(lo * f_lo), _listed(hi * f_hi))
+        known = np.isfinite(f) & (measured if suffix == "per_watt" else True)     # per W: measured power only
+        codes = np.where(flagged, INCONCLUSIVE, verdicts(lo * f_lo, hi * f_hi, tolerance))
         cols[f"verdict_{suffix}"] = [VERDICTS[v] if k else None
                                      for v, k in zip(codes.tolist(), known.tolist(), strict=True)]
     rows = _rows(cols)
@@ -464,9 +385,10 @@ def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level:
         notes = []
         if b.meta[k][4] != cols["unit"][j]:
             notes.append(f"units differ: {cols['unit'][j]} vs {b.meta[k][4]}")
-        if not same_power[j] and np.isfinite(factors["per_watt"][j]):
+        if not measured[j] and np.isfinite(factors["per_watt"][j]):
             watt_mixed += 1
-            notes.append(f"per watt: power {facts_a[3][j] or 'unknown'} (A) vs {facts_b[3][j] or 'unknown'} (B)")
+            notes.append(f"per watt: power {facts_a[3][j] or 'unknown'} (A) vs {facts_b[3][j] or 'unknown'} (B): "
+                         "a plain ratio, no verdict")
         if notes:
             rows[j]["note"] = "; ".join(notes)
     not_compared = []          # every failed / skipped result, whether or not the other side has the key
@@ -480,6 +402,9 @@ def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level:
     only_a = [i for i, k in enumerate(a.keys) if k not in b.index and k not in b.failed]
     only_b = [i for i, k in enumerate(b.keys) if k not in a.index and k not in a.failed]
     sa, sb = side_summary(a, prices, floor, core.est_a), side_summary(b, prices, floor, core.est_b)
+    for summary, side, share in ((sa, a, core.load_a), (sb, b, core.load_b)):
+        seen = share[np.isfinite(share)]
+        summary["load"] = {"max": float(seen.max()) if len(seen) else None, "text": load_words(side, share)}
     aa = fingerprint_diff(sa.get("fingerprint"), sb.get("fingerprint"))
     aa["identical"] = aa["identical"] and len(sa["products"]) <= 1 and len(sb["products"]) <= 1
     doc_scope = scope(sa, sb)
@@ -491,8 +416,9 @@ def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level:
         "run_spread": {"A": sa["run_spread"], "B": sb["run_spread"]},
         "rows": rows, "only_a": _rows(_idents(a, only_a)), "only_b": _rows(_idents(b, only_b)),
         "not_compared": not_compared,
-        "geomean": _geomeans(core, order, cols["category"], factors, same_power, tolerance, level),
-        "serving": serving_at_equal_interactivity(a, b, tolerance, floor=serving_floor,
+        "geomean": _geomeans(core, order, cols, factors, ranges, measured, adjusted[order], tolerance, level),
+        "serving": serving_at_equal_interactivity(a, b, tolerance, floor=serving_floor, df=tuple(
+            _serving_df(est) for est in (core.est_a, core.est_b)),
                                                   contended=bool(core.contended)),
         "counts": fdr_counts(adjusted),
         "contended": [{"side": c["side"], "reasons": sorted({r for run in c["runs"] for r in run["reasons"]}),
@@ -520,19 +446,27 @@ def _held(core: Core, order: np.ndarray, flags: list) -> list:
     return out
 
 
+def _serving_df(est: SideEstimate) -> float:
+    """The degrees of freedom of the serving category's prior (infinite: measured or set)."""
+    b = est.basis.get("serving") or {}
+    return float(b["df"]) if b.get("source") not in (None, "runs", "set") and b.get("df") else math.inf
+
+
 def _serving_spread(side: Side, est: SideEstimate) -> float | None:
     """The run-to-run spread a one-trial serving point adds: the serving category's prior."""
     b = est.basis.get("serving")
     return b["spread"] if b else None
 
 
-def _geomeans(core: Core, order: np.ndarray, categories: list, factors: dict, same_power: np.ndarray,
-              tolerance: float, level: float) -> dict:
-    """Per category (and 'all' when there are several) the random-effects mean of the ratios with
-    its CI (estimate.group_means) over the keys with a CI; normalised views only where every one of
-    those keys has the normalisation (per watt: and the same power source on both sides). One
-    group_means call for all categories (a store may hold hundreds), one for 'all'."""
-    cats = [c or "other" for c in categories]
+def _geomeans(core: Core, order: np.ndarray, cols: dict, factors: dict, ranges: dict, measured: np.ndarray,
+              fdr: np.ndarray, tolerance: float, level: float) -> dict:
+    """Per category (and 'all' when there are several: categories weighted equally) the
+    random-effects mean of the ratios with its CI (means.group_means) over the keys with a CI,
+    "mixed" where its keys disagree beyond the band (comparison/heterogeneity.py); normalised
+    views only where every one of those keys has the normalisation (per $: the CI over the price
+    factor's range; per watt: a verdict only on measured power on both sides). One group_means
+    call for all categories (a store may hold hundreds), one for 'all'."""
+    cats = [c or "other" for c in cols["category"]]
     ratio, log_var = core.ratio[order], core.log_var[order]
     keep = np.nonzero(np.isfinite(log_var) & np.isfinite(ratio) & (ratio > 0))[0]
     ia, ib = core.ia[order][keep], core.ib[order][keep]
@@ -544,9 +478,14 @@ def _geomeans(core: Core, order: np.ndarray, categories: list, factors: dict, sa
     per_cat = group_means(core.est_a, core.est_b, ia, ib, code, len(names), level) if names else {}
     groups = [(cat, members[i], per_cat, i) for i, cat in enumerate(names)]
     if len(names) >= 2:
+        # categories weighted equally: a suite's key count per category is no measure of importance
         groups.append(("all", keep, group_means(core.est_a, core.est_b, ia, ib, np.zeros(len(keep), np.int64), 1,
-                                                level), 0))
+                                                level, strata=code), 0))
     flagged, a_units, b_units = core.flagged[order], core.a_units[order], core.b_units[order]
+    het = _het_var(core.est_a, core.ia[order]) + _het_var(core.est_b, core.ib[order])
+    fdr_words = [VERDICTS[v] for v in fdr.tolist()]
+    row_names = [" ".join(x for x in (w, " ".join(f"{k}={v}" for k, v in (p or {}).items() if k != "dtype"), d) if x)
+                 for w, p, d in zip(cols["workload"], cols["params"], cols["dtype"], strict=True)]
     out = {}
     for cat, sel, g, i in groups:
         ratio_g, lo, hi = math.exp(float(g["log_ratio"][i])), float(g["ci_low"][i]), float(g["ci_high"][i])
@@ -554,22 +493,41 @@ def _geomeans(core: Core, order: np.ndarray, categories: list, factors: dict, sa
         held = (_contended_words(core) if core.contended
                 else f"mostly flagged ({n_flagged} of {len(sel)})" if n_flagged > MOSTLY * len(sel) else None)
         capped = held is not None
+        verdict = "inconclusive" if capped else _verdict1(lo, hi, tolerance)
+        disagree = None if capped else mixed(sel, fdr_words, core.log_ratio[order], het, core.df[order],
+                                             float(g["log_ratio"][i]), verdict, tolerance, row_names)
         entry = {"ratio": ratio_g, "ci_low": lo if math.isfinite(lo) else None,
                  "ci_high": hi if math.isfinite(hi) else None, "n": len(sel),
-                 "verdict": "inconclusive" if capped else _verdict1(lo, hi, tolerance),
+                 "verdict": "mixed" if disagree else verdict, "mixed": disagree,
                  "a_trials": float(np.median(a_units[sel])), "b_trials": float(np.median(b_units[sel])),
+                 "a_runs": float(np.median(core.est_a.runs[core.ia[order][sel]])),
+                 "b_runs": float(np.median(core.est_b.runs[core.ib[order][sel]])),
                  "log_se": _finite(math.sqrt(float(g["var"][i]))), "df": _finite(float(g["df"][i])),
-                 "key_basis": str(g["key_basis"][i]), "flagged": n_flagged, "held": held}
+                 "key_basis": str(g["key_basis"][i]), "flagged": n_flagged, "held": held,
+                 "weights": "categories equally" if cat == "all" else "keys equally"}
         for suffix in NORMALISED:
-            f = factors[suffix][sel]
-            ok = np.all(np.isfinite(f) & (f > 0)) and (suffix != "per_watt" or bool(same_power[sel].all()))
-            if ok:
-                m = math.exp(float(np.mean(np.log(f))))
+            f, (f_lo, f_hi) = factors[suffix][sel], (r[sel] for r in ranges[suffix])
+            if np.all(np.isfinite(f) & (f > 0)) and np.all(np.isfinite(f_lo) & np.isfinite(f_hi)):
+                m, m_lo, m_hi = (math.exp(float(np.mean(np.log(x)))) for x in (f, f_lo, f_hi))
                 entry[f"ratio_{suffix}"], entry[f"ci_low_{suffix}"], entry[f"ci_high_{suffix}"] = (
-                    ratio_g * m, _finite(lo * m), _finite(hi * m))
-                entry[f"verdict_{suffix}"] = "inconclusive" if capped else _verdict1(lo * m, hi * m, tolerance)
+                    ratio_g * m, _finite(lo * m_lo), _finite(hi * m_hi))
+                judged = suffix != "per_watt" or bool(measured[sel].all())      # per W: measured power only
+                entry[f"verdict_{suffix}"] = (None if not judged else "inconclusive" if capped else "mixed"
+                                              if disagree else _verdict1(lo * m_lo, hi * m_hi, tolerance))
         out[cat] = entry
     return out
+
+
+def _assumed(est: SideEstimate, idx: np.ndarray) -> np.ndarray:
+    """Per key: the run-to-run spread its side assumed (a Prior), NaN where its runs measured it."""
+    with np.errstate(invalid="ignore"):
+        return np.where(est.source[idx] >= 0, np.sqrt(est.shared[idx] + est.prior_key[idx] * est.runs[idx]), np.nan)
+
+
+def _het_var(est: SideEstimate, idx: np.ndarray) -> np.ndarray:
+    """A key's variance that differs between keys (heterogeneity.py): the key-specific part,
+    and for a key on a Prior its whole variance (a default does not split the run effect out)."""
+    return est.key_var[idx] + np.where(est.source[idx] >= 0, est.shared[idx] / np.maximum(est.runs[idx], 1), 0.0)
 
 
 def _finite(x: float) -> float | None:

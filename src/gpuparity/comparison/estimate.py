@@ -1,5 +1,5 @@
-"""Comparison statistics: the variance model, per-key side estimates, ratio intervals, verdicts,
-random-effects category means and multiplicity. One estimator for every view (`compare` in the
+"""Comparison statistics: the variance model, per-key side estimates, ratio intervals, verdicts
+and multiplicity (the random-effects means over keys: comparison/means.py). One estimator for every view (`compare` in the
 terminal, JSON/CSV, the report, `gpuparity.compare()`); the README's "Statistics" says it in words.
 
 The model. For key k (a result: workload, parameters, dtype) on a side, run r (one invocation of
@@ -14,34 +14,32 @@ inside one run. Trials of one run all see the same rho(r) + e(k,r), so:
 - The unit is the run. m(k,r) = mean over the run's trials of y; the side's estimate of key k is
   L(k) = mean over its R(k) runs of m(k,r) (value = exp L: the geometric mean; one trial of one
   run: its stored figure). Trials only measure the within-run part.
-- A category with keys measured in >= 2 runs ("measured"): fit m(k,r) = L(k) + rho(r) + e(k,r)
+- A category with more than half of its keys measured in >= 2 runs ("measured"): fit m(k,r) = L(k) + rho(r) + e(k,r)
   by backfitting over the keys with >= 2 runs. Shared run variance V = sample variance of the
   rho(r) over the category's runs (runs - 1 degrees of freedom, however many keys: the run
   effect is one draw per run). Per key, residual variance s2(k) with df(k) = its share of the
   category's residual df (pairs - keys - runs + 1). The s2(k) are moderated as limma's eBayes
   does (squeezeVar / fitFDist: moments of log s2 with digamma / trigamma give a prior s0^2 with
   d0 degrees of freedom; posterior (d0 s0^2 + df s2) / (d0 + df), d0 capped so that no key claims
-  more df than the category's residuals hold). var L(k) = (V + posterior s2) / R(k), df by
+  more df than the category's residuals hold), robustly: an outlying key keeps its own variance
+  (comparison/moderate.py). var L(k) = (V + posterior s2) / R(k), df by
   Satterthwaite. A key with one run in such a category takes V + s0^2.
-- A category whose keys each have one run cannot see its run-to-run spread: it takes a Prior
-  (shared variance + key x run variance, with degrees of freedom): from the store's history of
-  the same product and stack (comparison/history.py), else a per-category default
-  (results/figure.py RUN_SPREAD_DEFAULTS), or --run-spread; every view says which. With T >= 2
-  trials in the run, var L(k) = prior + (moderated within-run trial variance) / T; one trial:
-  prior + the larger of se^2 and the prior's trial-to-trial variance (history measures it; the
-  defaults already cover one trial's noise) (no se: no interval).
+- Any other category cannot see its run-to-run spread: it takes a Prior (shared variance + key x
+  run variance, per key where the history measured that key, with degrees of freedom): from the
+  store's history of the same product, stack, driver and torch over other occasions
+  (comparison/history.py), else a per-category default with 2 df (comparison/priors.py), or
+  --run-spread; every view says which. With T >= 2 trials in the run, var L(k) = prior +
+  (moderated within-run trial variance) / T; one trial: prior + the larger of se^2 and the
+  prior's trial-to-trial variance (history measures it; the defaults already cover one trial's
+  noise) (no se: no interval). A key of such a category measured in R >= 2 runs here updates
+  the prior's total for itself alone: (d_p P + (R - 1) s2_runs) / (d_p + R - 1), then / R.
+- A key timed beside other load (comparison/load.py) carries the slowdown it could cause as a
+  variance of its own (`extra`), shared by every key of a mean it enters.
 - Ratio B/A per key: exp(L_B - L_A); 95% interval exp(log ratio +- t(df) sqrt(var_A + var_B)), df
   by Welch-Satterthwaite, rounded down to a whole number (conservative where 1-df run effects
   dominate, e.g. 2 runs a side).
-- Category (and overall) mean: G = mean over keys of the log ratios, a random-effects mean:
-  var G = shared part of each side (the run effects weighted by how many of the keys each run
-  holds: sum over runs of (sum of 1 / (K R(k)) over its keys)^2 x V; categories of an overall mean
-  are taken as perfectly correlated) + a key part that is the larger of the model's
-  (sum of key-specific variances / K^2) and the keys' own disagreement (sample variance of the K
-  log ratios / K, K - 1 df, as Hartung-Knapp): never narrower than the keys' disagreement allows.
-  df by Satterthwaite, each part at the smallest df of its keys (they share their priors), the
-  shared part at its category's df (the smallest, for an overall mean). Where both sides take
-  the same Prior (one product and stack, one history), its estimates count once, not twice.
+- Category (and overall) means: comparison/means.py. Where both sides take the same Prior (one
+  default, one history: Prior.ident), its estimates count once, not twice (pair_df).
 - Verdict (symmetric on the log scale, band [1/(1+t), 1+t]): faster when the interval lies above
   1+t, slower when below 1/(1+t), parity when inside, else inconclusive. A key flagged unstable or
   contended on a side is at most inconclusive; so is a mean whose keys are more than half
@@ -60,6 +58,8 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from gpuparity.comparison.moderate import squeeze
 
 LEVEL = 0.95
 VERDICTS = ("faster", "parity", "slower", "inconclusive")
@@ -108,8 +108,8 @@ def verdicts(ci_low: np.ndarray, ci_high: np.ndarray, tolerance: float) -> np.nd
 
 # -- distributions ----------------------------------------------------------------------------
 def whole_df(df: np.ndarray) -> np.ndarray:
-    """Satterthwaite degrees of freedom rounded down to a whole number (below 1: as they are): the
-    approximation is slightly liberal when 1-df run effects dominate (2 runs a side)."""
+    """Satterthwaite degrees of freedom rounded down to a whole number (below 1: as they are):
+    rounding down is conservative, which matters where 1-df run effects dominate (2 runs a side)."""
     df = np.asarray(df, dtype=float)
     with np.errstate(invalid="ignore"):
         return np.where(np.isfinite(df) & (df >= 1), np.floor(np.where(np.isfinite(df), df, 1.0)), df)
@@ -161,70 +161,6 @@ def log_interval(log_ratio: np.ndarray, var: np.ndarray, df: np.ndarray, level: 
         return np.exp(log_ratio - half), np.exp(log_ratio + half)
 
 
-# -- moderated variances (limma's squeezeVar) ----------------------------------------------------
-def trigamma_inverse(x: np.ndarray) -> np.ndarray:
-    """y with trigamma(y) = x (limma's Newton iteration), element-wise, x > 0."""
-    sp = _sp()
-    x = np.asarray(x, dtype=float)
-    y = 0.5 + 1.0 / x
-    for _ in range(50):
-        tri = sp.polygamma(1, y)
-        dif = tri * (1 - tri / x) / sp.polygamma(2, y)
-        y = y + dif
-        if np.all(-dif / y < 1e-8):
-            break
-    return np.where(x > 1e7, 1 / np.sqrt(x), np.where(x < 1e-6, 1 / x, y))
-
-
-def squeeze(s2: np.ndarray, df: np.ndarray, group: np.ndarray, n_groups: int, cap: np.ndarray):
-    """Moderated variances per group (limma's fitFDist by moments of log s2, then squeezeVar).
-
-    Returns (posterior s2, posterior df) per element and (s0^2, d0) per group. d0 is capped at
-    `cap` (per group): the keys of a group share their residuals' degrees of freedom, so the
-    prior cannot hold more than the group does. A group with one estimate is not moderated
-    (its s0^2 is that estimate, with its df)."""
-    sp = _sp()
-    s2, df = np.asarray(s2, dtype=float), np.asarray(df, dtype=float)
-    ok = (df > 0) & np.isfinite(s2)
-    g, d = group[ok], df[ok]
-    z = np.log(np.maximum(s2[ok], TINY))
-    e = z - _per_distinct(lambda h: sp.digamma(h) - np.log(h), d / 2)
-    n = np.bincount(g, minlength=n_groups).astype(float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        emean = np.bincount(g, weights=e, minlength=n_groups) / n
-        evar = (np.bincount(g, weights=(e - emean[g]) ** 2, minlength=n_groups) / (n - 1)
-                - np.bincount(g, weights=_per_distinct(lambda h: sp.polygamma(1, h), d / 2), minlength=n_groups) / n)
-        d0 = np.where(evar > 0, 2 * trigamma_inverse(np.where(evar > 0, evar, 1.0)), np.inf)
-        d0 = np.where(n >= 2, np.minimum(d0, np.maximum(cap, 0.0)), 0.0)
-        half = np.where(d0 > 0, d0 / 2, 1.0)
-        s0 = np.exp(emean + np.where(d0 > 0, sp.digamma(half) - np.log(half), 0.0))
-        single = n == 1                     # the group's only estimate is its prior
-        s0 = np.where(single, np.exp(np.bincount(g, weights=z, minlength=n_groups)), s0)
-        d0_out = np.where(single, np.bincount(g, weights=d, minlength=n_groups), d0)
-        post = np.where(ok, (d0[group] * s0[group] + np.where(ok, df * s2, 0.0)) / (d0[group] + df), np.nan)
-    return post, np.where(ok, d0[group] + df, np.nan), np.where(n > 0, s0, np.nan), d0_out
-
-
-# -- a side: per-key estimates under the model --------------------------------------------------
-@dataclass
-class Prior:
-    """The run-level spread assumed for a category of a side that has one run of each key."""
-
-    shared: float               # variance of the run effect shared by the category's keys
-    shared_df: float = math.inf
-    key: float = 0.0            # variance of the key x run interaction
-    key_df: float = math.inf
-    source: str = "default"     # default | history | set
-    text: str = ""              # where it came from, in words
-    runs: int = 0               # earlier runs behind it (history)
-    trial: float = 0.0          # trial-to-trial variance inside a run (history), for a one-trial key
-    trial_df: float = math.inf
-
-    @property
-    def spread(self) -> float:
-        return math.sqrt(self.shared + self.key)
-
-
 @dataclass
 class SideEstimate:
     """Per key (index of the side): value, L, var L, df, runs, trials; the shared and key-specific
@@ -250,6 +186,7 @@ class SideEstimate:
     pair_run: np.ndarray
     n_runs: int
     basis: dict = field(default_factory=dict)     # category -> {"source", "spread", ...}
+    load: np.ndarray | None = None  # per key: the variance its load adds (inside `own`; shared by its keys in means)
 
 
 def category_codes(side) -> tuple[list[str], np.ndarray]:
@@ -346,18 +283,36 @@ def run_level_fit(pk: np.ndarray, pr: np.ndarray, m: np.ndarray, cat_of_key: np.
     return RunFit(v_run, np.maximum(runs_c - 1, 0.0), s0, d0, runs_c, keys_c, post, post_df)
 
 
-def needs_prior(side) -> list[str]:
-    """Categories of a side in which no key has >= 2 runs (their run-to-run spread is unseen)."""
-    names, cat = category_codes(side)
+def measured_categories(cat: np.ndarray, runs: np.ndarray, n_cat: int) -> np.ndarray:
+    """Per category: whether it measures its own run-to-run spread, i.e. more than half of its keys
+    have >= 2 runs. A key or two measured again does not make a category measured: they update
+    their own estimate and the rest keep the category's Prior."""
     if not len(cat):
-        return []
-    replicated = np.bincount(cat[side.n_runs >= 2], minlength=len(names)) > 0
-    return [n for n, r in zip(names, replicated.tolist(), strict=True) if not r]
+        return np.zeros(n_cat, dtype=bool)
+    rep = np.bincount(cat[runs >= 2], minlength=n_cat)
+    return rep > MOSTLY * np.bincount(cat, minlength=n_cat)
 
 
-def side_estimate(side, priors: dict[str, Prior]) -> SideEstimate:
+def needs_prior(side) -> list[str]:
+    """Categories of a side that cannot measure their run-to-run spread (measured_categories)."""
+    names, cat = category_codes(side)
+    measured = measured_categories(cat, np.asarray(side.n_runs), len(names))
+    return [n for n, m in zip(names, measured.tolist(), strict=True) if not m]
+
+
+def _ident_code(prior) -> int:
+    """A code per prior estimate: both sides' default of one category, or one history, share it."""
+    if prior is None:
+        return -1
+    import zlib
+
+    return zlib.crc32((prior.ident or f"id:{id(prior)}").encode()) & 0x7FFFFFFF
+
+
+def side_estimate(side, priors: dict, extra: np.ndarray | None = None) -> SideEstimate:
     """Per-key estimates of one side under the model (module notes); `priors` covers every
-    category in needs_prior(side)."""
+    category in needs_prior(side); `extra`: per key a variance known exactly that its estimate
+    carries besides (the load it was timed beside: comparison/load.py)."""
     names, cat = category_codes(side)
     nk, n_cat = len(side.keys), len(names)
     pk, pr, t, m, ssw, se2, n_runs = _pairs(side)
@@ -373,7 +328,7 @@ def side_estimate(side, priors: dict[str, Prior]) -> SideEstimate:
     own, own_df = np.zeros(nk), np.full(nk, np.inf)
     source = np.full(nk, -1, dtype=np.int64)
     basis = {}
-    replicated = np.bincount(cat[runs >= 2], minlength=n_cat) > 0 if nk else np.zeros(0, bool)
+    replicated = measured_categories(cat, runs, n_cat)
     in_rep = replicated[cat] if nk else np.zeros(0, bool)
     if in_rep.any():
         fit = run_level_fit(pk, pr, m, cat, n_cat, nk, n_runs)
@@ -390,20 +345,23 @@ def side_estimate(side, priors: dict[str, Prior]) -> SideEstimate:
                                "prior_df": float(fit.d0[j]) if math.isfinite(fit.d0[j]) else None}
     in_prior = ~in_rep
     if in_prior.any():
-        pos = np.full(nk, -1, dtype=np.int64)
-        pos[pk] = np.arange(len(pk))
         idx = np.nonzero(in_prior)[0]
-        p = pos[idx]
-        tk, c = t[p], cat[idx]
-        multi = tk >= 2
-        trial_var, trial_df = se2[p], np.full(len(idx), np.inf)
+        c, big_r = cat[idx], runs[idx]
+        sel = in_prior[pk]
+        tk = np.bincount(pk[sel], weights=t[sel], minlength=nk)[idx]             # all its trials
+        dw = np.bincount(pk[sel], weights=t[sel] - 1, minlength=nk)[idx]         # within-run df
+        sw = np.bincount(pk[sel], weights=ssw[sel], minlength=nk)[idx]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            se2k = np.bincount(pk[sel], weights=se2[sel] * t[sel], minlength=nk)[idx] / tk
+        multi = dw >= 1
+        trial_var, trial_df = se2k, np.full(len(idx), np.inf)       # one trial's variance
         if multi.any():
-            s2 = np.where(multi, ssw[p] / np.maximum(tk - 1, 1), np.nan)
-            d = np.where(multi, tk - 1, 0.0)
+            s2 = np.where(multi, sw / np.maximum(dw, 1), np.nan)
+            d = np.where(multi, dw, 0.0)
             cap = (np.bincount(c, weights=d, minlength=n_cat)
                    - np.bincount(c, weights=d, minlength=n_cat) / np.maximum(np.bincount(c[multi], minlength=n_cat), 1))
             post, post_df, _, _ = squeeze(s2, d, c, n_cat, cap)
-            trial_var = np.where(multi, post / tk, trial_var)
+            trial_var = np.where(multi, post, trial_var)
             trial_df = np.where(multi, post_df, trial_df)
 
         def per_cat(name: str, missing: float) -> np.ndarray:
@@ -416,22 +374,58 @@ def side_estimate(side, priors: dict[str, Prior]) -> SideEstimate:
         one = ~multi & (ptv[c] > 0) & ~(trial_var >= ptv[c])
         trial_var = np.where(one, ptv[c], trial_var)
         trial_df = np.where(one, ptv_df[c], trial_df)
-        shared[idx], shared_df[idx] = ps[c], ps_df[c]
-        prior_key[idx], prior_key_df[idx] = pkv[c], pk_df[c]
-        own[idx], own_df[idx] = trial_var, trial_df
-        source[idx] = np.array([id(priors[n]) if n in priors else -1 for n in names], dtype=np.int64)[c]
+        # the key's own history variance where the history measured it, else the category's
+        kvar, kdf = pkv[c].copy(), pk_df[c].copy()
+        for j, name in enumerate(names):
+            if priors.get(name) is not None and priors[name].keys:
+                where = np.nonzero(c == j)[0]
+                got = [priors[name].keys.get(side.keys[i]) for i in idx[where].tolist()]
+                hit = np.array([x is not None for x in got], dtype=bool)
+                if hit.any():
+                    kvar[where[hit]] = [x[0] for x in got if x is not None]
+                    kdf[where[hit]] = [x[1] for x in got if x is not None]
+        sh, kv, ov = ps[c], kvar, trial_var / tk
+        sh_df, k_df, o_df = ps_df[c], kdf, trial_df
+        # a key measured in >= 2 runs here: its run means update the prior's spread for it alone
+        again = big_r >= 2
+        if again.any():
+            ms = np.bincount(pk[sel], weights=m[sel], minlength=nk)[idx] / big_r
+            dev = m[sel] - ms[np.searchsorted(idx, pk[sel])]
+            s2r = np.bincount(pk[sel], weights=dev * dev, minlength=nk)[idx] / np.maximum(big_r - 1, 1)
+            one_run = sh + kv + ov * big_r                # what the prior says one run's mean varies by
+            d_p = satterthwaite((sh, sh_df), (kv, k_df), (ov * big_r, o_df))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                scale = np.where(again & np.isfinite(d_p) & (one_run > 0),
+                                 (d_p * one_run + (big_r - 1) * s2r) / ((d_p + big_r - 1) * one_run), 1.0)
+            post_df = np.where(again & np.isfinite(d_p), d_p + big_r - 1, np.inf)
+            sh, kv, ov = sh * scale, kv * scale, ov * scale
+            sh_df, k_df, o_df = (np.where(again, np.minimum(x, post_df), x) for x in (sh_df, k_df, o_df))
+        shared[idx], shared_df[idx] = sh, sh_df
+        prior_key[idx], prior_key_df[idx] = kv / big_r, k_df
+        own[idx], own_df[idx] = ov, o_df
+        source[idx] = np.array([_ident_code(priors.get(n)) for n in names], dtype=np.int64)[c]
         for j in sorted(set(c.tolist())):
             pr_ = priors.get(names[j])
             if pr_ is not None:
                 basis[names[j]] = {"source": pr_.source, "runs": pr_.runs, "spread": pr_.spread,
-                                   "shared": math.sqrt(pr_.shared), "key": math.sqrt(pr_.key), "text": pr_.text}
+                                   "shared": math.sqrt(pr_.shared), "key": math.sqrt(pr_.key), "text": pr_.text,
+                                   "df": _finite_or_none(pr_.df), "keys_own": len(pr_.keys),
+                                   "measured_again": int(np.sum(again & (c == j)))}
+    if extra is not None and len(extra):
+        own_df = satterthwaite((own, own_df), (extra, np.full(nk, np.inf)))
+        own = own + extra
     key_var = prior_key + own
     key_df = satterthwaite((prior_key, prior_key_df), (own, own_df))
     with np.errstate(invalid="ignore", divide="ignore"):
         var = shared / np.maximum(runs, 1) + key_var
         df = satterthwaite((shared / np.maximum(runs, 1), shared_df), (prior_key, prior_key_df), (own, own_df))
     return SideEstimate(value, mean, var, df, runs, trials, shared, shared_df, key_var, key_df, prior_key,
-                        prior_key_df, own, own_df, source, pk, pr, n_runs, basis)
+                        prior_key_df, own, own_df, source, pk, pr, n_runs, basis,
+                        extra if extra is not None and len(extra) else np.zeros(nk))
+
+
+def _finite_or_none(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
 
 
 def pair_df(a: SideEstimate, b: SideEstimate, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
@@ -444,70 +438,6 @@ def pair_df(a: SideEstimate, b: SideEstimate, ia: np.ndarray, ib: np.ndarray) ->
     return satterthwaite((np.where(same, sa + sb, sa), a.shared_df[ia]), (np.where(same, 0.0, sb), b.shared_df[ib]),
                          (np.where(same, pa + pb, pa), a.prior_key_df[ia]), (np.where(same, 0.0, pb), b.prior_key_df[ib]),
                          (a.own[ia], a.own_df[ia]), (b.own[ib], b.own_df[ib]))
-
-
-# -- ratios of means over keys ---------------------------------------------------------------------
-def _shared_part(est: SideEstimate, idx: np.ndarray, group: np.ndarray, n: np.ndarray, n_groups: int):
-    """Per group: variance of the mean over its keys (idx[j] in group[j]) that the run effects
-    cause, and its df (the smallest of the categories involved)."""
-    nk = len(est.mean)
-    pos = np.full(nk, -1, dtype=np.int64)
-    pos[idx] = np.arange(len(idx))
-    pj = pos[est.pair_key]
-    keep = pj >= 0
-    pj, pkey, prun = pj[keep], est.pair_key[keep], est.pair_run[keep]
-    g = group[pj]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        w = np.sqrt(est.shared[pkey]) / (n[g] * est.runs[pkey])
-    cell, inv = np.unique(g.astype(np.int64) * est.n_runs + prun, return_inverse=True)
-    sums = np.bincount(inv, weights=w, minlength=len(cell))
-    var = np.bincount(cell // est.n_runs, weights=sums * sums, minlength=n_groups)
-    df = np.full(n_groups, np.inf)
-    np.minimum.at(df, group, est.shared_df[idx])
-    return var, df
-
-
-def group_means(a: SideEstimate, b: SideEstimate, ia: np.ndarray, ib: np.ndarray, group: np.ndarray,
-                n_groups: int, level: float = LEVEL) -> dict[str, np.ndarray]:
-    """Random-effects mean of the log ratios per group (key j: ia[j] on A, ib[j] on B, in
-    group[j]); see the module notes. Returns per group: n, log_ratio, var, df, ci_low, ci_high,
-    key_basis ("model" or "keys": which key part won)."""
-    n = np.bincount(group, minlength=n_groups).astype(float)
-    d = b.mean[ib] - a.mean[ia]
-
-    def total(x: np.ndarray) -> np.ndarray:
-        return np.bincount(group, weights=x, minlength=n_groups) / (n * n)
-
-    def least(df: np.ndarray) -> np.ndarray:
-        """Per group the smallest df: the keys' estimates share their priors, so they are not
-        independent (a conservative df for their sum)."""
-        out = np.full(n_groups, np.inf)
-        np.minimum.at(out, group, df)
-        return out
-
-    # a group whose every key takes one Prior on both sides: one estimate, not two
-    same = np.bincount(group, weights=~((a.source[ia] >= 0) & (a.source[ia] == b.source[ib])),
-                       minlength=n_groups) == 0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        dbar = np.bincount(group, weights=d, minlength=n_groups) / n
-        pa, pb = total(a.prior_key[ia]), total(b.prior_key[ib])
-        oa, ob = total(a.own[ia]), total(b.own[ib])
-        model = pa + pb + oa + ob
-        model_df = satterthwaite((np.where(same, pa + pb, pa), least(a.prior_key_df[ia])),
-                                 (np.where(same, 0.0, pb), least(b.prior_key_df[ib])),
-                                 (oa, least(a.own_df[ia])), (ob, least(b.own_df[ib])))
-        spread = np.bincount(group, weights=(d - dbar[group]) ** 2, minlength=n_groups) / (n - 1)
-        empirical = np.where(n >= 2, spread / n, 0.0)
-    use_keys = empirical > model
-    key_part = np.where(use_keys, empirical, model)
-    key_df = np.where(use_keys, n - 1, model_df)
-    sa, sa_df = _shared_part(a, ia, group, n, n_groups)
-    sb, sb_df = _shared_part(b, ib, group, n, n_groups)
-    var = sa + sb + key_part
-    df = satterthwaite((np.where(same, sa + sb, sa), sa_df), (np.where(same, 0.0, sb), sb_df), (key_part, key_df))
-    lo, hi = log_interval(dbar, var, df, level)
-    return {"n": n, "log_ratio": dbar, "var": var, "df": df, "ci_low": lo, "ci_high": hi,
-            "key_basis": np.where(use_keys, "keys", "model")}
 
 
 # -- multiplicity --------------------------------------------------------------------------------
@@ -549,19 +479,26 @@ def bh(p: np.ndarray) -> np.ndarray:
 
 
 def fdr_verdicts(log_ratio: np.ndarray, var: np.ndarray, df: np.ndarray, tolerance: float,
-                 usable: np.ndarray, q: float = FDR_Q) -> np.ndarray:
+                 usable: np.ndarray, q: float = FDR_Q, group: np.ndarray | None = None) -> np.ndarray:
     """Per key, the verdict (index into VERDICTS) that survives Benjamini-Hochberg at q: faster /
     slower where it finds the interval beyond the band (p = 2 x the smaller one-sided p), parity
     where it finds it inside (two one-sided tests, p = 2 x the larger), inconclusive the rest.
-    Keys not usable (flagged, contended, no interval) are inconclusive."""
+    Keys not usable (flagged, contended, no interval) are inconclusive. group: adjust within each
+    group (one comparison per group, as separate documents would) instead of over all keys."""
     b = math.log1p(tolerance)
     p_fast = one_sided_p(log_ratio, var, df, b, below=False)
     p_slow = one_sided_p(log_ratio, var, df, -b, below=True)
     p_diff = np.where(usable, np.minimum(1.0, 2 * np.minimum(p_fast, p_slow)), 1.0)
     p_in = np.where(usable, np.minimum(1.0, 2 * np.maximum(one_sided_p(log_ratio, var, df, -b, below=False),
                                                              one_sided_p(log_ratio, var, df, b, below=True))), 1.0)
-    differs = bh(p_diff) <= q
-    return np.select([differs & (p_fast < p_slow), differs, bh(p_in) <= q], [0, 2, 1], 3)
+    if group is not None:
+        from gpuparity.comparison.moderate import grouped_bh
+
+        adjust = lambda p: grouped_bh(p, np.asarray(group))     # noqa: E731
+    else:
+        adjust = bh
+    differs = adjust(p_diff) <= q
+    return np.select([differs & (p_fast < p_slow), differs, adjust(p_in) <= q], [0, 2, 1], 3)
 
 
 def fdr_counts(codes: np.ndarray, q: float = FDR_Q) -> dict:

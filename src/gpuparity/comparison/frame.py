@@ -294,7 +294,8 @@ def compare(a, b, db: str | None = None, *, tolerance: float = 0.05, wide: bool 
     sides. history: learn a one-run side's run-to-run spread from its store's earlier runs (as
     `compare` does). df.attrs holds "headline", "geomean" (per category), "serving", "sides",
     "only_a", "only_b" (counts), "notes", "counts" (Benjamini-Hochberg), "contended" (sides whose
-    machine was busy), "scope" and "run_spread"."""
+    machine was busy), "scope" and "run_spread"; each side's "load" (the CPU load its results were
+    timed beside; per row a_load / b_load) and the spread a one-run side assumed (a_spread / b_spread)."""
     import pandas as pd
 
     from gpuparity.comparison.compare import compare_sides
@@ -321,7 +322,7 @@ def compare(a, b, db: str | None = None, *, tolerance: float = 0.05, wide: bool 
     df.attrs = {
         "headline": headline(result)["text"], "geomean": result["geomean"], "serving": result["serving"],
         "sides": {k: {f: s.get(f) for f in ("label", "products", "spec_ids", "stacks", "run_ids", "trials",
-                                            "contended")}
+                                            "contended", "load", "run_spread")}
                   for k, s in result["sides"].items()},
         "counts": result["counts"], "contended": result["contended"], "scope": result["scope"],
         "run_spread": result["run_spread"],

@@ -1,5 +1,7 @@
 """The answer in one sentence: "B is 1.80x A on kernels [1.60, 2.00]: faster; on models 1.01x [0.98, 1.03]:
-parity; 3 trials a side." Every clause carries its own verdict word.
+parity; all results (categories weighted equally) 1.35x [1.2, 1.5]: faster; 3 runs x 3 trials a side."
+Every clause carries its own verdict word; a mean whose keys disagree says "mixed: faster on X of N,
+slower on Y" with the extremes named; a side timed beside other load says so.
 
 Built from a comparison document (comparison.compare.compare_sides) and shared by the HTML report,
 its markdown twin and anything else that wants the short answer. Tolerant of documents written
@@ -34,7 +36,9 @@ def _clause(cat: str, g: dict, first: bool, a: str = "A", b: str = "B") -> str:
     every clause carries its own verdict word."""
     where = PLURAL.get(cat, cat)
     ci = interval(g.get("ci_low"), g.get("ci_high"))
-    v = g.get("verdict") or "inconclusive"
+    v = mean_verdict(g)
+    if cat == "all":
+        where = category_name(where, g)
     ratio = times(g["ratio"]) if g.get("ratio") is not None else "?"
     text = f"{b} is {ratio} {a} on {where}{ci}: {v}" if first else f"on {where} {ratio}{ci}: {v}"
     if g.get("flags"):
@@ -52,19 +56,28 @@ def _count_phrase(values: list) -> str | None:
 
 
 def trials_phrase(result: dict) -> str:
-    """'3 trials a side', '3 trials on A, 1 on B' (runs, for documents without trial counts)."""
+    """'3 runs x 3 trials a side', '5 runs x 3 trials on A, 1 x 15 on B' (medians over the rows;
+    runs only, for documents without trial counts)."""
     rows = result.get("rows") or []
-    unit = "trial"
-    if not any(r.get("a_trials") for r in rows) or not any(r.get("b_trials") for r in rows):
-        unit = "run"
-    pa = _count_phrase([r.get(f"a_{unit}s") for r in rows])
-    pb = _count_phrase([r.get(f"b_{unit}s") for r in rows])
+
+    def per_side(x: str) -> str | None:
+        runs = [r.get(f"{x}_runs") for r in rows]
+        trials = [r.get(f"{x}_trials") for r in rows]
+        rc = _count_phrase(runs)
+        if rc is None:
+            c = _count_phrase(trials)
+            return f"{c} trial{'s' if c != '1' else ''}" if c else None
+        text = f"{rc} run{'s' if rc != '1' else ''}"
+        per = _count_phrase([round(t / n) for t, n in zip(trials, runs, strict=True)
+                             if isinstance(t, (int, float)) and isinstance(n, (int, float)) and n > 0 and t > 0])
+        return text + (f" x {per} trial{'s' if per != '1' else ''}" if per else "")
+
+    pa, pb = per_side("a"), per_side("b")
     if pa is None or pb is None:
         return ""
-    def named(count: str) -> str:
-        return f"{count} {unit}" + ("" if count == "1" else "s")
-
-    return f"{named(pa)} a side" if pa == pb else f"{named(pa)} on A, {named(pb)} on B"
+    if pa == pb:
+        return f"{pa} a side"
+    return f"{pa} on A, {pb.replace(' runs x', ' x').replace(' run x', ' x')} on B"
 
 
 def pair(a, b) -> str | None:
@@ -93,6 +106,19 @@ def counts_of(result: dict) -> tuple[dict, str | None]:
 
 
 VERDICT_ORDER = ("faster", "slower", "parity", "inconclusive")
+
+
+def load_lines(result: dict) -> list[str]:
+    """One sentence per side timed beside other load that is not contended: its intervals widen."""
+    out = []
+    contended = {c.get("side") for c in result.get("contended") or [] if isinstance(c, dict)}
+    for key, letter in (("a", "A"), ("b", "B")):
+        load = ((result.get("sides") or {}).get(key) or {}).get("load") or {}
+        top = load.get("max") if isinstance(load, dict) else None
+        if isinstance(top, (int, float)) and top >= 0.05 and letter not in contended:
+            out.append(f"Side {letter} was timed beside other load (up to {100 * top:.0f}% of its CPUs): its "
+                       "intervals are widened for it.")
+    return out
 
 
 def contended_lines(result: dict) -> list[str]:
@@ -139,6 +165,9 @@ def headline(result: dict) -> dict:
     "counts_method", "contended", "scope", "aa", "aa_line", "n_rows"}."""
     geo = result.get("geomean") or {}
     cats = [c for c in geo if c != "all"] or list(geo)
+    # the overall mean where it weighs categories equally (documents from before it did: categories only)
+    if "all" in geo and "all" not in cats and (geo["all"] or {}).get("weights") == "categories equally":
+        cats.append("all")
     sides = result.get("sides") or {}
     a, b = side_title(sides.get("a"), "A"), side_title(sides.get("b"), "B")
     clauses = []
@@ -156,7 +185,7 @@ def headline(result: dict) -> dict:
     if trials:
         text += f"; {trials}"
     text += "."
-    contended = contended_lines(result)
+    contended = contended_lines(result) + load_lines(result)
     if contended:
         text += " " + " ".join(contended)
     counts, method = counts_of(result)
@@ -169,8 +198,41 @@ def headline(result: dict) -> dict:
 
 
 def counts_text(h: dict) -> str:
-    """'12 results compared: 3 faster, 9 parity (Holm-adjusted)'."""
+    """'12 results compared: 3 faster, 9 parity (Benjamini-Hochberg over 12 result(s), q = 0.05)':
+    the counts are the adjusted verdicts, with the method that adjusted them."""
     parts = ", ".join(f"{n} {v}" for v, n in h["counts"].items())
     n = h["n_rows"]
     text = f"{n} result{'s' if n != 1 else ''} compared" + (f": {parts}" if parts else "")
     return text + (f" ({h['counts_method']})" if h.get("counts_method") else "")
+
+
+# -- the words and figures every view prints beside a row or a mean (table, markdown, HTML) -------
+def runs_x_trials(row: dict, side: str) -> str:
+    """'1x3': a side's runs x trials per run in one row ('-' unknown)."""
+    runs, trials = row.get(f"{side}_runs"), row.get(f"{side}_trials")
+    if not isinstance(runs, (int, float)) or not runs:
+        return "-" if trials is None else f"{trials:g}"
+    return f"{runs:g}x{(trials or 0) / runs:.3g}"
+
+
+def side_pcts(row: dict, name: str) -> str | None:
+    """'8%/2.1%': a per-side share (a_spread / b_spread, a_load / b_load) in percent, '-' where it
+    does not apply; None where neither side has one."""
+    got = [row.get(f"{side}_{name}") for side in ("a", "b")]
+    if not any(isinstance(v, (int, float)) for v in got):
+        return None
+    return "/".join("-" if not isinstance(v, (int, float)) else f"{100 * v:.2g}%" for v in got)
+
+
+def mean_verdict(g: dict) -> str:
+    """A mean's verdict as every view prints it: "mixed: faster on X of N, ..." where it is mixed."""
+    if g.get("verdict") == "mixed" and isinstance(g.get("mixed"), dict):
+        from gpuparity.comparison.heterogeneity import mixed_text
+
+        return mixed_text(g["mixed"])
+    return g.get("verdict") or "inconclusive"
+
+
+def category_name(cat: str, g: dict) -> str:
+    """'all (categories weighted equally)' for the overall mean, else the category."""
+    return f"{cat} (categories weighted equally)" if g.get("weights") == "categories equally" else cat

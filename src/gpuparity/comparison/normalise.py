@@ -95,3 +95,25 @@ def _normalised_columns(value: np.ndarray, peak, price, watts, source, units: li
         f"{tag}_usd_per_mtok": [usd_per_million_tokens(p, t) for p, t in zip(price_l, tokens_l, strict=True)],
         f"{tag}_tokens_per_kw": _listed(_ratio_or_nan(tokens, watts / 1000.0)),
     }
+
+
+def dollar_range(a: Side, ia: np.ndarray, b: Side, ib: np.ndarray, prices, point: np.ndarray):
+    """Per matched key: the lowest and highest price factor A / B (per-dollar ratios scale by it)
+    over the price book's bases, both sides on one basis (a price the user set holds on all),
+    widened to hold the factor of the basis chosen (`point`); NaN where a price is unknown."""
+    def spec(side: Side, run: int):
+        return ((side.runs[run]["fingerprint"].get("spec") or {}).get("id")) if side.runs else None
+
+    cache: dict = {}
+    lo, hi = np.full(len(ia), np.nan), np.full(len(ia), np.nan)
+    factor_range = getattr(prices, "factor_range", None)
+    if factor_range is None:
+        return point, point
+    for j, (ra, rb) in enumerate(zip(a.newest_run[ia].tolist(), b.newest_run[ib].tolist(), strict=True)):
+        if (ra, rb) not in cache:
+            cache[(ra, rb)] = factor_range(spec(a, ra), spec(b, rb))
+        got = cache[(ra, rb)]
+        if got:
+            lo[j], hi[j] = got
+    with np.errstate(invalid="ignore"):
+        return np.fmin(lo, point), np.fmax(hi, point)

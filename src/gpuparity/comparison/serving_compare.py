@@ -96,10 +96,22 @@ def pareto(points: list[tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
     return np.array(xs[::-1]), np.array(ys[::-1])
 
 
-def _draws(points: list[tuple], rng: np.random.Generator, draws: int) -> tuple[np.ndarray, np.ndarray]:
+def _scales(rng: np.random.Generator, draws: int, df: float) -> np.ndarray:
+    """Per bootstrap draw, the factor that makes a prior's normal draws a t of its df (ones: known)."""
+    return np.sqrt(df / rng.chisquare(df, (draws, 1))) if math.isfinite(df) and df > 0 else np.ones((draws, 1))
+
+
+def _draws(points: list[tuple], rng: np.random.Generator, draws: int, spread_scale: np.ndarray | None = None
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """Each point redrawn from its law; one-trial points (whose spread is the side's prior) scaled
+    by `spread_scale` (_scales: one uncertain figure for all of a side's points, a t of its df)."""
     p = np.array([pt[:4] for pt in points])
-    xs = np.exp(p[:, 0] + p[:, 2] * rng.standard_normal((draws, len(p))))
-    ys = np.exp(p[:, 1] + p[:, 3] * rng.standard_normal((draws, len(p))))
+    scale = np.ones((draws, 1))
+    if spread_scale is not None:
+        one = np.array([pt[4] == 1 for pt in points])
+        scale = np.where(one[None, :], spread_scale, 1.0)
+    xs = np.exp(p[:, 0] + p[:, 2] * scale * rng.standard_normal((draws, len(p))))
+    ys = np.exp(p[:, 1] + p[:, 3] * scale * rng.standard_normal((draws, len(p))))
     return xs, ys
 
 
@@ -114,14 +126,18 @@ def _curve_at(xs: np.ndarray, ys: np.ndarray, levels: np.ndarray) -> np.ndarray:
 
 def serving_at_equal_interactivity(a: Side, b: Side, tolerance: float = 0.05, levels: int = 5,
                                    floor: float | tuple | None = None, draws: int = DRAWS,
-                                   contended: bool = False) -> list[dict]:
+                                   contended: bool = False, df: tuple | None = None) -> list[dict]:
     """Throughput per GPU of B over A at equal tokens/s per user (see the module notes): one
     entry per curve key and level, with ratio, ci_low, ci_high, verdict and how many trials
     back each side's points. floor: the run-to-run spread of a one-trial point, one for both
-    sides or (A's, B's); None: the serving default."""
+    sides or (A's, B's); None: the serving default (with its 2 prior df). df: (A's, B's) degrees
+    of freedom of those spreads (infinite: known)."""
+    from gpuparity.comparison.priors import DEFAULT_DF
     from gpuparity.results.figure import run_spread_default
 
     fa, fb = floor if isinstance(floor, tuple) else (floor, floor)
+    da, db = df if df is not None else (math.inf if fa is not None else DEFAULT_DF,
+                                        math.inf if fb is not None else DEFAULT_DF)
     fa = run_spread_default("serving") if fa is None else fa
     fb = run_spread_default("serving") if fb is None else fb
     pa, pb = _serving_points(a, fa), _serving_points(b, fb)
@@ -136,7 +152,11 @@ def serving_at_equal_interactivity(a: Side, b: Side, tolerance: float = 0.05, le
                         "verdict": None, "note": "interactivity ranges do not overlap: no common level to compare at"})
             continue
         at = np.unique(np.geomspace(lo, hi, levels)) if hi > lo else np.array([lo])
-        ratio_draws = _curve_at(*_draws(pb[ckey], rng, draws), at) / _curve_at(*_draws(pa[ckey], rng, draws), at)
+        # both sides on one default spread: one uncertain figure, one scale (estimate.pair_df counts it once)
+        sa = _scales(rng, draws, da)
+        sb = sa if (da, fa) == (db, fb) and math.isfinite(da) else _scales(rng, draws, db)
+        ratio_draws = (_curve_at(*_draws(pb[ckey], rng, draws, sb), at)
+                       / _curve_at(*_draws(pa[ckey], rng, draws, sa), at))
         basis = {side: ("trials" if all(p[4] >= 2 for p in pts) else
                         f"single trial + {100 * f:g}% run-to-run spread")
                  for side, pts, f in (("a", pa[ckey], fa), ("b", pb[ckey], fb))}

@@ -58,7 +58,7 @@ class Side:
     failed: dict               # key -> {ident..., "status", "reason"} for keys with no usable result
     index: dict = field(default_factory=dict)
     origin: str | None = None  # the store (url or path) the side was read from; None: documents
-    contention: dict = field(default_factory=dict)   # run_id -> {"contended", "reasons"} of contended runs
+    contention: dict = field(default_factory=dict)   # run_id -> its load record (comparison/load.run_load)
 
     def __post_init__(self):
         if not self.index:
@@ -79,13 +79,15 @@ class Side:
                 if c.get("contended")]
 
 
-def run_summary(run_id: str, started_at: str, host: str | None, fp: dict, label: str | None = None) -> dict:
+def run_summary(run_id: str, started_at: str, host: str | None, fp: dict, label: str | None = None,
+                boot: str | None = None) -> dict:
     spec = fp.get("spec") or None
     return {
         "run_id": run_id, "started_at": started_at, "host": host, "vendor": fp.get("vendor"),
         "product": fp.get("product"), "spec_id": (spec or {}).get("id"), "stack": run_stack(fp),
         "torch": fp.get("torch_version"), "driver": fp.get("driver_version"), "label": label, "fingerprint": fp,
         **_fleet(fp),
+        "boot": boot if isinstance(boot, str) else None,
     }
 
 
@@ -179,8 +181,10 @@ def side_from_runs(docs: list[dict], label: str = "A") -> Side:
     runs, rows, results, vals, ses, contention = [], [], [], [], [], {}
     for ri, doc in enumerate(docs):
         fp = doc.get("fingerprint") or {}
-        runs.append(run_summary(doc["run_id"], doc.get("started_at"), doc.get("host"), fp, doc.get("label")))
-        found = run_contention((doc.get("machine") or {}).get("contention"))
+        machine = doc.get("machine") if isinstance(doc.get("machine"), dict) else {}
+        boot = (machine.get("start") or {}).get("boot_id") if isinstance(machine.get("start"), dict) else None
+        runs.append(run_summary(doc["run_id"], doc.get("started_at"), doc.get("host"), fp, doc.get("label"), boot))
+        found = run_contention(machine.get("contention"))
         if found:
             contention[doc["run_id"]] = found
         for r in doc.get("results") or []:
@@ -197,12 +201,11 @@ def side_from_runs(docs: list[dict], label: str = "A") -> Side:
 
 
 def run_contention(found) -> dict | None:
-    """A run document's machine.contention as {"contended", "reasons"}, None when it says nothing
-    (documents from before it was recorded)."""
-    if not isinstance(found, dict) or not found.get("contended"):
-        return None
-    reasons = [str(r) for r in found.get("reasons") or [] if isinstance(r, str)]
-    return {"contended": True, "reasons": reasons}
+    """A run document's machine.contention as comparison/load.py reads it (load.run_load), None
+    when it says nothing (documents from before it was recorded)."""
+    from gpuparity.comparison.load import run_load
+
+    return run_load(found)
 
 
 @gc_paused
@@ -254,30 +257,59 @@ def side_from_store(store, run_ids: list[str], label: str = "A") -> Side:
     rows = [(rank[r[0]], *r[1:12]) for r in fetched]
     side = _build(label, runs, rows, values, ses, counts, results)
     side.origin = store.url
-    side.contention = _stored_contention(store, sorted({r[0] for r in fetched if r[9] and "contended" in r[9]}))
+    side.contention, boots = _stored_machine(store, [r["run_id"] for r in runs])
+    for r in runs:
+        r["boot"] = boots.get(r["run_id"])
     return side
 
 
-def _stored_contention(store, run_ids: list[str]) -> dict:
-    """Contention of the runs that have a result flagged contended, read from their documents in
-    SQL (only the machine section is returned; most runs have no such result and cost nothing)."""
-    import json
+def _stored_machine(store, run_ids: list[str]) -> tuple[dict, dict]:
+    """Every run's contention record and boot id, read from its document in SQL (only those
+    fields are returned): a busy run is found whether or not its results carry the flag."""
+
+    from gpuparity.errors import UserError
 
     if not run_ids:
-        return {}
-    expr = ("(doc::json -> 'machine' -> 'contention')::text" if store.postgres
-            else "json_extract(doc, '$.machine.contention')")
-    out = {}
+        return {}, {}
+    if store.postgres:       # PostgreSQL's json refuses NaN, which older writers stored: those are read here
+        odd = "doc ~ '\\mNaN\\M|Infinity'"
+        expr = f"CASE WHEN {odd} THEN NULL ELSE (doc::json -> 'machine')::text END, {odd}"
+    else:                    # one parse per document (no JSON cache before SQLite 3.45); none without a machine
+        expr = "CASE WHEN instr(doc, '\"machine\"') > 0 THEN json_extract(doc, '$.machine') END, 0"
+    out, boots = {}, {}
     for chunk in _chunks(run_ids, 500):
-        for run_id, text in store.query(f"SELECT run_id, {expr} FROM runs WHERE run_id IN "
-                                        f"({','.join('?' * len(chunk))})", chunk):
-            try:
-                found = run_contention(json.loads(text) if text else None)
-            except ValueError:
-                found = None
+        marks = ",".join("?" * len(chunk))
+        try:
+            got = store.query(f"SELECT run_id, {expr} FROM runs WHERE run_id IN ({marks})", chunk)
+        except UserError:       # a document SQLite's JSON reader refuses (NaN from older writers)
+            got = [(run_id, None, True) for run_id in chunk]
+        fields = {r[0]: machine_fields(r[1], whole=False) for r in got if not r[2]}
+        odd = [r[0] for r in got if r[2]]
+        if odd:
+            fields.update({run_id: machine_fields(text) for run_id, text in store.query(
+                f"SELECT run_id, doc FROM runs WHERE run_id IN ({','.join('?' * len(odd))})", odd)})
+        for run_id, (contention, boot) in fields.items():
+            found = run_contention(contention)
             if found:
                 out[run_id] = found
-    return out
+            boots[run_id] = boot if isinstance(boot, str) else None
+    return out, boots
+
+
+def machine_fields(text: str | None, whole: bool = True) -> tuple:
+    """(machine.contention, machine.start.boot_id) of a run document (whole) or of its machine
+    section, parsed here."""
+    import json
+
+    try:
+        machine = json.loads(text) if text else {}
+        machine = (machine.get("machine") if whole else machine) or {}
+    except (ValueError, AttributeError):
+        return None, None
+    if not isinstance(machine, dict):
+        return None, None
+    start = machine.get("start") if isinstance(machine.get("start"), dict) else {}
+    return machine.get("contention"), start.get("boot_id")
 
 
 def stored_results(store, run_ids: list[str]) -> list[dict]:

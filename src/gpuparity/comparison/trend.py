@@ -108,4 +108,7 @@ def _step(old, new, tolerance: float, prices, pool) -> dict:
         "spread": sorted({v["text"] for side in result["run_spread"].values() for v in side.values()
                           if v.get("source") != "runs" and v.get("text")}),
         "contended": result["contended"],
+        # the CPU load each group's results were timed beside, where there was any
+        "load": {side: s["load"]["text"] for side, s in (("from", result["sides"]["a"]), ("to", result["sides"]["b"]))
+                 if (s.get("load") or {}).get("text")},
     }

@@ -293,6 +293,7 @@ def execute_plan(pairs: list[tuple], ctx, doc: dict, on_result: Callable[[dict],
     from gpuparity.platform.machine import mark_contention
 
     # a busy machine is evidence: results of a contended run never support faster/slower
+    # a serving result is graded by its client's wait for a CPU (the server is another process by design)
     mark_contention(doc, external=any(w.category == "serving" for w, _ in pairs), distributed=dist.is_distributed())
     doc["finished_at"] = now_iso()
     doc["duration_s"] = round(time.time() - t0, 3)

@@ -20,6 +20,10 @@ j_per_tflop / j_per_token / j_per_gb, tflops_per_w, sample_hz, n_samples (fewest
 throttled_share (the driver's clock-limiting reasons, see measure.samplers) and throttle_reasons
 (share of readings per reason), max_clock_mhz and mean_clock_mhz (SM clock observed in the window),
 busy_s (the integrated busy time), and "energy": "unavailable: <reason>" when nothing is measured.
+Around the same window, for platform/machine.py's contention grading: "cpu" (measure/load.py: the
+other processes' share of this process's CPUs, its threads' wait for a CPU, its own CPU use) and
+"gpu_use" ({"start", "end"}: device_use at the window's two ends, the processes on the device
+and its utilisation, where the source reads them).
 """
 
 from __future__ import annotations
@@ -65,7 +69,9 @@ class NullSampler:
         return {"method": "none", "reason": self.reason}
 
     def start(self) -> None:
-        pass
+        from gpuparity.measure.load import CpuWindow
+
+        self._cpu = CpuWindow()
 
     def snapshot(self) -> list[dict] | None:
         return None
@@ -77,6 +83,10 @@ class NullSampler:
              windows: list[tuple[float, float]] | None = None) -> dict:
         out = {"method": "none", "valid": False, "reasons": [self.reason], **dict.fromkeys(TELEMETRY_KEYS)}
         out["energy"] = f"unavailable: {self.reason}"
+        cpu = getattr(self, "_cpu", None)
+        if cpu is not None:
+            out["cpu"] = cpu.stop()
+            self._cpu = None
         return out
 
 
@@ -119,6 +129,10 @@ class ThreadedSampler:
         self._traces = [DeviceTrace(index=d["index"], name=d.get("name", ""), wrap_j=d.get("wrap_j"),
                                     max_sm_mhz=d.get("max_sm_mhz")) for d in self.source.devices]
         self._stop.clear()
+        from gpuparity.measure.load import CpuWindow
+
+        self._use_start = self.device_use()     # co-tenants on the device as the window opens
+        self._cpu = CpuWindow()
         self._t_start = time.monotonic()
         self._sample_all()  # a reading at the window's very start
         self._thread = threading.Thread(target=self._run, name="gpuparity-telemetry", daemon=True)
@@ -156,12 +170,13 @@ class ThreadedSampler:
         self._thread = None
         self._sample_all()  # and one at its very end
         self._t_stop = time.monotonic()
+        load = {"cpu": self._cpu.stop(), "gpu_use": {"start": self._use_start, "end": self.device_use()}}
         try:
-            return summarize(self.method, self._traces, self.rules, result, marks, self._t_start, self._t_stop,
-                             windows)
+            return {**summarize(self.method, self._traces, self.rules, result, marks, self._t_start, self._t_stop,
+                                windows), **load}
         except Exception as exc:  # a summary bug must not cost the measurement
             out = NullSampler(f"telemetry summary failed: {type(exc).__name__}: {exc}").stop()
-            return dict(out, method=self.method)
+            return dict(out, method=self.method, **load)
 
 
 def window(result: dict | None, marks: list[int] | None, t_start: float, t_stop: float,

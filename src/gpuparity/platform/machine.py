@@ -1,28 +1,41 @@
-"""The machine's state at the start and end of a run, and whether the run was contended.
+"""The machine's state at the start and end of a run, the load while each result was timed, and
+how contended the run was.
 
 Recorded per snapshot: load, what other processes used of the CPUs over a short window, the CPU
 frequency governor, the CPU tick counters (/proc/stat, this process's and its reaped children's
-ticks), and through the telemetry layer the GPU's clocks, temperature, the processes on the device
-and its utilisation. `busy_warnings` describes one snapshot; `mark_contention` judges the run.
+ticks), the boot id (runs on one boot of one day are one occasion: comparison/history.py), and
+through the telemetry layer the GPU's clocks, temperature, the processes on the device and its
+utilisation. Per timed window (each trial of each result: measure/load.py through the telemetry
+sampler): the other processes' share of the CPUs the workload may use, its threads' wait for a
+CPU, its own CPU use, and the processes on the GPU as the window opens and closes.
+`busy_warnings` describes one snapshot; `mark_contention` grades the run and its results.
 
-A run is contended (doc.machine.contention, and every result gets the flag "contended") when:
-- CPU: other processes kept more than BUSY_SHARE of all CPUs busy over the run: /proc/stat busy
-  ticks between the start and end snapshots, less this process's and its reaped children's
-  (worker processes are waited for before the end snapshot); a benchmark on a busy machine
-  measures the neighbours too. An average over the run: a burst much shorter than the run is
-  diluted. Skipped for torchrun jobs (the other ranks are ours) and serving runs (the server is
-  another process by design; its CPU use is part of what is measured).
-- GPU: another process on the measured device at the start or end (a pid that is not ours; when
-  the management library's pids are not in our pid namespace, as in some containers, only pids
-  visible here count), or the device more than GPU_BUSY_PCT% utilised just before the run started.
-  Serving runs skip these (the server is on the device).
+Graded, per result (the largest share over its trial windows):
+- below WIDEN_SHARE (5%) of the CPUs: quiet;
+- WIDEN_SHARE up to BUSY_SHARE (15%): busy: its comparisons keep their verdicts, on an interval
+  widened by the slowdown such a load could cause (comparison/load.py);
+- above BUSY_SHARE: contended: flagged "contended", no faster/slower verdict.
+The share is other_share (other processes on our CPUs) or wait_share (our threads waiting for a
+CPU), whichever is larger. A serving run's server and torchrun's other ranks are other processes
+by design: there only wait_share counts, and a serving run's client CPU use is recorded apart
+(client_cpus). Runs without window readings (older documents, no sampler) are graded by the
+share over the whole run (start and end snapshots), on the same thresholds.
+A run is contended (doc.machine.contention, and every result gets the flag) when:
+- CPU: the median window share (or, without windows, the whole-run share) is above BUSY_SHARE;
+- GPU: another process on the measured device at the start or end, or as a timed window opened
+  or closed (a pid that is not ours; when the management library's pids are not in our pid
+  namespace, as in some containers, only pids visible here count), or the device more than
+  GPU_BUSY_PCT% utilised just before the run started. Serving runs skip these (the server is on
+  the device).
 A result whose timed windows read thermal or hardware-slowdown throttling in more than
 THROTTLE_SHARE of the telemetry readings is flagged "contended" on its own (power capping is how
 GPUs run at full load: it is part of the platform measured, not contention).
-Comparisons give no faster/slower verdict with a contended side (comparison/compare.py).
+doc.machine.contention keeps the grade, the thresholds, the window shares' median and maximum,
+and `loaded`: {key: share} of the results at WIDEN_SHARE or above, which compare reads.
 
-Linux files read: /proc/loadavg, /proc/stat (all CPUs' busy time), /proc/self/stat (ours),
-/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor. Elsewhere the fields are None.
+Linux files read: /proc/loadavg, /proc/stat, /proc/self/stat, /proc/self/task/*/schedstat,
+/proc/sys/kernel/random/boot_id, /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor.
+Elsewhere the fields are None.
 """
 
 from __future__ import annotations
@@ -30,7 +43,8 @@ from __future__ import annotations
 import os
 import time
 
-BUSY_SHARE = 0.25          # other processes using more than this share of the CPUs: "busy"
+BUSY_SHARE = 0.15          # above this share of the CPUs taken by others: contended, no verdict
+WIDEN_SHARE = 0.05         # from this share up to BUSY_SHARE: busy, the interval is widened
 GPU_BUSY_PCT = 20.0        # device utilisation (%) just before the run above this: someone else uses it
 THROTTLE_SHARE = 0.10      # share of a result's timed telemetry readings with a contending throttle reason
 CONTENDING_THROTTLE = ("thermal", "hw_slowdown")
@@ -94,6 +108,15 @@ def cpu_ticks() -> dict | None:
     return {"busy": times[0], "total": times[1], "own": own}
 
 
+def boot_id() -> str | None:
+    """This boot's id (Linux), None elsewhere."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as fh:
+            return fh.read().strip() or None
+    except OSError:
+        return None
+
+
 def snapshot(sampler=None, window_s: float = 0.3) -> dict:
     """The state now; `sampler` (measure.telemetry) adds GPU clocks and temperature, and the
     processes on the device and its utilisation, where it can read them."""
@@ -104,6 +127,7 @@ def snapshot(sampler=None, window_s: float = 0.3) -> dict:
     state = {
         "time": time.time(), "loadavg": load, "cpus": os.cpu_count(),
         "other_cpu_share": other_cpu_share(window_s), "governors": governors(), "cpu_ticks": cpu_ticks(),
+        "boot_id": boot_id(),
     }
     for name, method in (("gpu", "snapshot"), ("gpu_use", "device_use")):
         read = getattr(sampler, method, None)
@@ -179,43 +203,155 @@ def result_throttle(result: dict) -> list[str]:
     return sorted(found)
 
 
+def _windows(result: dict) -> list[dict]:
+    """A result's per-trial-window telemetry (each trial's; a result of one trial: its own)."""
+    tele = result.get("telemetry") or {}
+    per = [t for t in tele.get("per_trial") or [] if isinstance(t, dict)]
+    return per or ([tele] if tele else [])
+
+
+def window_share(cpu, external: bool) -> float | None:
+    """One window's graded share: the larger of other_share and wait_share; only wait_share where
+    other processes are expected (`external`: a serving run's server, torchrun's ranks)."""
+    if not isinstance(cpu, dict):
+        return None
+    names = ("wait_share",) if external else ("other_share", "wait_share")
+    got = [float(cpu[n]) for n in names if isinstance(cpu.get(n), (int, float)) and 0 <= cpu[n] <= 1]
+    return max(got) if got else None
+
+
+def result_load(result: dict, external: bool = False) -> float | None:
+    """The largest graded share over a result's timed windows (None: no window was read)."""
+    got = [s for t in _windows(result) if (s := window_share(t.get("cpu"), external)) is not None]
+    return max(got) if got else None
+
+
+def _window_gpu(result: dict, ours: set[int]) -> list[str]:
+    """Other processes on the device as one of the result's timed windows opened or closed."""
+    out = []
+    for t in _windows(result):
+        use = t.get("gpu_use") if isinstance(t.get("gpu_use"), dict) else {}
+        for when in ("start", "end"):
+            found = gpu_contention({"gpu_use": use.get(when)}, "a timed window", ours, False)
+            out += [r for r in found if r not in out]
+    return out
+
+
+def _expects_others(result: dict, external: bool, distributed: bool) -> bool:
+    """Whether other processes are part of what a result measures (a serving result's server,
+    torchrun's other ranks): then only its threads' wait for a CPU grades it."""
+    return distributed or (external and result.get("category") == "serving")
+
+
+def grade(share: float | None) -> str:
+    """quiet / busy / contended for a share of the CPUs (see the module notes)."""
+    if share is None or share < WIDEN_SHARE:
+        return "quiet"
+    return "busy" if share <= BUSY_SHARE else "contended"
+
+
 def assess(doc: dict, external: bool = False, distributed: bool = False) -> dict:
-    """Whether the run was contended, and why (see the module notes)."""
+    """Whether the run was contended, how busy each result's windows were, and why (see the
+    module notes)."""
+    import statistics
+
     machine = doc.get("machine") or {}
     start, end = machine.get("start"), machine.get("end")
     share = run_cpu_share(start, end)
+    only_wait = external or distributed
+    ok = [r for r in doc.get("results") or [] if r.get("status") == "ok"]
+    loads = {r.get("key"): x for r in ok if (x := result_load(r, _expects_others(r, external, distributed))) is not None}
+    shares = [s for r in ok for t in _windows(r)
+              if (s := window_share(t.get("cpu"), _expects_others(r, external, distributed))) is not None]
     reasons = []
-    if share is not None and share > BUSY_SHARE and not (external or distributed):
+    what = "its threads waited for a CPU" if only_wait and all(
+        _expects_others(r, external, distributed) for r in ok) else "other processes used"
+    if shares and statistics.median(shares) > BUSY_SHARE:
+        reasons.append(f"{what} {100 * statistics.median(shares):.0f}% of the CPUs it could use in the median timed "
+                       f"window (no verdict above {100 * BUSY_SHARE:.0f}%)")
+    elif not shares and share is not None and share > BUSY_SHARE and not only_wait:
         reasons.append(f"other processes used {100 * share:.0f}% of the CPUs during the run "
-                       f"(threshold {100 * BUSY_SHARE:.0f}%)")
+                       f"(no verdict above {100 * BUSY_SHARE:.0f}%)")
+    windows_gpu = {}
     if not external:
         ours = own_pids(distributed)
         reasons += gpu_contention(start, "start", ours, True) + gpu_contention(end, "end", ours, False)
+        windows_gpu = {r.get("key"): why for r in ok if (why := _window_gpu(r, ours))}
+        for why in dict.fromkeys(w for ws in windows_gpu.values() for w in ws):
+            reasons.append(why)
     throttled = {r.get("key"): why for r in doc.get("results") or [] if (why := result_throttle(r))}
-    return {"contended": bool(reasons), "reasons": reasons,
+    if not shares and share is not None and not only_wait and not loads:
+        loads = {r.get("key"): share for r in ok}          # no windows: the whole run's share for each
+    contended = bool(reasons)
+    top = max(loads.values(), default=None)
+    return {"contended": contended, "reasons": reasons,
+            "grade": "contended" if contended else grade(top),
             "other_cpu_share": round(share, 4) if share is not None else None, "threshold": BUSY_SHARE,
-            "checked": [c for c, skip in (("cpu", external or distributed), ("gpu", external)) if not skip],
+            "bands": {"widen": WIDEN_SHARE, "hold": BUSY_SHARE},
+            "windows": {"n": len(shares), "median": round(statistics.median(shares), 4) if shares else None,
+                        "max": round(max(shares), 4) if shares else None,
+                        "measure": "wait_share" if only_wait else "max(other_share, wait_share)"},
+            "client_cpus": _client_cpus([r for r in ok if r.get("category") == "serving"]) if external else None,
+            "loaded": {k: round(v, 4) for k, v in loads.items() if v >= WIDEN_SHARE},
+            "checked": [c for c, skip in (("cpu", False), ("gpu", external)) if not skip],
             "throttled_results": len(throttled)}
+
+
+def _client_cpus(results: list[dict]) -> float | None:
+    """The most CPUs' worth a serving run's client used in a timed window (measured apart)."""
+    got = [float(t["cpu"]["own_cpus"]) for r in results for t in _windows(r)
+           if isinstance(t.get("cpu"), dict) and isinstance(t["cpu"].get("own_cpus"), (int, float))]
+    return round(max(got), 3) if got else None
 
 
 def mark_contention(doc: dict, external: bool = False, distributed: bool = False) -> dict:
     """Judge the run (assess), record it in doc.machine.contention and flag its results: all of
-    them when the run was contended, else those throttled (see the module notes)."""
+    them when the run was contended, else those whose windows were contended (load above
+    BUSY_SHARE, another process on the GPU) or that were throttled (see the module notes)."""
     found = assess(doc, external, distributed)
     doc.setdefault("machine", {})["contention"] = found
+    ours = own_pids(distributed) if not external else set()
     for r in doc.get("results") or []:
-        if r.get("status") == "ok" and (found["contended"] or result_throttle(r)):
+        if r.get("status") != "ok":
+            continue
+        hot = grade(result_load(r, _expects_others(r, external, distributed))) == "contended" or (
+            not external and _window_gpu(r, ours))
+        if found["contended"] or hot or result_throttle(r):
             r["flags"] = sorted(set(r.get("flags") or []) | {"contended"})
     return found
 
 
+def load_text(found: dict) -> str | None:
+    """'CPU load while timed: median 2%, max 7% of the CPUs it could use (widened from 5%, no
+    verdict above 15%)' from doc.machine.contention; None where nothing was read."""
+    w = found.get("windows") if isinstance(found.get("windows"), dict) else {}
+    bands = found.get("bands") if isinstance(found.get("bands"), dict) else {}
+    widen, hold = bands.get("widen", WIDEN_SHARE), bands.get("hold", found.get("threshold", BUSY_SHARE))
+    rule = f"intervals widened from {100 * widen:.0f}%, no verdict above {100 * hold:.0f}%"
+    if isinstance(w.get("max"), (int, float)):
+        who = "its threads' wait for a CPU" if w.get("measure") == "wait_share" else "CPU load by others"
+        text = (f"{who} while timed: median {100 * w['median']:.0f}%, max {100 * w['max']:.0f}% of the CPUs it "
+                f"could use over {w.get('n')} window(s) ({rule})")
+    elif isinstance(found.get("other_cpu_share"), (int, float)):
+        text = f"CPU load by others over the run: {100 * found['other_cpu_share']:.0f}% of the CPUs ({rule})"
+    else:
+        return None
+    if isinstance(found.get("client_cpus"), (int, float)):
+        text += f"; the serving client used up to {found['client_cpus']:g} CPUs"
+    return text
+
+
 def contention_lines(doc: dict) -> list[str]:
-    """What `run` prints about contention."""
+    """What `run` prints about contention: the load while timed, always; then what it means."""
     found = (doc.get("machine") or {}).get("contention") or {}
-    out = []
+    out = [text] if (text := load_text(found)) else []
     if found.get("contended"):
         out.append("contended: " + "; ".join(found.get("reasons") or []) + ". Comparisons with this run give no "
                    "faster/slower verdict: rerun it on a quiet machine")
+    elif found.get("loaded"):
+        out.append(f"{len(found['loaded'])} result(s) timed beside other load ({100 * WIDEN_SHARE:.0f}-"
+                   f"{100 * BUSY_SHARE:.0f}% of the CPUs, or more: flagged contended): their comparisons' intervals "
+                   "are widened for it")
     if found.get("throttled_results"):
         out.append(f"{found['throttled_results']} result(s) thermally throttled or slowed down by the hardware "
                    "while timed: flagged contended, their comparisons are at most inconclusive")

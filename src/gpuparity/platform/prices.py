@@ -123,6 +123,17 @@ class PriceBook:
             return row["usd_per_gpu_hour"], f"price book ({self.basis}, {row['date']}): {row['source']}"
         return None, f"no {self.basis} price for {spec_id} (set one with --price {spec_id}=USD)"
 
+    def factor_range(self, spec_a: str | None, spec_b: str | None) -> tuple[float, float] | None:
+        """(lowest, highest) price A / price B with both sides on one basis (a price a user set
+        holds on every basis): per-dollar ratios scale by it. None: a price is unknown."""
+        per = []
+        for basis in BASES:
+            pa, pb = (self.overrides.get(s) or self.config.get(s) or (price_book().get((s, basis)) or {}).get(
+                "usd_per_gpu_hour") for s in (spec_a, spec_b))
+            if pa and pb:
+                per.append(pa / pb)
+        return (min(per), max(per)) if per else None
+
 
 def usd_per_million_tokens(usd_per_hour: float | None, tokens_per_s: float | None) -> float | None:
     if not usd_per_hour or not tokens_per_s:

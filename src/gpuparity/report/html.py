@@ -19,7 +19,16 @@ from importlib import resources
 from markupsafe import Markup, escape
 
 from gpuparity.comparison import compare as compare_mod
-from gpuparity.comparison.headline import counts_text, headline, pair, spread_text
+from gpuparity.comparison.headline import (
+    category_name,
+    counts_text,
+    headline,
+    mean_verdict,
+    pair,
+    runs_x_trials,
+    side_pcts,
+    spread_text,
+)
 from gpuparity.comparison.sides import side_from_runs
 from gpuparity.report import fingerprint, onerun, plots, serving
 
@@ -34,8 +43,11 @@ METHOD = [
     "statistics\" section gives the estimator.",
     "Per spec peak: ratio × peak(A) / peak(B), the datasheet peak the result is measured against (compute for "
     "the dtype, memory, interconnect or host link); CPU peaks are estimates.",
-    "Per dollar: ratio × price(A) / price(B) in $ per GPU-hour. Per watt: measured mean power where the "
-    "telemetry is valid, else datasheet TDP; a verdict only where both sides have the same power basis.",
+    "Per dollar: ratio × price(A) / price(B) in $ per GPU-hour; its CI spans that price factor over the price "
+    "book's bases (a price you set holds on all). Per watt: measured mean power where the telemetry is valid, "
+    "else datasheet TDP; a verdict only where both sides measured power (TDP ratios are plain ratios).",
+    "A category (or overall) mean whose results disagree beyond the band reads \"mixed: faster on X of N, slower "
+    "on Y\", never parity; the overall mean weighs categories equally.",
     "Serving: throughput per GPU compared at equal interactivity (tokens/s per user) along each side's "
     "best-throughput (Pareto) curve; points with request errors are left out of the curves.",
     "Roofline: arithmetic intensity = FLOP / bytes per invocation; GEMM bytes are the minimum traffic "
@@ -145,7 +157,7 @@ def grid(rows: list, columns: list[tuple]) -> dict:
         for _, get, kind in columns:
             v = get(row)
             text = _num(v) if kind == "num" else "" if v is None else soft(v)
-            cls = "num" if kind == "num" else str(v).split(" ")[0] if kind == "verdict" and v else ""
+            cls = "num" if kind == "num" else str(v).split(" ")[0].rstrip(":") if kind == "verdict" and v else ""
             line.append((text, cls))
         cells.append(line)
     keep = [j for j in range(len(columns)) if any(line[j][0] for line in cells)]
@@ -177,7 +189,9 @@ def results_table(rows: list[dict]) -> dict:
         ("B", lambda r: r.get("b_value"), "num"), ("unit", lambda r: r.get("unit"), "text"),
         ("B/A [95% CI]", lambda r: _ci(r["ratio"], r.get("ci_low"), r.get("ci_high")), "text"),
         ("verdict", _verdict_flags, "verdict"),
-        ("trials A/B", lambda r: pair(r.get("a_trials"), r.get("b_trials")), "text"),
+        ("runs x trials A/B", lambda r: f"{runs_x_trials(r, 'a')} / {runs_x_trials(r, 'b')}", "text"),
+        ("spread assumed A/B", lambda r: side_pcts(r, "spread"), "text"),
+        ("CPU load A/B", lambda r: side_pcts(r, "load"), "text"),
         ("% peak A/B", lambda r: _nums(r.get("a_pct_peak"), r.get("b_pct_peak")), "text"),
         ("per peak", lambda r: r.get("ratio_per_peak"), "num"), ("note", lambda r: r.get("note"), "text"),
     ])
@@ -187,9 +201,9 @@ def geomean_table(result: dict) -> dict:
     geo = result.get("geomean") or {}
     items = [{"category": c, **g} for c, g in geo.items()]
     return grid(items, [
-        ("category", lambda g: g["category"], "text"), ("results", lambda g: g.get("n"), "text"),
+        ("category", lambda g: category_name(g["category"], g), "text"), ("results", lambda g: g.get("n"), "text"),
         ("B/A [95% CI]", lambda g: _ci(g["ratio"], g.get("ci_low"), g.get("ci_high")), "text"),
-        ("verdict", _verdict, "verdict"), ("trials A/B", lambda g: pair(g.get("a_trials"), g.get("b_trials")), "text"),
+        ("verdict", mean_verdict, "verdict"), ("trials A/B", lambda g: pair(g.get("a_trials"), g.get("b_trials")), "text"),
         ("per spec peak", lambda g: g.get("ratio_per_peak"), "num"),
         ("per $", lambda g: g.get("ratio_per_dollar"), "num"), ("per W", lambda g: g.get("ratio_per_watt"), "num"),
     ])
@@ -240,6 +254,7 @@ def platforms_table(summaries: list[dict]) -> dict:
         ("$/GPU-hour", lambda s: f"${s['usd_per_hour']:.2f}" if s.get("usd_per_hour") else None, "text"),
         ("power basis", lambda s: s.get("power"), "text"),
         ("run-to-run spread", spread_text, "text"),
+        ("CPU load", lambda s: (s.get("load") or {}).get("text") if isinstance(s.get("load"), dict) else None, "text"),
     ])
 
 

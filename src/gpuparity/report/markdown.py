@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from gpuparity.comparison.headline import counts_text, headline, pair, spread_text
+from gpuparity.comparison.headline import (
+    category_name,
+    counts_text,
+    headline,
+    mean_verdict,
+    pair,
+    runs_x_trials,
+    side_pcts,
+    spread_text,
+)
 from gpuparity.validate import markdown_safe
 
 
@@ -49,9 +58,9 @@ def sides_markdown(result: dict) -> str:
                      ", ".join(s["torch"]), ", ".join(s["hosts"]), ", ".join(s.get("jobs") or []),
                      ", ".join(s.get("nodes") or []), len(s["run_ids"]),
                      f"${s['usd_per_hour']:.2f}" if s.get("usd_per_hour") else "unknown", s["power"],
-                     spread_text(s)])
+                     spread_text(s), (s.get("load") or {}).get("text") if isinstance(s.get("load"), dict) else None])
     return table(["side", "label", "product", "stack", "torch", "host", "SLURM job", "nodes", "runs", "$/GPU-h",
-                  "power", "run-to-run spread"], rows, drop_empty=True)
+                  "power", "run-to-run spread", "CPU load"], rows, drop_empty=True)
 
 
 
@@ -86,16 +95,18 @@ def compare_markdown(result: dict, title: str = "gpuparity comparison", max_rows
     if result["geomean"]:
         out += ["### Geometric means", "", table(
             ["category", "n", "B/A [95% CI]", "verdict", "trials A/B", "per peak", "per $", "per W"],
-            [[cat, g["n"], _ci(g["ratio"], g["ci_low"], g["ci_high"]), Markup(f"**{g['verdict']}**"),
+            [[category_name(cat, g), g["n"], _ci(g["ratio"], g["ci_low"], g["ci_high"]),
+              Markup(f"**{cell(mean_verdict(g))}**"),
               pair(g.get("a_trials"), g.get("b_trials")), g.get("ratio_per_peak"), g.get("ratio_per_dollar"),
               g.get("ratio_per_watt")] for cat, g in result["geomean"].items()], drop_empty=True), ""]
     rows = result["rows"][:max_rows] if max_rows else result["rows"]
     out += ["### Per result", "", table(
-        ["workload", "params", "dtype", "A", "B", "unit", "B/A [95% CI]", "verdict", "flags", "trials A/B",
-         "%peak A", "%peak B", "per $", "per W"],
+        ["workload", "params", "dtype", "A", "B", "unit", "B/A [95% CI]", "verdict", "flags", "runs x trials A/B",
+         "spread assumed A/B", "CPU load A/B", "%peak A", "%peak B", "per $", "per W"],
         [[r["workload"], _params(r["params"]), r["dtype"], r["a_value"], r["b_value"], r["unit"],
           _ci(r["ratio"], r["ci_low"], r["ci_high"]), r["verdict"], ", ".join(r.get("flags") or []) or None,
-          pair(r.get("a_trials"), r.get("b_trials")), r.get("a_pct_peak"), r.get("b_pct_peak"),
+          f"{runs_x_trials(r, 'a')} / {runs_x_trials(r, 'b')}", side_pcts(r, "spread"), side_pcts(r, "load"),
+          r.get("a_pct_peak"), r.get("b_pct_peak"),
           r.get("ratio_per_dollar"), r.get("ratio_per_watt")] for r in rows], drop_empty=True), ""]
     if len(rows) < len(result["rows"]):
         out += [f"... {len(result['rows']) - len(rows):,} more results (`gpuparity compare --format csv` or `json`"

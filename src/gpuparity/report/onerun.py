@@ -248,11 +248,13 @@ def _suite(doc: dict) -> str:
 
 
 def busy(docs: list[dict]) -> list[str]:
-    """The runs' busy-machine warnings, each with its run id."""
-    from gpuparity.platform.machine import busy_warnings
+    """The runs' busy-machine warnings and the load their results were timed beside, each with its
+    run id."""
+    from gpuparity.platform.machine import busy_warnings, contention_lines
 
     out = []
     for d in docs:
         for when in ("start", "end"):
             out += [f"run {d.get('run_id')}: {w}" for w in busy_warnings((d.get("machine") or {}).get(when), when)]
+        out += [f"run {d.get('run_id')}: {w}" for w in contention_lines(d)]
     return out
