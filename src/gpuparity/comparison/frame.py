@@ -286,13 +286,14 @@ def _side(spec, label: str, db: str | None, filters: dict):
 
 
 def compare(a, b, db: str | None = None, *, tolerance: float = 0.05, wide: bool = False, prices=None,
-            history: bool = True, **filters):
+            history: bool = True, run_spread: float | None = None, **filters):
     """DataFrame of the comparison rows B / A (one per result key present on both sides).
 
     a, b: as `gpuparity compare` takes them (run id, exported file, store file, 'gpu=..,stack=..'),
     a dict of such filters, or run documents. filters (gpu, stack, host, since) apply to both
     sides. history: learn a one-run side's run-to-run spread from its store's earlier runs (as
-    `compare` does). df.attrs holds "headline", "geomean" (per category), "serving", "sides",
+    `compare` does); run_spread: a one-run side's run-to-run spread as a fraction, taken as known
+    (`compare --run-spread`). df.attrs holds "headline", "geomean" (per category), "serving", "sides",
     "only_a", "only_b" (counts), "notes", "counts" (Benjamini-Hochberg), "contended" (sides whose
     machine was busy), "scope" and "run_spread"; each side's "load" (the CPU load its results were
     timed beside; per row a_load / b_load) and the spread a one-run side assumed (a_spread / b_spread)."""
@@ -303,7 +304,7 @@ def compare(a, b, db: str | None = None, *, tolerance: float = 0.05, wide: bool 
 
     _check_filters(filters, ("gpu", "stack", "host", "since"))
     result = compare_sides(_side(a, "A", db, filters), _side(b, "B", db, filters), tolerance, prices,
-                           history="auto" if history else None)
+                           floor=run_spread, history="auto" if history else None)
     rows = result["rows"]
     df = pd.DataFrame.from_records(rows) if rows else pd.DataFrame(columns=COMPARE_FIRST)
     if rows:        # dtype has its own column, as in load()
