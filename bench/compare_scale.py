@@ -28,8 +28,8 @@ import numpy as np
 import scipy.special  # noqa: F401 - the statistics' import, once per process: outside the timed part, as numpy's
 
 from gpuparity.comparison.compare import compare_core, compare_sides
-from gpuparity.comparison.estimate import VERDICTS
 from gpuparity.comparison.sides import side_from_store
+from gpuparity.comparison.verdict import VERDICTS
 from gpuparity.platform.specs import all_specs
 from gpuparity.results.figure import combine
 from gpuparity.results.schema import new_result, new_run

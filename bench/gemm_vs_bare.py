@@ -57,7 +57,7 @@ def main() -> None:
     from gpuparity.execute.runner import build_context, run_case
     from gpuparity.platform.detect import fingerprint, torch_device
     from gpuparity.workloads.dtypes import torch_dtype
-    from gpuparity.workloads.gemm import GemmSearch
+    from gpuparity.workloads.gemm_search import GemmSearch
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dtype", default=None, help="bf16 on a GPU, fp32 on a CPU by default")

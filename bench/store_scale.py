@@ -41,7 +41,7 @@ from datetime import datetime, timedelta, timezone
 
 from gpuparity.platform.specs import all_specs
 from gpuparity.results.document import validate_run
-from gpuparity.results.recompute import FLAG as RECOMPUTED
+from gpuparity.results.recompute_checker import FLAG as RECOMPUTED
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TEMPLATE = os.path.join(HERE, "..", "tests", "data", "quick-run-cpu.json.gz")

@@ -25,10 +25,10 @@ import pytest
 from test_compare import make_result, make_run
 
 from gpuparity.comparison.compare import compare_core, compare_runs, compare_sides, regression_gate
-from gpuparity.comparison.estimate import VERDICTS
 from gpuparity.comparison.history import fit_priors
 from gpuparity.comparison.means import group_means
 from gpuparity.comparison.sides import MAX_TRIALS, Side, run_summary
+from gpuparity.comparison.verdict import VERDICTS
 from gpuparity.platform.prices import PriceBook
 
 WORLDS = 500
@@ -435,7 +435,7 @@ def judge(doc: dict, truth: np.ndarray, keys: slice | None = None) -> dict:
     faster/slower where the truth is within the band), coverage; per world: a false verdict that
     survives Benjamini-Hochberg within the world (one world, one comparison), and the category
     mean read "mixed". keys: only these key indices count."""
-    from gpuparity.comparison.estimate import fdr_verdicts
+    from gpuparity.comparison.multiplicity import fdr_verdicts
 
     rows = doc["rows"]
     world = np.array([int(r["category"][1:]) for r in rows])

@@ -11,9 +11,9 @@ import pytest
 
 from gpuparity import SCHEMA_VERSION
 from gpuparity.comparison.compare import compare_runs, compare_sides
-from gpuparity.comparison.estimate import verdict
 from gpuparity.comparison.serving_compare import pareto
 from gpuparity.comparison.sides import side_from_runs, side_from_store
+from gpuparity.comparison.verdict import verdict
 from gpuparity.measure.stats import log_median_se
 from gpuparity.platform.prices import PriceBook
 from gpuparity.platform.specs import all_specs
@@ -539,7 +539,7 @@ def test_gate_and_counts_correct_for_many_results():
     """Holm for the gate, Benjamini-Hochberg for the counts: 40 results 4% slower (inside a 5% gate)
     with a noisy per-result interval do not fail the gate, 40 results 30% faster all count."""
     from gpuparity.comparison.compare import regression_gate
-    from gpuparity.comparison.estimate import bh, holm
+    from gpuparity.comparison.multiplicity import bh, holm
 
     assert holm(np.array([0.01, 0.04, 0.03])).tolist() == pytest.approx([0.03, 0.06, 0.06])
     assert bh(np.array([0.01, 0.04, 0.03])).tolist() == pytest.approx([0.03, 0.04, 0.04])
@@ -559,7 +559,7 @@ def test_gate_and_counts_correct_for_many_results():
 
 
 def test_parity_band_is_symmetric_on_the_log_scale():
-    from gpuparity.comparison.estimate import band
+    from gpuparity.comparison.verdict import band
 
     lo, hi = band(0.05)
     assert lo == pytest.approx(1 / 1.05) and hi == 1.05
@@ -690,7 +690,7 @@ def test_gate_judges_only_rows_whose_verdict_is_not_held(tmp_path, capsys):
 def test_every_view_draws_and_names_the_symmetric_band(tmp_path, capsys):
     """The verdicts' band is [1/(1+t), 1+t]: the forest chart shades exactly that, and the
     terminal table and markdown name it as the range it is, not as 1 ± t."""
-    from gpuparity.comparison.estimate import band_text
+    from gpuparity.comparison.verdict import band_text
     from gpuparity.report import plots
     from gpuparity.report.markdown import compare_markdown
 

@@ -13,7 +13,7 @@ from gpuparity.measure.loop import LoopConfig
 from gpuparity.measure.operands import rotation_copies
 from gpuparity.platform.detect import fingerprint
 from gpuparity.platform.specs import lookup
-from gpuparity.workloads import gemm
+from gpuparity.workloads import gemm, gemm_operands, gemm_search
 from gpuparity.workloads.base import Context
 from gpuparity.workloads.dtypes import fp8_dtype_name, fp8_torch_dtype
 
@@ -127,16 +127,16 @@ def test_mxfp4_reference_does_not_depend_on_nibble_order():
     nib = torch.randint(0, 16, (8, 32), generator=gen, dtype=torch.uint8)
     a = nib | (nib << 4)                      # as the workload builds A: equal nibbles
     b = torch.randint(0, 256, (16, 32), generator=gen, dtype=torch.uint8)
-    low = gemm.decode_e2m1(a) @ gemm.decode_e2m1(b).T
-    high = gemm.decode_e2m1(a, low_first=False) @ gemm.decode_e2m1(b, low_first=False).T
-    mixed = gemm.decode_e2m1(a) @ gemm.decode_e2m1(b, low_first=False).T
+    low = gemm_operands.decode_e2m1(a) @ gemm_operands.decode_e2m1(b).T
+    high = gemm_operands.decode_e2m1(a, low_first=False) @ gemm_operands.decode_e2m1(b, low_first=False).T
+    mixed = gemm_operands.decode_e2m1(a) @ gemm_operands.decode_e2m1(b, low_first=False).T
     assert torch.equal(low, high) and torch.equal(low, mixed)
-    assert set(gemm.decode_e2m1(torch.arange(16, dtype=torch.uint8)[None]).flatten().tolist()) == set(gemm.E2M1)
+    assert set(gemm_operands.decode_e2m1(torch.arange(16, dtype=torch.uint8)[None]).flatten().tolist()) == set(gemm_operands.E2M1)
 
 
 def test_search_finds_best_and_survives_oom(monkeypatch):
-    monkeypatch.setattr(gemm, "CPU_DIMS", [64, 128, 192])
-    monkeypatch.setattr(gemm, "BLOCK_S", {"cpu": 0.001, "gpu": 0.001})
+    monkeypatch.setattr(gemm_search, "CPU_DIMS", [64, 128, 192])
+    monkeypatch.setattr(gemm_search, "BLOCK_S", {"cpu": 0.001, "gpu": 0.001})
     real = gemm.prepare_gemm
 
     def sometimes_oom(m, n, k, *args, **kw):
@@ -144,8 +144,8 @@ def test_search_finds_best_and_survives_oom(monkeypatch):
             raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 1 GiB")
         return real(m, n, k, *args, **kw)
 
-    monkeypatch.setattr(gemm, "prepare_gemm", sometimes_oom)
-    found = gemm.search_shapes("fp32", cpu_ctx(), budget_s=3.0)
+    monkeypatch.setattr(gemm_search, "prepare_gemm", sometimes_oom)
+    found = gemm_search.search_shapes("fp32", cpu_ctx(), budget_s=3.0)
     assert found["shapes_tried"] >= 27          # the whole grid, then neighbours of the best
     assert found["oom_shapes"] >= 1
     assert found["best"] is not None and found["best"][:2] != (192, 192)
@@ -154,9 +154,9 @@ def test_search_finds_best_and_survives_oom(monkeypatch):
 
 
 def test_search_workload_reports_best_shape(monkeypatch):
-    monkeypatch.setattr(gemm, "CPU_DIMS", [64, 128])
+    monkeypatch.setattr(gemm_search, "CPU_DIMS", [64, 128])
     ctx = cpu_ctx(options={"budget_s": 0.5})
-    w = gemm.GemmSearch()
+    w = gemm_search.GemmSearch()
     [params] = w.cases("quick", ctx)
     assert params == {"budget_s": 0.5, "dtype": "fp32"}
     result = w.execute(params, ctx)
@@ -168,18 +168,18 @@ def test_search_workload_reports_best_shape(monkeypatch):
 
 
 def test_mx_scale_counts_per_backend():
-    assert gemm.mx_scale_counts(8192, 8192, 8192, "cuda") == (8192 * 256, 8192 * 256)
-    assert gemm.mx_scale_counts(8192, 8192, 8192, "rocm") == (8192 * 256, 8192 * 256)
+    assert gemm_operands.mx_scale_counts(8192, 8192, 8192, "cuda") == (8192 * 256, 8192 * 256)
+    assert gemm_operands.mx_scale_counts(8192, 8192, 8192, "rocm") == (8192 * 256, 8192 * 256)
     # cuBLAS pads rows to 128 and K blocks to 4; ROCm does not.
-    assert gemm.mx_scale_counts(16, 32, 128, "cuda") == (128 * 4, 128 * 4)
-    assert gemm.mx_scale_counts(16, 32, 128, "rocm") == (16 * 4, 32 * 4)
+    assert gemm_operands.mx_scale_counts(16, 32, 128, "cuda") == (128 * 4, 128 * 4)
+    assert gemm_operands.mx_scale_counts(16, 32, 128, "rocm") == (16 * 4, 32 * 4)
 
 
 def test_search_budget_must_be_a_number():
     from gpuparity.errors import UserError
 
     with pytest.raises(UserError, match="budget_s"):
-        gemm.GemmSearch().cases("quick", cpu_ctx(options={"budget_s": "soon"}))
+        gemm_search.GemmSearch().cases("quick", cpu_ctx(options={"budget_s": "soon"}))
 
 
 # -- the whole-output gate (Freivalds), rotation, fp8 accumulation, TF32 proof -------------------
@@ -188,7 +188,7 @@ def _rel_frobenius(out, ref) -> float:
 
 
 def test_freivalds_catches_one_wrong_element_that_head_and_norm_checks_pass():
-    s = gemm._float_set(512, 512, 512, "fp32", "nn", "cpu", torch.Generator().manual_seed(3))
+    s = gemm_operands.float_set(512, 512, 512, "fp32", "nn", "cpu", torch.Generator().manual_seed(3))
     s.call()
     ok, detail, _ = freivalds_gate(s.c_rows, s.a_rows, s.b_rows, 512, 512, 512, "cpu", gemm.GATE_TOLERANCE["fp32"])
     assert ok, detail
@@ -206,7 +206,7 @@ def test_freivalds_catches_one_wrong_element_that_head_and_norm_checks_pass():
 
 def test_fp8_gate_catches_mean_scales_and_passes_the_right_ones():
     ctx = cpu_ctx()
-    s = gemm.fp8_set(256, 256, 256, "row", ctx, torch.Generator().manual_seed(0))
+    s = gemm_operands.fp8_set(256, 256, 256, "row", ctx, torch.Generator().manual_seed(0))
     s.call()
     tol = gemm.GATE_TOLERANCE["fp8"]
     assert tol <= 1e-2
@@ -223,7 +223,7 @@ def test_every_output_element_is_written_before_it_passes():
     result = gemm.Gemm().execute({"m": 64, "n": 64, "k": 64, "layout": "nn", "dtype": "fp32"}, cpu_ctx())
     assert result["status"] == "ok" and "Freivalds" in result["info"]["check"]
     # A kernel that skips the last row leaves the poison (NaN) there: the gate fails.
-    s = gemm._float_set(64, 64, 64, "fp32", "nn", "cpu", torch.Generator().manual_seed(0))
+    s = gemm_operands.float_set(64, 64, 64, "fp32", "nn", "cpu", torch.Generator().manual_seed(0))
     s.poison()
     torch.mm(s.tensors["a"][:-1], s.tensors["b"], out=s.tensors["out"][:-1])
     ok, detail, _ = freivalds_gate(s.c_rows, s.a_rows, s.b_rows, 64, 64, 64, "cpu", 1e-4)
@@ -291,7 +291,7 @@ def _round_to_tf32(t):
 
 
 def test_tf32_must_prove_it_ran():
-    s = gemm._float_set(256, 256, 256, "tf32", "nn", "cpu", torch.Generator().manual_seed(0))
+    s = gemm_operands.float_set(256, 256, 256, "tf32", "nn", "cpu", torch.Generator().manual_seed(0))
     ctx = Context(fingerprint={"backend": "rocm"}, device="cpu")
     s.call()                                                                     # full fp32 on this CPU
     fp32_err = freivalds(s.c_rows, s.a_rows, s.b_rows, 256, 256, 256, "cpu")["worst_row"]

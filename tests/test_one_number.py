@@ -165,7 +165,7 @@ def twice_the_peaks(doc: dict) -> dict:
     import copy
 
     from gpuparity.results.document import validate_run
-    from gpuparity.results.recompute import FLAG
+    from gpuparity.results.recompute_checker import FLAG
 
     b = copy.deepcopy(doc)
     spec = b["fingerprint"]["spec"]

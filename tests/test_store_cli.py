@@ -16,7 +16,9 @@ import pytest
 from gpuparity.errors import UserError
 from gpuparity.results.document import validate_run
 from gpuparity.results.schema import new_result, new_run, result_key
-from gpuparity.results.store import STORE_VERSION, Store, decode_samples
+from gpuparity.results.store import Store
+from gpuparity.results.store_rows import decode_samples
+from gpuparity.results.store_schema import STORE_VERSION
 
 WORKLOADS = str(Path(__file__).parent / "data" / "slow_workloads.py")
 

@@ -27,7 +27,9 @@ import pytest
 from gpuparity.errors import UserError
 from gpuparity.results.schema import new_result, new_run
 from gpuparity.results.spool import save_or_spool
-from gpuparity.results.store import STORE_VERSION, Store, StoreUnavailable
+from gpuparity.results.store import Store
+from gpuparity.results.store_connect import StoreUnavailable
+from gpuparity.results.store_schema import STORE_VERSION
 
 psycopg = pytest.importorskip("psycopg", reason="psycopg not installed: pip install 'psycopg[binary]'")
 
@@ -118,7 +120,8 @@ def test_same_behaviour_as_sqlite(pg_db, tmp_path):
 
 WRITER = textwrap.dedent("""
     import copy, json, os, sys, time
-    from gpuparity.results.store import STORE_VERSION, Store
+    from gpuparity.results.store import Store
+    from gpuparity.results.store_schema import STORE_VERSION
     url, wid, go = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     docs = json.loads(sys.stdin.read())
     print("ready", flush=True)

@@ -18,7 +18,8 @@ READ_VERBS = {"list", "show", "export", "compare", "report", "trend", "claims ch
 
 
 def _db_verb(ctx: typer.Context, value: Optional[str]) -> Optional[str]:
-    from gpuparity.results.store import check_url, may_create
+    from gpuparity.results.store_connect import may_create
+    from gpuparity.results.store_url import check_url
 
     if value is not None:       # an empty --db, :memory:, a port that is not a number: refused before any work
         check_url(value)
@@ -109,7 +110,7 @@ def guard_output(path: Optional[str], option: str, db: Optional[str] = None, inp
     """The output guard of every verb (validate.check_output_file), before any work: never over the
     store named by --db, the default store ($GPUPARITY_DB or the user data dir), any other store the
     command reads (`stores`), an input of the command or a file of a port source tree."""
-    from gpuparity.results.store import store_files
+    from gpuparity.results.store_url import store_files
     from gpuparity.validate import check_output_file
 
     protect = store_files(None) + (store_files(db) if db else [])

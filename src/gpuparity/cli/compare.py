@@ -209,8 +209,8 @@ def print_table(result: dict, max_rows: int = 0, wide: bool = False) -> None:
     from rich.table import Table
 
     from gpuparity.cli.tables import VERDICT_STYLE, Col, print_compare_rows, render
-    from gpuparity.comparison.estimate import band_text
     from gpuparity.comparison.headline import counts_text, headline
+    from gpuparity.comparison.verdict import band_text
 
     con = console()
     for s in result["sides"].values():

@@ -25,7 +25,8 @@ def register(app: typer.Typer) -> None:
         and writes are committed in batches. A bad file stops the import there: the runs before it are
         stored, nothing from it on. A run id already stored is left as it is (run it again once fixed)."""
         from gpuparity.results.peers import load_import_file  # a peer's result file becomes a run document
-        from gpuparity.results.store import RunWriter, Store
+        from gpuparity.results.store import Store
+        from gpuparity.results.store_rows import RunWriter
         from gpuparity.validate import terminal_safe
 
         done: list[str] = []            # lines of runs written since the last commit

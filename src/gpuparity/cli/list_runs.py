@@ -29,7 +29,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """List stored runs, newest first."""
         from gpuparity.execute.journal import recover
-        from gpuparity.results.store import Store, default_db, store_missing
+        from gpuparity.results.store import Store
+        from gpuparity.results.store_connect import store_missing
+        from gpuparity.results.store_url import default_db
         from gpuparity.validate import iso_date, terminal_safe
 
         if side:

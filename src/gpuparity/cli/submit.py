@@ -150,7 +150,7 @@ def _store(db: str | None, nodes: int, array: int) -> str:
     password, or (a job on one node only) the absolute path of a file store."""
     from urllib.parse import urlsplit
 
-    from gpuparity.results.store import default_db, is_postgres
+    from gpuparity.results.store_url import default_db, is_postgres
 
     url = db or default_db()
     if is_postgres(url):
@@ -177,7 +177,9 @@ def _store(db: str | None, nodes: int, array: int) -> str:
 def _probe_store(url: str, out) -> None:
     """A PostgreSQL store unreachable from here is worth a warning before the job waits in the
     queue (the nodes may still reach it; a run that cannot be saved is spooled on its node)."""
-    from gpuparity.results.store import Store, StoreUnavailable, is_postgres
+    from gpuparity.results.store import Store
+    from gpuparity.results.store_connect import StoreUnavailable
+    from gpuparity.results.store_url import is_postgres
 
     if not is_postgres(url):
         return

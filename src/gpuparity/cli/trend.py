@@ -64,7 +64,7 @@ def _print(result: dict, wide: bool = False) -> None:
 
     from gpuparity.cli.compare import params_text
     from gpuparity.cli.tables import render
-    from gpuparity.comparison.estimate import band_text
+    from gpuparity.comparison.verdict import band_text
 
     con = console()
     if result["note"]:

@@ -40,16 +40,17 @@ inside one run. Trials of one run all see the same rho(r) + e(k,r), so:
   dominate, e.g. 2 runs a side).
 - Category (and overall) means: comparison/means.py. Where both sides take the same Prior (one
   default, one history: Prior.ident), its estimates count once, not twice (pair_df).
-- Verdict (symmetric on the log scale, band [1/(1+t), 1+t]): faster when the interval lies above
-  1+t, slower when below 1/(1+t), parity when inside, else inconclusive. A key flagged unstable or
+- Verdict (comparison/verdict.py; symmetric on the log scale, band [1/(1+t), 1+t]): faster when
+  the interval lies above 1+t, slower when below 1/(1+t), parity when inside, else inconclusive. A key flagged unstable or
   contended on a side is at most inconclusive; so is a mean whose keys are more than half
   flagged; a comparison with a contended side has no faster/slower verdict at all (compare.py).
-- Many keys, many tests: headline counts of faster / slower / parity use Benjamini-Hochberg
-  (q = 0.05) over the keys' p-values (two one-sided tests, as the intervals); the regression gate
+- Many keys, many tests (comparison/multiplicity.py): headline counts of faster / slower / parity
+  use Benjamini-Hochberg (q = 0.05) over the keys' p-values (two one-sided tests, as the intervals); the regression gate
   (--fail-if-slower X) uses Holm over the keys and category means (one-sided, family-wise 2.5%).
   Rows keep their own per-key verdicts.
 
-Distributions come from scipy.special (imported on first use: CLI start stays fast).
+Intervals and degrees of freedom: comparison/intervals.py (scipy.special, imported on first use:
+CLI start stays fast).
 """
 
 from __future__ import annotations
@@ -59,106 +60,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpuparity.comparison.intervals import satterthwaite
 from gpuparity.comparison.moderate import squeeze
 
-LEVEL = 0.95
-VERDICTS = ("faster", "parity", "slower", "inconclusive")
-FDR_Q = 0.05            # Benjamini-Hochberg level of the headline counts
-GATE_ALPHA = 0.025      # Holm family-wise level of the regression gate, one-sided (as a 95% interval)
+# isort: split
+# Re-exported for comparison/compare.py and report/html.py, which still import them from here.
+from gpuparity.comparison.intervals import LEVEL, log_interval  # noqa: F401
+from gpuparity.comparison.multiplicity import fdr_counts, fdr_verdicts, gate_failures  # noqa: F401
+from gpuparity.comparison.verdict import VERDICTS, band_range, band_text, verdicts  # noqa: F401
+
 MOSTLY = 0.5            # a mean whose keys are more than this share flagged: at most inconclusive
 TINY = 1e-12            # smallest variance taken to the log (identical figures)
 BACKFIT_ITERATIONS = 100
-
-
-def _sp():
-    import scipy.special
-
-    return scipy.special
-
-
-# -- verdicts ---------------------------------------------------------------------------------
-def band(tolerance: float) -> tuple[float, float]:
-    """The parity band on B/A, symmetric on the log scale: [1/(1+t), 1+t]."""
-    return 1.0 / (1.0 + tolerance), 1.0 + tolerance
-
-
-def band_range(tolerance: float) -> str:
-    """The band's ends: '0.952-1.05' for 5%."""
-    return "-".join(f"{x:.3f}".rstrip("0").rstrip(".") for x in band(tolerance))
-
-
-def band_text(tolerance: float) -> str:
-    """The band in words, as every view prints it: 'parity band 0.952-1.05 (±5% on the log scale)'."""
-    return f"parity band {band_range(tolerance)} (±{100 * tolerance:g}% on the log scale)"
-
-
-def verdict(ci_low: float | None, ci_high: float | None, tolerance: float = 0.05) -> str:
-    """faster / parity / slower / inconclusive for a CI of the ratio B/A."""
-    if ci_low is None or ci_high is None or not (math.isfinite(ci_low) and math.isfinite(ci_high)):
-        return "inconclusive"
-    return VERDICTS[int(verdicts(np.array([ci_low]), np.array([ci_high]), tolerance)[0])]
-
-
-def verdicts(ci_low: np.ndarray, ci_high: np.ndarray, tolerance: float) -> np.ndarray:
-    """Vectorised `verdict`: indices into VERDICTS."""
-    lo, hi = band(tolerance)
-    with np.errstate(invalid="ignore"):
-        return np.select([ci_low > hi, ci_high < lo, (ci_low >= lo) & (ci_high <= hi)], [0, 2, 1], 3)
-
-
-# -- distributions ----------------------------------------------------------------------------
-def whole_df(df: np.ndarray) -> np.ndarray:
-    """Satterthwaite degrees of freedom rounded down to a whole number (below 1: as they are):
-    rounding down is conservative, which matters where 1-df run effects dominate (2 runs a side)."""
-    df = np.asarray(df, dtype=float)
-    with np.errstate(invalid="ignore"):
-        return np.where(np.isfinite(df) & (df >= 1), np.floor(np.where(np.isfinite(df), df, 1.0)), df)
-
-
-def _per_distinct(fn, x: np.ndarray) -> np.ndarray:
-    """fn over the distinct values of x only (degrees of freedom repeat: whole numbers, few runs)."""
-    uniq, inv = np.unique(x, return_inverse=True)
-    return fn(uniq)[inv.reshape(x.shape)] if len(uniq) < len(x) else fn(x)
-
-
-def t_quantiles(p: float, df: np.ndarray) -> np.ndarray:
-    """t(p, df) per element (df: whole_df; infinite: the normal); NaN where df is not positive."""
-    df = whole_df(df)
-    ok = df > 0
-    out = np.full(df.shape, np.nan)
-    if ok.any():
-        out[ok] = _per_distinct(lambda d: _sp().stdtrit(d, p), df[ok])
-    return out
-
-
-def t_cdf(x: np.ndarray, df: np.ndarray) -> np.ndarray:
-    """P(T_df <= x) per element (df: whole_df); NaN where x or df is unusable."""
-    x, df = np.broadcast_arrays(np.asarray(x, dtype=float), whole_df(df))
-    ok = np.isfinite(x) & (df > 0)
-    out = np.full(x.shape, np.nan)
-    if ok.any():
-        out[ok] = _sp().stdtr(df[ok], x[ok])
-    return out
-
-
-def satterthwaite(*parts: tuple) -> np.ndarray:
-    """Degrees of freedom of a sum of variance estimates (var, df) (Welch-Satterthwaite); terms
-    with infinite df or no variance drop out of the denominator; all of them: infinite."""
-    total = sum(np.asarray(v, dtype=float) for v, _ in parts)
-    den = 0.0
-    for v, d in parts:
-        v, d = np.asarray(v, dtype=float), np.asarray(d, dtype=float)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            den = den + np.where(np.isfinite(d) & (d > 0) & (v > 0), v * v / np.where(d > 0, d, 1.0), 0.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, total * total / np.where(den > 0, den, 1.0), np.inf)
-
-
-def log_interval(log_ratio: np.ndarray, var: np.ndarray, df: np.ndarray, level: float = LEVEL):
-    """(lo, hi) of exp(log_ratio +- t(df) sqrt(var)); NaN where the variance is unknown."""
-    half = t_quantiles(1 - (1 - level) / 2, df) * np.sqrt(var)
-    with np.errstate(invalid="ignore", over="ignore"):
-        return np.exp(log_ratio - half), np.exp(log_ratio + half)
 
 
 @dataclass
@@ -438,79 +351,3 @@ def pair_df(a: SideEstimate, b: SideEstimate, ia: np.ndarray, ib: np.ndarray) ->
     return satterthwaite((np.where(same, sa + sb, sa), a.shared_df[ia]), (np.where(same, 0.0, sb), b.shared_df[ib]),
                          (np.where(same, pa + pb, pa), a.prior_key_df[ia]), (np.where(same, 0.0, pb), b.prior_key_df[ib]),
                          (a.own[ia], a.own_df[ia]), (b.own[ib], b.own_df[ib]))
-
-
-# -- multiplicity --------------------------------------------------------------------------------
-def one_sided_p(log_ratio: np.ndarray, var: np.ndarray, df: np.ndarray, bound: float, below: bool) -> np.ndarray:
-    """p-value of H0 'log ratio >= bound' (below=True: evidence that it is below) or of H0 'log
-    ratio <= bound' (below=False); 1 where the variance is unknown."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        t = (np.asarray(log_ratio) - bound) / np.sqrt(var)
-    cdf = t_cdf(t, df)
-    p = cdf if below else 1.0 - cdf
-    return np.where(np.isfinite(p), p, 1.0)
-
-
-def holm(p: np.ndarray) -> np.ndarray:
-    """Holm-adjusted p-values."""
-    p = np.asarray(p, dtype=float)
-    m = len(p)
-    if not m:
-        return p
-    order = np.argsort(p, kind="stable")
-    adj = np.maximum.accumulate(np.minimum((m - np.arange(m)) * p[order], 1.0))
-    out = np.empty(m)
-    out[order] = adj
-    return out
-
-
-def bh(p: np.ndarray) -> np.ndarray:
-    """Benjamini-Hochberg adjusted p-values (q-values)."""
-    p = np.asarray(p, dtype=float)
-    m = len(p)
-    if not m:
-        return p
-    order = np.argsort(p, kind="stable")
-    q = p[order] * m / np.arange(1, m + 1)
-    q = np.minimum.accumulate(q[::-1])[::-1]
-    out = np.empty(m)
-    out[order] = np.minimum(q, 1.0)
-    return out
-
-
-def fdr_verdicts(log_ratio: np.ndarray, var: np.ndarray, df: np.ndarray, tolerance: float,
-                 usable: np.ndarray, q: float = FDR_Q, group: np.ndarray | None = None) -> np.ndarray:
-    """Per key, the verdict (index into VERDICTS) that survives Benjamini-Hochberg at q: faster /
-    slower where it finds the interval beyond the band (p = 2 x the smaller one-sided p), parity
-    where it finds it inside (two one-sided tests, p = 2 x the larger), inconclusive the rest.
-    Keys not usable (flagged, contended, no interval) are inconclusive. group: adjust within each
-    group (one comparison per group, as separate documents would) instead of over all keys."""
-    b = math.log1p(tolerance)
-    p_fast = one_sided_p(log_ratio, var, df, b, below=False)
-    p_slow = one_sided_p(log_ratio, var, df, -b, below=True)
-    p_diff = np.where(usable, np.minimum(1.0, 2 * np.minimum(p_fast, p_slow)), 1.0)
-    p_in = np.where(usable, np.minimum(1.0, 2 * np.maximum(one_sided_p(log_ratio, var, df, -b, below=False),
-                                                             one_sided_p(log_ratio, var, df, b, below=True))), 1.0)
-    if group is not None:
-        from gpuparity.comparison.moderate import grouped_bh
-
-        adjust = lambda p: grouped_bh(p, np.asarray(group))     # noqa: E731
-    else:
-        adjust = bh
-    differs = adjust(p_diff) <= q
-    return np.select([differs & (p_fast < p_slow), differs, adjust(p_in) <= q], [0, 2, 1], 3)
-
-
-def fdr_counts(codes: np.ndarray, q: float = FDR_Q) -> dict:
-    """Headline counts of faster / slower / parity / inconclusive: fdr_verdicts' codes counted."""
-    counts = np.bincount(codes, minlength=len(VERDICTS))
-    return {**{v: int(counts[VERDICTS.index(v)]) for v in ("faster", "slower", "parity", "inconclusive")},
-            "method": f"Benjamini-Hochberg over {len(codes)} result(s), q = {q:g}"}
-
-
-def gate_failures(log_ratio: np.ndarray, var: np.ndarray, df: np.ndarray, threshold: float,
-                  alpha: float = GATE_ALPHA) -> np.ndarray:
-    """Which tests show B below (1 - threshold) x A, Holm-adjusted over all of them at a
-    family-wise one-sided alpha."""
-    p = one_sided_p(log_ratio, var, df, math.log(1 - threshold), below=True)
-    return holm(p) <= alpha

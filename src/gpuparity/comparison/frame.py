@@ -113,7 +113,9 @@ def load(db: str | None = None, *, wide: bool = False, samples: bool = False, co
 
     from gpuparity.comparison.sides import _check_since
     from gpuparity.results.figure import PEAK_EXCEEDED, pct_of_peak
-    from gpuparity.results.store import Store, decode_samples, run_filter_sql
+    from gpuparity.results.store import Store
+    from gpuparity.results.store_filters import run_filter_sql
+    from gpuparity.results.store_rows import decode_samples
 
     _check_filters(filters, RUN_FILTERS + RESULT_FILTERS + ("label",))
     _check_since(filters.get("since"))

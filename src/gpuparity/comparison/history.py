@@ -53,7 +53,7 @@ def store_for(side, history) -> str | None:
         return history.get(side.label)
     if side.origin:
         return side.origin
-    from gpuparity.results.store import default_db, is_postgres
+    from gpuparity.results.store_url import default_db, is_postgres
 
     default = default_db()
     return default if is_postgres(default) or os.path.isfile(default) else None

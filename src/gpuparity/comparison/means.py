@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpuparity.comparison.estimate import LEVEL, SideEstimate, log_interval, satterthwaite
+from gpuparity.comparison.estimate import SideEstimate
+from gpuparity.comparison.intervals import LEVEL, log_interval, satterthwaite
 
 
 def _shared_part(est: SideEstimate, idx: np.ndarray, group: np.ndarray, w: np.ndarray, n_groups: int):

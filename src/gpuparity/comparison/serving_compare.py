@@ -13,7 +13,7 @@ interpolated throughputs. Its interval is a parametric bootstrap (fixed seed): e
 both sides is redrawn from its normal law, both envelopes rebuilt and interpolated again, and
 the 2.5 / 97.5 percentiles of the ratios taken. Points with failed requests, or token counts no
 tokenizer checked (usage.verified false), are left out. The verdict uses the comparison's
-symmetric band (estimate.verdict); with a contended side it is at most inconclusive.
+symmetric band (comparison/verdict.py); with a contended side it is at most inconclusive.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from statistics import NormalDist
 
 import numpy as np
 
-from gpuparity.comparison.estimate import verdict
 from gpuparity.comparison.sides import Side
+from gpuparity.comparison.verdict import verdict
 
 DRAWS = 2000
 SEED = 20240601

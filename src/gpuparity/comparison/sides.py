@@ -358,7 +358,7 @@ def stored_results(store, run_ids: list[str]) -> list[dict]:
 
 
 def _legacy_value(value) -> bytes:
-    from gpuparity.results.store import encode_samples
+    from gpuparity.results.store_rows import encode_samples
 
     return encode_samples([float(value)]) if isinstance(value, (int, float)) and value > 0 else b""
 

@@ -9,7 +9,7 @@ one run takes its spread from the store's other runs of its product and stack (t
 left out), else the default; each step's "spread" says which.
 
 Change-point test: a result changes between two consecutive groups when it survives
-Benjamini-Hochberg over the step's results (estimate.fdr_verdicts, as the compare headline's
+Benjamini-Hochberg over the step's results (multiplicity.fdr_verdicts, as the compare headline's
 counts): its interval new/old lies wholly outside the parity band [1/(1+t), 1+t]; a category
 changes when the CI of its mean ratio does. The counts are those adjusted verdicts. The first ->
 last comparison answers claims such as "ROCm 7 is 3.5x ROCm 6" on one's own machine.

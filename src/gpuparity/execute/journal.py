@@ -24,7 +24,8 @@ import os
 from typing import Any
 
 from gpuparity.results.spool import private_folder, save_or_spool, spool_dir
-from gpuparity.results.store import creating, without_password
+from gpuparity.results.store_connect import creating
+from gpuparity.results.store_url import without_password
 
 
 def journal_dir() -> str:

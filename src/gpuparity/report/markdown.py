@@ -87,7 +87,7 @@ def answer_markdown(result: dict) -> list[str]:
 
 def compare_markdown(result: dict, title: str = "gpuparity comparison", max_rows: int = 0) -> str:
     """The comparison as GitHub markdown; max_rows > 0 keeps the per-result table that short."""
-    from gpuparity.comparison.estimate import band_text
+    from gpuparity.comparison.verdict import band_text
 
     tol = result["tolerance"]
     out = [f"## {cell(title)}", "", *answer_markdown(result), sides_markdown(result), "",

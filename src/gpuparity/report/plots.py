@@ -102,7 +102,7 @@ def ratio_ticks(x0: float, x1: float, most: int = 9) -> list[float]:
 def _log_range(rows: list[dict], tol: float) -> tuple[float, float]:
     """x range (log10) covering the estimates, their CIs and the parity band; a CI is clipped to 3x
     beyond its estimate, so one wild interval runs off the edge rather than squash every other row."""
-    from gpuparity.comparison.estimate import band
+    from gpuparity.comparison.verdict import band
 
     xs = list(band(tol))        # the verdicts' band, symmetric on the log scale
     for r in rows:
@@ -182,7 +182,7 @@ def forest_chart(result: dict, limit: int = MAX_FOREST):
                               + v + "</extra>"))
             in_legend.add(v)
     x0, x1 = _log_range([r for _, _, r, _ in y_rows if r and r.get("ratio")], tol)
-    from gpuparity.comparison.estimate import band
+    from gpuparity.comparison.verdict import band
 
     fig.add_vrect(x0=band(tol)[0], x1=band(tol)[1], fillcolor="#17becf", opacity=0.15, line_width=0, layer="below")
     fig.add_vline(x=1, line_color="#555", line_width=1)

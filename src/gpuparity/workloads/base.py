@@ -27,7 +27,7 @@ from gpuparity.results.work import WORK_UNCHECKED, checkable
 CATEGORIES = ("kernel", "model", "serving", "comm")
 # Built-in workload modules, imported on demand (each defines WORKLOADS = [instances]).
 BUILTIN_MODULES = [
-    "gemm", "memory", "attention", "moe", "conv", "llm", "training", "serving.workload", "collectives",
+    "gemm", "gemm_search", "memory", "attention", "moe", "conv", "llm", "training", "serving.workload", "collectives",
     "scaling",
 ]
 
