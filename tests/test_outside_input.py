@@ -101,6 +101,26 @@ def test_a_journal_that_cannot_be_recovered_is_set_aside_with_one_warning(home, 
         assert code == 0 and "journal" not in err and "recovered" not in err, (args, err)
 
 
+def test_one_planted_unrecoverable_journal_is_one_warning_and_the_next_list_works(home):
+    """As a user meets it, in a real process: a journal of another store that cannot be stored (its
+    label a lone surrogate) warns once, in one line, and blocks neither this `list` nor the next."""
+    db, other = str(home / "s.db"), str(home / "other.db")
+    Store(db).close()
+    Store(other).close()
+    folder = home / "spool" / "journal"
+    bad = journal(folder, "20260101-000000-planted", "\udcff", other)
+    os.chmod(bad, 0o600)
+    env = {"GPUPARITY_SPOOL": str(home / "spool"), "XDG_DATA_HOME": str(home / "data")}
+    first = cli(["list", "--db", db], env)
+    err = first.stderr.decode()
+    assert first.returncode == 0 and "Traceback" not in err, err
+    assert len(err.splitlines()) == 1 and err.startswith("warning: journal") and "moved aside" in err, err
+    assert [p.name for p in folder.iterdir()] == [bad.name + ".unrecoverable"]
+    for args in (["list", "--db", db], ["list", "--db", other], [*RUN, "--db", db]):
+        p = cli(args, env)
+        assert p.returncode == 0 and "journal" not in p.stderr.decode(), (args, p.stderr.decode())
+
+
 @pytest.mark.parametrize("verb", [["list"], ["show", "latest"], ["export", "latest", "-o", "{out}"],
                                   ["compare", "latest", "latest"], ["report", "latest", "-o", "{out}"], ["trend"],
                                   ["claims", "check"], ["reference", "list"], ["reference", "show", "x"],
