@@ -166,6 +166,25 @@ def test_stores_that_keep_nothing_or_cannot_be_reached_are_refused_before_work(h
     refused(capsys, ["list", "--db", db], needle)
 
 
+@pytest.mark.parametrize("db", ["postgresql://u:SEC%RET@127.0.0.1/db", "postgresql://u@127.0.0.1/db?password=SEC%RET"])
+def test_a_url_libpq_cannot_read_is_refused_before_work_its_password_unsaid(home, capsys, db):
+    """A % that starts no escape: libpq would refuse it after the run (and repeat the password)."""
+    for args in ([*RUN, "--db", db], ["list", "--db", db]):
+        err = refused(capsys, args, "two hex digits")
+        assert "SEC" not in err, err
+    assert not (home / "spool").exists() and not (home / "data").exists()
+
+
+def test_a_drivers_error_never_repeats_the_stores_password():
+    from gpuparity.results.store_url import hide_password
+
+    url = "postgresql://u:p%40ss%2Fword@h/db?sslmode=require&password=other"
+    said = 'invalid token "p%40ss%2Fword" near "p@ss/word", and other; postgresql://x:y@h'
+    shown = hide_password(said, url)
+    assert shown == 'invalid token "***" near "***", and ***; postgresql://x:***@h', shown
+    assert hide_password("plain message", "/tmp/s.db") == "plain message"
+
+
 BAD_CLAIMS = {"not a list": "claims: 5\n", "no claims": "title: x\n", "a number": "claims: [5]\n",
               "missing fields": "claims:\n  - id: x\n", "not yaml": "claims: [\n", "latin-1": b"claims: [\xff]\n"}
 
