@@ -1,5 +1,6 @@
-"""No output is ever written over what a command is working with: every writer (`export -o`,
-`report -o` HTML and markdown, `run --json`, `port --json/--html/--csv`) refuses, with one line
+"""No output is ever written over what a command is working with: every writer (`export -o` and
+`export --requests -o`, `report -o` HTML and markdown, `run --json`, `port --json/--html/--csv`,
+`port FILE --out`, the job log of `submit -o`) refuses, with one line
 and exit 2 before any work, a target that is by any alias (the same path, `..`, a symlink, a hard
 link, the store named as `sqlite:///` or through a symlink) the store or its -wal/-shm files, an
 input of the command (a side or the --claims-file of `report`, a --workload-file or --like file of
@@ -27,8 +28,8 @@ from test_compare import main_inprocess, make_result, make_run, noisy
 from gpuparity.results.store import Store
 
 RUN = ["run", "memory", "--set", "op=copy", "--set", "elements=4096", "--in-process"]
-WRITERS = ["export", "report-html", "report-md", "report-claims", "run-json", "run-like", "port-json", "port-html",
-           "port-csv"]
+WRITERS = ["export", "export-requests", "report-html", "report-md", "report-claims", "run-json", "run-like",
+           "port-json", "port-html", "port-csv", "port-out", "submit-log"]
 TARGETS = ["store", "wal", "shm", "input"]
 ALIASES = ["same", "dotdot", "symlink", "hardlink", "absolute"]
 STORE_NAMES = ["env", "db", "sqlite-url", "db-symlink"]
@@ -108,6 +109,12 @@ def command(writer: str, out: str, root: Path, target: str) -> list[str]:
     """The writer's command line, its input the one the target may alias."""
     if writer == "export":
         return ["export", "latest", "-o", out]
+    if writer == "export-requests":
+        return ["export", "latest", "--requests", "-o", out]
+    if writer == "submit-log":             # the job's log, which SLURM writes: --dry-run, or a refusal
+        return ["submit", "memory", "--dry-run", "-o", out]
+    if writer == "port-out":               # one file's translation, written where --out says
+        return ["port", "src/a.cu", "--out", out]
     if writer == "report-claims":
         return ["report", "latest", "--claims-file", "claims.yaml", "-o", out]
     if writer.startswith("report"):
@@ -124,12 +131,12 @@ def command(writer: str, out: str, root: Path, target: str) -> list[str]:
 
 
 def input_of(writer: str, root: Path) -> Path | None:
-    return {"export": None, "report-html": root / "run.json", "report-md": root / "run.json",
+    return {"export": None, "export-requests": None, "submit-log": None, "report-html": root / "run.json", "report-md": root / "run.json",
             "report-claims": root / "claims.yaml", "run-json": root / "mine.py",
             "run-like": root / "like.json"}.get(writer, root / "src" / "a.cu")
 
 
-@settings(max_examples=100, deadline=None, derandomize=True, database=None,
+@settings(max_examples=250, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(writer=st.sampled_from(WRITERS), target=st.sampled_from(TARGETS), how=st.sampled_from(ALIASES),
        store_name=st.sampled_from(STORE_NAMES))
@@ -139,7 +146,7 @@ def test_no_writer_writes_over_the_store_or_an_input_by_any_alias(capsys, monkey
         db = root / "db.db"
         victim = {"store": db, "wal": root / "db.db-wal", "shm": root / "db.db-shm"}.get(target) \
             or input_of(writer, root)
-        if victim is None:              # export reads no file but the store
+        if victim is None:              # export and submit read no file but the store
             victim = db
         files = [db, root / "db.db-wal", root / "db.db-shm", root / "run.json", root / "mine.py", root / "claims.yaml",
                  root / "like.json", root / "src" / "a.cu"]
@@ -166,6 +173,28 @@ def test_no_writer_writes_over_the_store_or_an_input_by_any_alias(capsys, monkey
         assert "cases x" not in err and not (root / "spool").exists()       # nothing measured, no journal
         assert {f: sha(f) for f in files} == before, args                      # every byte where it was
         assert not (root / "elsewhere.db").exists()
+
+
+@pytest.mark.parametrize("out_name", ["o", "o-link"])
+def test_port_out_never_writes_a_translation_over_a_store_inside_the_tree(tmp_path, capsys, monkeypatch, out_name):
+    """A tree's --out folder holding the store where a source's translation would go (o/a.cu as
+    the store, the folder named itself or through a symlink): refused before any file is written."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.cu").write_text("__global__ void k() {}\n")
+    (tmp_path / "src" / "b.cu").write_text("__global__ void j() {}\n")
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o-link").symlink_to(tmp_path / "o")
+    store = tmp_path / "o" / "a.cu"
+    with Store(str(store)) as s:
+        s.save_run(make_run([make_result("gemm", {"m": 1}, noisy(10, 0.01, 9, 1))], run_id="r-1"))
+    before = sha(store)
+    monkeypatch.setenv("GPUPARITY_DB", str(store))
+    code, _, err = main_inprocess(["port", str(tmp_path / "src"), "--out", str(tmp_path / out_name)], capsys)
+    assert code == 2 and err.count("\n") == 1 and "a.cu there is the store: refusing" in err, err
+    assert sha(store) == before and sorted(p.name for p in (tmp_path / "o").iterdir()) == ["a.cu"]
+    monkeypatch.setenv("GPUPARITY_DB", str(tmp_path / "elsewhere.db"))     # another store: the tree is written
+    code, _, err = main_inprocess(["port", str(tmp_path / "src"), "--out", str(tmp_path / "p")], capsys)
+    assert code == 0 and (tmp_path / "p" / "b.cu").read_text().startswith("#include <hip/hip_runtime.h>"), err
 
 
 def cli(args: list, env: dict, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:

@@ -101,6 +101,26 @@ def test_a_journal_that_cannot_be_recovered_is_set_aside_with_one_warning(home, 
         assert code == 0 and "journal" not in err and "recovered" not in err, (args, err)
 
 
+def test_one_planted_unrecoverable_journal_is_one_warning_and_the_next_list_works(home):
+    """As a user meets it, in a real process: a journal of another store that cannot be stored (its
+    label a lone surrogate) warns once, in one line, and blocks neither this `list` nor the next."""
+    db, other = str(home / "s.db"), str(home / "other.db")
+    Store(db).close()
+    Store(other).close()
+    folder = home / "spool" / "journal"
+    bad = journal(folder, "20260101-000000-planted", "\udcff", other)
+    os.chmod(bad, 0o600)
+    env = {"GPUPARITY_SPOOL": str(home / "spool"), "XDG_DATA_HOME": str(home / "data")}
+    first = cli(["list", "--db", db], env)
+    err = first.stderr.decode()
+    assert first.returncode == 0 and "Traceback" not in err, err
+    assert len(err.splitlines()) == 1 and err.startswith("warning: journal") and "moved aside" in err, err
+    assert [p.name for p in folder.iterdir()] == [bad.name + ".unrecoverable"]
+    for args in (["list", "--db", db], ["list", "--db", other], [*RUN, "--db", db]):
+        p = cli(args, env)
+        assert p.returncode == 0 and "journal" not in p.stderr.decode(), (args, p.stderr.decode())
+
+
 @pytest.mark.parametrize("verb", [["list"], ["show", "latest"], ["export", "latest", "-o", "{out}"],
                                   ["compare", "latest", "latest"], ["report", "latest", "-o", "{out}"], ["trend"],
                                   ["claims", "check"], ["reference", "list"], ["reference", "show", "x"],
@@ -144,6 +164,25 @@ def test_stores_that_keep_nothing_or_cannot_be_reached_are_refused_before_work(h
     err = refused(capsys, [*RUN, "--db", db], needle)
     assert "pw@" not in err and not (home / "spool").exists() and not (home / "data").exists()
     refused(capsys, ["list", "--db", db], needle)
+
+
+@pytest.mark.parametrize("db", ["postgresql://u:SEC%RET@127.0.0.1/db", "postgresql://u@127.0.0.1/db?password=SEC%RET"])
+def test_a_url_libpq_cannot_read_is_refused_before_work_its_password_unsaid(home, capsys, db):
+    """A % that starts no escape: libpq would refuse it after the run (and repeat the password)."""
+    for args in ([*RUN, "--db", db], ["list", "--db", db]):
+        err = refused(capsys, args, "two hex digits")
+        assert "SEC" not in err, err
+    assert not (home / "spool").exists() and not (home / "data").exists()
+
+
+def test_a_drivers_error_never_repeats_the_stores_password():
+    from gpuparity.results.store_url import hide_password
+
+    url = "postgresql://u:p%40ss%2Fword@h/db?sslmode=require&password=other"
+    said = 'invalid token "p%40ss%2Fword" near "p@ss/word", and other; postgresql://x:y@h'
+    shown = hide_password(said, url)
+    assert shown == 'invalid token "***" near "***", and ***; postgresql://x:***@h', shown
+    assert hide_password("plain message", "/tmp/s.db") == "plain message"
 
 
 BAD_CLAIMS = {"not a list": "claims: 5\n", "no claims": "title: x\n", "a number": "claims: [5]\n",

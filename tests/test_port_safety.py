@@ -221,12 +221,14 @@ def test_walking_any_tree_lists_every_entry(tmp_path_factory, entries):
 
 # ---------------------------------------------------------------- --check: names are never run
 
-_HOSTILE = ("$(touch PWNED).cu", ";touch X;.cu", "`touch BT`.cu", "sub dir/$(touch NESTED)/k.cu")
+_HOSTILE = ("$(touch PWNED).cu", ";touch X;.cu", "`touch BT`.cu", "sub dir/$(touch NESTED)/k.cu",
+            # run from any folder (a private one since removed too), these still leave a mark where the test looks
+            "$(touch ${GP_MARK}1).cu", ";touch ${GP_MARK}2;.cu", "`touch ${GP_MARK}3`.cu")
 _UNIT = ('#include <cuda_runtime.h>\n#include "common.cuh"\n__global__ void k(float* p) { p[0] = ONE; }\n'
          "int main() { float* d; cudaMalloc(&d, 4); k<<<1, 1>>>(d); return cudaDeviceSynchronize() != 0; }\n")
 
 
-def test_check_runs_nothing_named_in_file_names_and_leaves_the_tree_byte_identical(tmp_path):
+def test_check_runs_nothing_named_in_file_names_and_leaves_the_tree_byte_identical(tmp_path, monkeypatch):
     """hipcc and nvcc pass their arguments through a shell: --check compiles copies under generated
     names in a private folder (the compilers' working folder too), so these names create nothing."""
     src, out, cwd = tmp_path / "src", tmp_path / "out", tmp_path / "cwd"
@@ -236,12 +238,19 @@ def test_check_runs_nothing_named_in_file_names_and_leaves_the_tree_byte_identic
         path.write_text(_UNIT)
         (path.parent / "common.cuh").write_text("#pragma once\n#define ONE 1.0f\n")  # found beside the unit
     cwd.mkdir()
-    before = digest_tree(src)
+    mark = tmp_path / "mark"
+    mark.mkdir()
+
+    def tree() -> tuple:         # every entry (folders too), its mode and the bytes of each file
+        return (digest_tree(src), sorted((p.relative_to(src).as_posix(), p.lstat().st_mode) for p in src.rglob("*")))
+
+    before = tree()
     report = tmp_path / "r.json"
+    monkeypatch.setenv("GP_MARK", str(mark / "RAN"))
     proc = port_cli(str(src), "--out", str(out), "--check", "--json", str(report), "-q", cwd=cwd)
     assert proc.returncode == 0, proc.stderr
     created = [p for p in tmp_path.rglob("*") if p.name in ("PWNED", "X", "BT", "NESTED")]
-    assert created == [] and digest_tree(src) == before
+    assert created == [] and tree() == before and list(mark.iterdir()) == []
     files = {f["path"]: f for f in json.loads(report.read_text())["files"]}
     units = [n for n in _HOSTILE]
     assert set(units) <= set(files)

@@ -84,6 +84,13 @@ def test_a_password_in_the_url_never_leaves_the_process(role_db, tmp_path, pg_se
     run(["show", "latest", "--db", url, "--json"])
     run(["export", "latest", "-o", str(tmp_path / "export.json"), "--db", url])
     assert "***" in run(["show", "nope", "--db", url], 2).stderr          # the store named, masked
+    in_query = url.replace(":SECRET@", "@") + "?password=SECRET"             # libpq's other place for it
+    for args in (["list"], ["claims", "check"], ["compare", "latest", "latest"],
+                 ["report", "latest", "-o", str(tmp_path / "report.html")],
+                 ["report", "latest", "-f", "markdown", "-o", str(tmp_path / "report.md")]):
+        run([*args, "--db", in_query])
+    run(["trend", "--db", in_query], 2)                                        # one run: an error that names it
+    assert "password=***" in run(["show", "nope", "--db", in_query], 2).stderr
     host = url.split("@", 1)[1]
     run(["list", "--db", url.replace(host, "[::1/x")], 2)                   # a malformed IPv6 host
     run([*RUN, "--db", url.replace(host, "127.0.0.1:notaport/x")], 2)
@@ -118,7 +125,7 @@ def test_a_password_in_the_url_never_leaves_the_process(role_db, tmp_path, pg_se
     p = run(["list", "--db", url])
     assert "recovered run" in p.stderr, p.stderr
     run(["show", journal.stem, "--db", url, "--json"])
-    files = [tmp_path / "run.json", tmp_path / "export.json", spooled]
+    files = [tmp_path / "run.json", tmp_path / "export.json", spooled, tmp_path / "report.html", tmp_path / "report.md"]
     with psycopg.connect(admin_url) as c:
         stored = [row[0] for row in c.execute("SELECT doc FROM runs").fetchall()]
     assert len(stored) == 2

@@ -32,6 +32,30 @@ def _report_to_stdout(result, write) -> None:
         sys.stdout.buffer.flush()
 
 
+def _guard_destination(src: Path, out: Path) -> None:
+    """--out never lands on the store (any alias), before any work: one file's output is guarded
+    as a report is; in a tree, a store file is refused where a source file's translation would go."""
+    import os
+
+    from gpuparity.cli.common import guard_output
+    from gpuparity.errors import UserError
+    from gpuparity.results.store import store_files
+    from gpuparity.validate import terminal_safe
+
+    if not src.is_dir():
+        dest = out / src.name if out.is_dir() else out
+        if os.path.isdir(os.path.dirname(os.path.abspath(dest))):     # a folder port makes holds no store
+            guard_output(str(dest), "--out", inputs=(str(src),))
+        return
+    root, src_real = os.path.realpath(out), os.path.realpath(src)
+    for what, path in store_files(None):
+        real = os.path.realpath(path)
+        if real.startswith(root.rstrip(os.sep) + os.sep) and os.path.isfile(
+                os.path.join(src_real, os.path.relpath(real, root))):
+            raise UserError(f"--out {terminal_safe(out)}: {terminal_safe(os.path.relpath(real, root))} there is "
+                            f"{what}: refusing to write over it (give another folder)")
+
+
 def register(app: typer.Typer) -> None:
     @app.command("port")
     def port_command(
@@ -79,6 +103,8 @@ def register(app: typer.Typer) -> None:
         for option, path in named:      # before the work, and no folder is made for a report
             others = [str(p) for o, p in named if o != option and str(p) != "-"]
             guard_output(path, option, inputs=tuple(others), trees=(src,))     # never into the source tree
+        if out is not None:
+            _guard_destination(src, out)
         result = port(src, out, hip_version=hip_version, launch=launch, check=check, roc=roc, examine=examine,
                       headers=headers)
         if dry_run:

@@ -74,6 +74,8 @@ def register(app: typer.Typer) -> None:
         for name, value in (("--partition", partition), ("--account", account), ("--job-name", job_name),
                             ("--output", output)):
             _check_word(name, value)
+        if output and "%" not in output:        # SLURM writes the job's log there: never the store
+            _check_log(output, db)
         slurm.time_seconds(time_limit)
         if not os.path.isabs(python):
             raise UserError(f"--python {python}: give the absolute path of the nodes' Python")
@@ -143,6 +145,21 @@ def _check_word(option: str, value: str | None) -> None:
     if value is not None and (not value.strip() or any(c.isspace() for c in value) or not value.isprintable()
                               or any(c in value for c in "'\"`$\\;|&<>")):
         raise UserError(f"{option} {value!r}: give one word, without spaces or shell characters")
+
+
+def _check_log(output: str, db: str | None) -> None:
+    """A log file named outright (no %j) is never the store or its -wal/-shm files, by any alias."""
+    from gpuparity.results.store import store_files
+
+    real = os.path.realpath(output)
+    for what, path in store_files(None) + (store_files(db) if db else []):
+        try:
+            same = os.path.samefile(output, path)
+        except OSError:
+            same = False
+        if same or os.path.realpath(path) == real:
+            raise UserError(f"--output {output}: is {what}: refusing to write over it (SLURM writes the job's log "
+                            "there)")
 
 
 def _store(db: str | None, nodes: int, array: int) -> str:

@@ -194,6 +194,7 @@ def _recover_one(path: str, out, db: str | None) -> str | None:
         os.remove(path)
         return None
     doc = rebuild(header, records)
+    json.dumps(doc, ensure_ascii=False).encode("utf-8")     # text no store takes (a lone surrogate): set aside
     if out is not None:
         out.print(f"[yellow]recovered run {doc['run_id']} from its journal "
                   f"({len(doc['results'])} results; the run's process had died)[/]")

@@ -173,7 +173,7 @@ def connect_postgres(store, timeout: float):
     try:
         conn = psycopg.connect(url, connect_timeout=max(1, int(timeout)), autocommit=True)
     except psycopg.Error as exc:
-        raise StoreUnavailable(f"PostgreSQL store unreachable: {_first_line(exc)}") from None
+        raise StoreUnavailable(f"PostgreSQL store unreachable: {_first_line(exc, url)}") from None
     return conn
 
 
@@ -194,9 +194,9 @@ def failed(store, exc: BaseException) -> UserError | None:
         import psycopg
 
         if isinstance(exc, psycopg.OperationalError):
-            return StoreUnavailable(f"{store.shown}: the PostgreSQL store was lost ({_first_line(exc)})")
+            return StoreUnavailable(f"{store.shown}: the PostgreSQL store was lost ({_first_line(exc, store.url)})")
         if isinstance(exc, psycopg.Error):
-            return UserError(f"{store.shown}: the PostgreSQL store refused it ({_first_line(exc)})")
+            return UserError(f"{store.shown}: the PostgreSQL store refused it ({_first_line(exc, store.url)})")
     return None
 
 
@@ -268,9 +268,9 @@ class StoreUnavailable(UserError):
     """The store could not be reached (a PostgreSQL server down); callers may spool instead."""
 
 
-def _first_line(exc: BaseException) -> str:
-    """An exception's first line, a URL password in it masked."""
-    from gpuparity.validate import mask_secrets
+def _first_line(exc: BaseException, url: str = "") -> str:
+    """An exception's first line, a URL password in it (the store's own too) masked."""
+    from gpuparity.results.store_url import hide_password
 
     text = str(exc).strip()
-    return mask_secrets(text.splitlines()[0] if text else type(exc).__name__)
+    return hide_password(text.splitlines()[0] if text else type(exc).__name__, url)

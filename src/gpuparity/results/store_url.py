@@ -34,6 +34,9 @@ def check_url(url: str, what: str = "--db") -> str:
         raise UserError(f"{what} is empty: give a SQLite file or a postgresql:// URL")
     check_utf8(url, f"{what} {mask_secrets(url)[:200]}")
     if is_postgres(url):
+        if re.search(r"%(?![0-9A-Fa-f]{2})", url):     # libpq cannot read it: it would never connect
+            raise UserError(f"{what} {mask_secrets(url)}: a % not followed by two hex digits (a % in a password "
+                            "is written %25)")
         rest = url.split("://", 1)[1]
         hosts = re.split(r"[/?]", rest, maxsplit=1)[0].rpartition("@")[2]
         for host in hosts.split(",") if hosts else []:      # libpq takes several: h1:5432,h2:5433
@@ -53,6 +56,25 @@ def check_url(url: str, what: str = "--db") -> str:
     if url.removeprefix("sqlite:///").strip() in (":memory:", "") or url.startswith("file::memory:"):
         raise UserError(f"{what} {url}: an in-memory store keeps nothing: give a SQLite file or a postgresql:// URL")
     return url
+
+
+def hide_password(text: str, url: str) -> str:
+    """Text about a store (a driver's error) with every URL password masked, and the store's own
+    password, as typed or decoded, shown as ***: libpq repeats one it cannot parse (a bad %-escape)."""
+    import urllib.parse
+
+    from gpuparity.validate import mask_secrets
+
+    text = mask_secrets(text)
+    if not is_postgres(url):
+        return text
+    netloc, _, query = url.split("://", 1)[1].partition("?")
+    userinfo = netloc.partition("/")[0].rpartition("@")[0]
+    found = [userinfo.partition(":")[2]] if ":" in userinfo else []
+    found += [value for key, _, value in (p.partition("=") for p in query.split("&")) if key.lower() == "password"]
+    for secret in sorted({s for f in found for s in (f, urllib.parse.unquote(f)) if s}, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
 
 
 def without_password(url: str) -> str:
