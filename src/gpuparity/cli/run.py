@@ -17,7 +17,7 @@ from typing import List, Optional
 import click
 import typer
 
-from gpuparity.cli.common import console, db_option, escape, fmt
+from gpuparity.cli.common import console, db_option, escape
 from gpuparity.errors import UserError
 
 DEFAULT_TRIALS = {"quick": 1, "standard": 3, "full": 5, "comm": 1}
@@ -380,6 +380,7 @@ def _finish(doc: dict, db, json_out, no_store, out, wide: bool = False) -> str:
 def print_notes(doc: dict, out) -> None:
     """What a reader must know beside the table: busy machine, unstable results, best shapes, traces."""
     from gpuparity.platform.machine import busy_warnings, contention_lines
+    from gpuparity.results.figure_text import figure
 
     machine = doc.get("machine") or {}
     for line in busy_warnings(machine.get("start"), "start") + busy_warnings(machine.get("end"), "end"):
@@ -400,7 +401,7 @@ def print_notes(doc: dict, out) -> None:
             b = info["best_shape"]
             value = (r.get("metric") or {}).get("value")
             out.print(f"{escape(r['workload'])} {escape(r.get('dtype') or '')}: best shape m={b.get('m')} "
-                      f"n={b.get('n')} k={b.get('k')}" + (f", {fmt(value)} TFLOP/s" if value else ""))
+                      f"n={b.get('n')} k={b.get('k')}" + (f", {figure(value)} TFLOP/s" if value else ""))
         if info.get("trace"):
             top = info.get("top_kernels") or []
             head = ", ".join(f"{k['name'][:40]} {100 * k.get('share', 0):.0f}%" for k in top[:3])
