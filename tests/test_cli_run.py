@@ -86,7 +86,7 @@ def test_every_fixed_set_axis_declares_its_choices():
 def test_run_table_fits_100_columns_and_wide_shows_every_column(tmp_db, tmp_path, capsys, monkeypatch):
     """At 100 columns every row's figure, CI and status are whole (the constant parameters and
     dtype are said once below); --wide prints every parameter, the dtype and the flags' names."""
-    from gpuparity.cli.common import fmt
+    from gpuparity.results.figure_text import figure
 
     monkeypatch.setenv("COLUMNS", "100")
     args = ["gemm", "memory", "--dtype", "fp32", "--set", "m=256,512", "--set", "n=384", "--set", "k=128",
@@ -104,8 +104,8 @@ def test_run_table_fits_100_columns_and_wide_shows_every_column(tmp_db, tmp_path
                                   "%", "peak", "trials", "median", "status"]
         for r in doc["results"]:
             m = r["metric"]
-            row = next(line for line in lines if f" {fmt(m['value'])} {m['unit']} " in line)
-            assert f"{fmt(m['ci_low'], 3)} .. {fmt(m['ci_high'], 3)}" in row
+            row = next(line for line in lines if f" {figure(m['value'])} {m['unit']} " in line)
+            assert f"{figure(m['ci_low'])} .. {figure(m['ci_high'])}" in row
             flags = r["flags"]
             status = f"ok ({', '.join(flags)})" if wide and flags else "ok*" if flags else "ok"
             assert row.rstrip().endswith(status), (row, status)

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from gpuparity.cli.common import fmt
+from gpuparity.results.figure_text import figure, percent
 
 
 @pytest.fixture(scope="module")
@@ -32,9 +32,9 @@ def test_run_table_and_show_print_the_figure(quick_run):
     stored = json.loads(run_cli("show", doc["run_id"], "--json", env=env).stdout)
     by_key = {r["key"]: r for r in stored["results"]}
     for r in ok:
-        figure = r["metric"]["value"]
-        assert by_key[r["key"]]["metric"]["value"] == figure
-        text = f"{fmt(figure)} {r['metric']['unit']}"
+        value = r["metric"]["value"]
+        assert by_key[r["key"]]["metric"]["value"] == value
+        text = f"{figure(value)} {r['metric']['unit']}"
         assert text in table and text in shown.stdout, (r["workload"], text)
 
 
@@ -57,14 +57,14 @@ def test_compare_csv_json_and_load_give_the_figure(quick_run, capsys):
     code, text, err = main_inprocess(["compare", out, out, "-f", "csv"], capsys)
     assert code == 0, err
     for line in csv.DictReader(io.StringIO(text)):
-        figure = next(r["metric"]["value"] for r in ok if r["key"] == line["key"])
-        assert float(line["a_value"]) == pytest.approx(figure, rel=1e-12)
+        value = next(r["metric"]["value"] for r in ok if r["key"] == line["key"])
+        assert float(line["a_value"]) == pytest.approx(value, rel=1e-12)
     # the store path (SQLite columns, not documents) gives the same figure
     code, text, err = main_inprocess(["compare", doc["run_id"], doc["run_id"], "--db", db, "-f", "json"], capsys)
     assert code == 0, err
     for row in json.loads(text)["rows"]:
-        figure = next(r["metric"]["value"] for r in ok if r["key"] == row["key"])
-        assert row["a_value"] == pytest.approx(figure, rel=1e-12)
+        value = next(r["metric"]["value"] for r in ok if r["key"] == row["key"])
+        assert row["a_value"] == pytest.approx(value, rel=1e-12)
     frame = gpuparity.load(db)
     values = dict(zip(frame["key"], frame["value"], strict=True))
     for r in ok:
@@ -80,7 +80,7 @@ def test_the_report_shows_the_figure(quick_run, tmp_path, capsys):
     assert code == 0, err
     text = html.read_text()
     for r in ok:
-        assert fmt(r["metric"]["value"]) in text, (r["workload"], fmt(r["metric"]["value"]))
+        assert figure(r["metric"]["value"]) in text, (r["workload"], figure(r["metric"]["value"]))
 
 
 def expected_pct(r: dict) -> float | None:
@@ -118,7 +118,7 @@ def test_percent_of_peak_is_one_number_in_every_view(quick_run, capsys, tmp_path
     shown = run_cli("show", doc["run_id"], env=env).stdout
     for r in ok:                                       # the run table and show print the same cell
         if pct[r["key"]] is not None:
-            assert fmt(pct[r["key"]], 3) in table and fmt(pct[r["key"]], 3) in shown, r["workload"]
+            assert percent(pct[r["key"]]) in table and percent(pct[r["key"]]) in shown, r["workload"]
     if flagged:
         assert "peak_exceeded" in table and "peak_exceeded" in shown
     views = {}
@@ -152,11 +152,9 @@ def test_percent_of_peak_is_one_number_in_every_view(quick_run, capsys, tmp_path
     code, _, err = main_inprocess(["report", out, out, "-o", str(html), "--no-claims"], capsys)
     assert code == 0, err
     text = html.read_text()
-    from gpuparity.report.html import _num
-
     for r in ok:
         if pct[r["key"]] is not None:
-            assert f"{_num(pct[r['key']])} / {_num(pct[r['key']])}" in text, r["workload"]
+            assert f"{percent(pct[r['key']])} / {percent(pct[r['key']])}" in text, r["workload"]
 
 
 def twice_the_peaks(doc: dict) -> dict:
@@ -188,7 +186,6 @@ def test_per_peak_ratio_is_the_ratio_over_the_peaks_in_every_view(quick_run, tmp
     from test_compare import main_inprocess
 
     import gpuparity
-    from gpuparity.report.html import _num
 
     doc, ok, db, out, env, _ = quick_run
     b_doc = twice_the_peaks(doc)
@@ -221,4 +218,4 @@ def test_per_peak_ratio_is_the_ratio_over_the_peaks_in_every_view(quick_run, tmp
     text = html.read_text()
     for k in with_peak:
         row = views["json"][k]
-        assert f"{_num(row['a_pct_peak'])} / {_num(row['b_pct_peak'])}" in text, row["workload"]
+        assert f"{percent(row['a_pct_peak'])} / {percent(row['b_pct_peak'])}" in text, row["workload"]

@@ -133,10 +133,11 @@ def test_a_server_lying_about_usage_never_gives_an_ok_figure(fault_base, tokeniz
             assert tok == "none" and mode == "lie_completion", (tok, mode)
             assert "unverified_tokens" in r["flags"] and s["completed"] == 4
             assert any("unverified" in row[1] for row in r["info"]["table"]["rows"])
-            from gpuparity.report.onerun import highlights, sig
+            from gpuparity.report.onerun import highlights
+            from gpuparity.results.figure_text import figure
 
             assert [h["text"] for h in highlights([r])] == ["serving: no figure claimed (1 point with token "
-                                                            "counts no tokenizer checked)"], sig(r["metric"]["value"])
+                                                            "counts no tokenizer checked)"], figure(r["metric"]["value"])
         else:        # invalid, not errors: their time leaves the rates with their tokens
             assert s["completed"] == 0 and s["invalid"] == 4 and s["errors"] == 0, r["reason"]
             assert "usage says" in r["reason"] and "4 invalid" in r["reason"]
@@ -166,10 +167,11 @@ def test_an_unverified_point_reaches_no_headline(fault_base, capsys, monkeypatch
 
     from gpuparity.cli.tables import print_run_rows
     from gpuparity.report import html, onerun
+    from gpuparity.results.figure_text import figure
 
     (r,), _ = run_points(url=f"{fault_base}/fault/lie_completion/v1", tokenizer="none", **LIE_POINT)
     assert r["status"] == "ok" and "unverified_tokens" in r["flags"]
-    shown = onerun.sig(r["metric"]["value"])
+    shown = figure(r["metric"]["value"])          # every view's one spelling of it (results/figure_text)
 
     def rendered(result):
         ctx = html.build([make_run([result], spec_id="cpu", run_id="liar")])
@@ -183,7 +185,7 @@ def test_an_unverified_point_reaches_no_headline(fault_base, capsys, monkeypatch
     for head in heads:
         assert shown not in head and "serving: no figure claimed" in head, head
     (row,) = _html_sections(page)["serving"]
-    assert row["figure"] == html._num(r["metric"]["value"]) and row["unit"] == "tokens/s (unverified)"
+    assert row["figure"] == shown and row["unit"] == "tokens/s (unverified)"
     assert "no tokenizer checked" in row["flags"]
     (line,) = _md_sections(md)["Serving"]
     assert "tokens/s (unverified)" in line and "no tokenizer checked" in line

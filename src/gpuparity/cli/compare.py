@@ -12,7 +12,7 @@ from typing import List, Optional
 import click
 import typer
 
-from gpuparity.cli.common import console, db_option, escape, fmt, print_json
+from gpuparity.cli.common import console, db_option, escape, print_json
 from gpuparity.errors import UserError
 
 FORMATS = ("table", "markdown", "csv", "json")
@@ -211,6 +211,7 @@ def print_table(result: dict, max_rows: int = 0, wide: bool = False) -> None:
     from gpuparity.cli.tables import VERDICT_STYLE, Col, print_compare_rows, render
     from gpuparity.comparison.headline import counts_text, headline
     from gpuparity.comparison.verdict import band_text
+    from gpuparity.results.figure_text import figure, ratio
 
     con = console()
     for s in result["sides"].values():
@@ -241,17 +242,17 @@ def print_table(result: dict, max_rows: int = 0, wide: bool = False) -> None:
                     justify="right"),
                 Col("verdict", [mean_verdict(e) for _, e in geo],
                     styles=[VERDICT_STYLE.get(e["verdict"], "") for _, e in geo]),
-                Col("per peak", [fmt(e.get("ratio_per_peak")) for _, e in geo], 1, "right"),
-                Col("per $", [fmt(e.get("ratio_per_dollar")) for _, e in geo], 2, "right"),
-                Col("per W", [fmt(e.get("ratio_per_watt")) for _, e in geo], 3, "right")],
+                Col("per peak", [ratio(e.get("ratio_per_peak")) or "-" for _, e in geo], 1, "right"),
+                Col("per $", [ratio(e.get("ratio_per_dollar")) or "-" for _, e in geo], 2, "right"),
+                Col("per W", [ratio(e.get("ratio_per_watt")) or "-" for _, e in geo], 3, "right")],
                "Geometric mean of B / A per category", wide)
     if result["serving"]:
         s = Table(title="Serving: throughput per GPU at equal interactivity (Pareto curves)")
         for col in ("curve", "tok/s per user", "A tok/s/GPU", "B tok/s/GPU", "B/A [95% CI]", "verdict"):
             s.add_column(col)
         for p in result["serving"]:
-            s.add_row(escape(p["curve_key"]), fmt(p.get("interactivity")), fmt(p.get("a_throughput")),
-                      fmt(p.get("b_throughput")), ratio_text(p.get("ratio"), p.get("ci_low"), p.get("ci_high")),
+            s.add_row(escape(p["curve_key"]), figure(p.get("interactivity")) or "-", figure(p.get("a_throughput")) or "-",
+                      figure(p.get("b_throughput")) or "-", ratio_text(p.get("ratio"), p.get("ci_low"), p.get("ci_high")),
                       escape(p.get("verdict") or p.get("note")))
         con.print(s)
     for name, title in (("only_a", "only in A"), ("only_b", "only in B")):

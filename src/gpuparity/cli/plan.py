@@ -33,7 +33,7 @@ def register(app: typer.Typer) -> None:
         spec table alone with --spec: no device needed."""
         import os
 
-        from gpuparity.cli.run import DEFAULT_TRIALS, _parse_sets, check_dtypes, check_sets
+        from gpuparity.cli.run import DEFAULT_TRIALS, _parse_sets, check_dtypes, check_sets, check_values
         from gpuparity.execute.plan import cases_for, plan_document, spec_context
         from gpuparity.workloads import base
 
@@ -56,6 +56,7 @@ def register(app: typer.Typer) -> None:
         else:
             from gpuparity.execute.runner import build_context
 
+            check_values(names, suite, options)         # a bad value refused before torch loads
             ctx = build_context(suite, options)
         cases = cases_for(names, suite, ctx, options)
         doc = plan_document(cases, ctx, suite, trials or DEFAULT_TRIALS.get(suite, 1), seed)

@@ -17,7 +17,7 @@ from typing import List, Optional
 import click
 import typer
 
-from gpuparity.cli.common import console, db_option, escape, fmt
+from gpuparity.cli.common import console, db_option, escape
 from gpuparity.errors import UserError
 
 DEFAULT_TRIALS = {"quick": 1, "standard": 3, "full": 5, "comm": 1}
@@ -60,6 +60,24 @@ def check_sets(sets: dict, workloads: list) -> None:
             bad = [v.strip() for v in str(sets.get(key, "")).split(",") if v.strip() and v.strip() not in allowed]
             if bad:
                 raise UserError(f"--set {key}={bad[0]}: {w.name} takes {key} in {', '.join(allowed)}")
+
+
+def check_values(names: list[str], suite: str, options: dict, like=None) -> None:
+    """The --set values (or the --like file's parameters) judged on device-less contexts
+    (plan.spec_context) before torch is imported, so a refusal costs no import: refused only where
+    neither a CPU's nor a GPU's cases take them; the run judges again on this machine's context."""
+    from gpuparity.execute.plan import cases_for, like_cases, spec_context
+    from gpuparity.platform.specs import all_specs
+
+    first = None
+    for spec in ("cpu", next(iter(all_specs()))):
+        ctx = spec_context(spec, suite, options)
+        try:
+            like_cases(like, ctx) if like is not None else cases_for(names, suite, ctx, options, judge=False)
+            return
+        except UserError as exc:
+            first = first or exc
+    raise first
 
 
 def check_profile(path: str | None) -> None:
@@ -169,9 +187,17 @@ def register(app: typer.Typer) -> None:
 
         guard_output(json_out, "--json", db, inputs=(*files, like))    # never over the store or an input
         check_profile(profile)
+        check_values(names, suite, options, like_file)
+        from gpuparity.platform import dist
+
+        if dist.is_writer() and not no_store:     # the run must be savable where asked, before any work
+            from gpuparity.results.spool import check_spool
+            from gpuparity.results.store import check_writable
+
+            check_spool()                           # its journal (and a spooled save) must have a folder
+            check_writable(db)
         options["power_required"] = power_required
         options["workload_files"] = files
-        from gpuparity.platform import dist
 
         n_trials = trials or (like_file.trials if like_file is not None else DEFAULT_TRIALS.get(suite, 1))
         if like_file is not None and seed is None:
@@ -250,12 +276,6 @@ def _run(names, suite, options, db, json_out, profile, no_store, trials, mode, s
     cases = like_cases(like, ctx) if like is not None else cases_for(names, suite, ctx, options, judge=False)
     unknown = [c for c in cases if c.skip]          # --like: workloads this installation lacks
     pairs = [(c.workload, c.params) for c in cases if not c.skip]
-    if writer and not no_store:                    # the run must be savable where asked, before any work
-        from gpuparity.results.spool import check_spool
-        from gpuparity.results.store import check_writable
-
-        check_spool()                               # its journal (and a spooled save) must have a folder
-        check_writable(db)
     if writer:
         # a serving run measures the server named by --set url=, whatever the suite: no suite named
         named = "" if pairs and all(w.category == "serving" for w, _ in pairs) else f"suite {suite}, "
@@ -360,6 +380,7 @@ def _finish(doc: dict, db, json_out, no_store, out, wide: bool = False) -> str:
 def print_notes(doc: dict, out) -> None:
     """What a reader must know beside the table: busy machine, unstable results, best shapes, traces."""
     from gpuparity.platform.machine import busy_warnings, contention_lines
+    from gpuparity.results.figure_text import figure
 
     machine = doc.get("machine") or {}
     for line in busy_warnings(machine.get("start"), "start") + busy_warnings(machine.get("end"), "end"):
@@ -380,7 +401,7 @@ def print_notes(doc: dict, out) -> None:
             b = info["best_shape"]
             value = (r.get("metric") or {}).get("value")
             out.print(f"{escape(r['workload'])} {escape(r.get('dtype') or '')}: best shape m={b.get('m')} "
-                      f"n={b.get('n')} k={b.get('k')}" + (f", {fmt(value)} TFLOP/s" if value else ""))
+                      f"n={b.get('n')} k={b.get('k')}" + (f", {figure(value)} TFLOP/s" if value else ""))
         if info.get("trace"):
             top = info.get("top_kernels") or []
             head = ", ".join(f"{k['name'][:40]} {100 * k.get('share', 0):.0f}%" for k in top[:3])

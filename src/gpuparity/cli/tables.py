@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpuparity.cli.common import console, escape, fmt
+from gpuparity.cli.common import console, escape
+from gpuparity.results.figure_text import figure, latency, percent, ratio, ratio_ci
 
 GAP = 3              # between columns: padding, separator, padding
 FLEX_MIN = 24        # the parameters column never narrower than this (it wraps below it)
@@ -101,17 +102,13 @@ def identity_cols(rows: list[dict], wide: bool) -> list[Col]:
 VERDICT_STYLE = {"faster": "green", "slower": "red", "parity": "cyan", "inconclusive": "yellow", "mixed": "magenta"}
 
 
-def _r(x: float) -> str:
-    """A ratio in at most 8 characters: 0.583, 1.2e+08 (a wild CI bound must not widen the column)."""
-    return f"{x:.3f}" if 0.001 <= abs(x) < 1000 else f"{x:.2g}"
+def ratio_text(value, lo, hi) -> str:
+    """A terminal cell of B/A and its CI (results.figure_text.ratio_ci), '-' without one."""
+    return ratio_ci(value, lo, hi) or "-"
 
 
-def ratio_text(ratio, lo, hi) -> str:
-    if ratio is None:
-        return "-"
-    if lo is None or hi is None:
-        return _r(ratio)
-    return f"{_r(ratio)} [{_r(lo)}, {_r(hi)}]"
+def _or_dash(text: str) -> str:
+    return text or "-"
 
 
 def compare_cols(rows: list[dict], wide: bool = False) -> list[Col]:
@@ -122,8 +119,8 @@ def compare_cols(rows: list[dict], wide: bool = False) -> list[Col]:
     assumed = any(isinstance(r.get("a_spread"), (int, float)) or isinstance(r.get("b_spread"), (int, float))
                   for r in rows)
     return identity_cols(rows, wide) + [
-        Col("A", [fmt(r.get("a_value")) for r in rows], 2, "right"),
-        Col("B", [fmt(r.get("b_value")) for r in rows], 2, "right"),
+        Col("A", [_or_dash(figure(r.get("a_value"))) for r in rows], 2, "right"),
+        Col("B", [_or_dash(figure(r.get("b_value"))) for r in rows], 2, "right"),
         Col("unit", [r.get("unit") or "-" for r in rows], 2),
         Col("B/A [95% CI]", [ratio_text(r.get("ratio"), r.get("ci_low"), r.get("ci_high")) for r in rows],
             justify="right"),
@@ -134,11 +131,11 @@ def compare_cols(rows: list[dict], wide: bool = False) -> list[Col]:
         # beside every one-run verdict, the run-to-run spread it assumed; beside every figure, its load
         *([Col("spread assumed", [side_pcts(r, "spread") or "-" for r in rows], 2, "right")] if assumed else []),
         *([Col("CPU load", [side_pcts(r, "load") or "-" for r in rows], 2, "right")] if loaded else []),
-        Col("%peak A", [fmt(r.get("a_pct_peak"), 3) for r in rows], 5, "right"),
-        Col("%peak B", [fmt(r.get("b_pct_peak"), 3) for r in rows], 5, "right"),
-        Col("per peak", [fmt(r.get("ratio_per_peak")) for r in rows], 6, "right"),
-        Col("per $", [fmt(r.get("ratio_per_dollar")) for r in rows], 7, "right"),
-        Col("per W", [fmt(r.get("ratio_per_watt")) for r in rows], 8, "right"),
+        Col("%peak A", [_or_dash(percent(r.get("a_pct_peak"))) for r in rows], 5, "right"),
+        Col("%peak B", [_or_dash(percent(r.get("b_pct_peak"))) for r in rows], 5, "right"),
+        Col("per peak", [_or_dash(ratio(r.get("ratio_per_peak"))) for r in rows], 6, "right"),
+        Col("per $", [_or_dash(ratio(r.get("ratio_per_dollar"))) for r in rows], 7, "right"),
+        Col("per W", [_or_dash(ratio(r.get("ratio_per_watt"))) for r in rows], 8, "right"),
     ]
 
 
@@ -158,15 +155,6 @@ def print_compare_rows(rows: list[dict], title: str, wide: bool = False) -> None
 
 
 # -- show (one run) ---------------------------------------------------------------------------
-def _time(seconds) -> str:
-    if not isinstance(seconds, (int, float)):
-        return ""
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if seconds >= scale:
-            return f"{seconds / scale:.3g} {unit}"
-    return f"{seconds / 1e-9:.3g} ns"
-
-
 def _median_header(results: list[dict]) -> str:
     """What the median column holds, by name where a serving point is in it (its end-to-end
     latency; a kernel's is its time per invocation); each cell carries its unit."""
@@ -192,20 +180,19 @@ def run_cols(results: list[dict], wide: bool = False) -> list[Col]:
         flags = r.get("flags") or []
         return r["status"] + (f" ({', '.join(flags)})" if flags and wide else "*" if flags else "")
 
-    def figure(r, m):       # a serving figure from counts nobody checked says so where it is printed
-        return f"{fmt(m.get('value'))} {m.get('unit', '')}" + (
+    def shown(r, m):        # a serving figure from counts nobody checked says so where it is printed
+        return f"{figure(m.get('value'))} {m.get('unit', '')}" + (
             " (unverified)" if unverified(r) else "")
 
     return identity_cols(results, wide) + [
-        Col("throughput", [figure(r, m) if m and o else "" for r, m, o in zip(results, metric, ok, strict=True)],
+        Col("throughput", [shown(r, m) if m and o else "" for r, m, o in zip(results, metric, ok, strict=True)],
             justify="right"),
-        Col(_ci_header(results), [f"{fmt(m['ci_low'], 3)} .. {fmt(m['ci_high'], 3)}" if o and m.get("ci_low")
+        Col(_ci_header(results), [f"{figure(m['ci_low'])} .. {figure(m['ci_high'])}" if o and m.get("ci_low")
                        and m.get("ci_high") else "" for m, o in zip(metric, ok, strict=True)], justify="right"),
-        Col("% peak", [fmt((r.get("derived") or {}).get("pct_peak"), 3)
-                       if (r.get("derived") or {}).get("pct_peak") is not None else "" for r in results], 1, "right"),
+        Col("% peak", [percent((r.get("derived") or {}).get("pct_peak")) for r in results], 1, "right"),
         Col("trials", [str(m.get("trials") or "") if o else "" for m, o in zip(metric, ok, strict=True)], 3,
             "right"),
-        Col(_median_header(results), [_time((r.get("summary") or {}).get("median")) for r in results], 4, "right"),
+        Col(_median_header(results), [latency((r.get("summary") or {}).get("median")) for r in results], 4, "right"),
         Col("status", [status(r) for r in results],
             styles=[{"ok": "", "skipped": "yellow", "failed": "red"}.get(r["status"], "") for r in results]),
     ]

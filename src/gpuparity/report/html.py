@@ -31,6 +31,7 @@ from gpuparity.comparison.headline import (
 )
 from gpuparity.comparison.sides import side_from_runs
 from gpuparity.report import fingerprint, onerun, plots, serving
+from gpuparity.results import figure_text
 
 MAX_TABLE_ROWS = 2000
 METHOD = [
@@ -107,15 +108,11 @@ def evaluate_claims(store, claims_file: str | None = None) -> dict:
 
 # -- tables: columns that are empty in every row are dropped ----------------------------------
 def _num(x) -> str:
-    if x is None or isinstance(x, bool) or not isinstance(x, (int, float)) or x != x:
-        return ""
-    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
+    return figure_text.figure(x)        # every view's spelling (results/figure_text.py)
 
 
 def _ci(ratio, lo, hi) -> str:
-    if ratio is None:
-        return ""
-    return f"{ratio:.3f} [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else f"{ratio:.3f}"
+    return figure_text.ratio_ci(ratio, lo, hi)
 
 
 SOFT_AFTER = re.compile(r"([/_.,=:;&|+\-])")      # split keeps the marks: pieces and marks alternate
@@ -149,15 +146,17 @@ def _glue(pieces: list[str]) -> list[str]:
 
 
 def grid(rows: list, columns: list[tuple]) -> dict:
-    """A table: columns are (header, getter, kind) with kind "text" | "num" | "verdict" (coloured
-    by its first word); a column whose every cell is empty is left out. Cells are (text, css class)."""
+    """A table: columns are (header, getter, kind) with kind "text" | "num" (a figure) | "ratio" |
+    "verdict" (coloured by its first word); a column whose every cell is empty is left out. Cells
+    are (text, css class)."""
     cells = []
     for row in rows:
         line = []
         for _, get, kind in columns:
             v = get(row)
-            text = _num(v) if kind == "num" else "" if v is None else soft(v)
-            cls = "num" if kind == "num" else str(v).split(" ")[0].rstrip(":") if kind == "verdict" and v else ""
+            text = _num(v) if kind == "num" else figure_text.ratio(v) if kind == "ratio" else \
+                "" if v is None else soft(v)
+            cls = "num" if kind in ("num", "ratio") else str(v).split(" ")[0].rstrip(":") if kind == "verdict" and v else ""
             line.append((text, cls))
         cells.append(line)
     keep = [j for j in range(len(columns)) if any(line[j][0] for line in cells)]
@@ -178,8 +177,9 @@ def _verdict_flags(r: dict) -> str | None:
     return f"{r['verdict']} ({flags})" if flags else r.get("verdict")
 
 
-def _nums(a, b) -> str | None:
-    return None if a is None and b is None else f"{_num(a) or '?'} / {_num(b) or '?'}"
+def _pcts(a, b) -> str | None:
+    pct = figure_text.percent
+    return None if a is None and b is None else f"{pct(a) or '?'} / {pct(b) or '?'}"
 
 
 def results_table(rows: list[dict]) -> dict:
@@ -192,8 +192,8 @@ def results_table(rows: list[dict]) -> dict:
         ("runs x trials A/B", lambda r: f"{runs_x_trials(r, 'a')} / {runs_x_trials(r, 'b')}", "text"),
         ("spread assumed A/B", lambda r: side_pcts(r, "spread"), "text"),
         ("CPU load A/B", lambda r: side_pcts(r, "load"), "text"),
-        ("% peak A/B", lambda r: _nums(r.get("a_pct_peak"), r.get("b_pct_peak")), "text"),
-        ("per peak", lambda r: r.get("ratio_per_peak"), "num"), ("note", lambda r: r.get("note"), "text"),
+        ("% peak A/B", lambda r: _pcts(r.get("a_pct_peak"), r.get("b_pct_peak")), "text"),
+        ("per peak", lambda r: r.get("ratio_per_peak"), "ratio"), ("note", lambda r: r.get("note"), "text"),
     ])
 
 
@@ -204,8 +204,8 @@ def geomean_table(result: dict) -> dict:
         ("category", lambda g: category_name(g["category"], g), "text"), ("results", lambda g: g.get("n"), "text"),
         ("B/A [95% CI]", lambda g: _ci(g["ratio"], g.get("ci_low"), g.get("ci_high")), "text"),
         ("verdict", mean_verdict, "verdict"), ("trials A/B", lambda g: pair(g.get("a_trials"), g.get("b_trials")), "text"),
-        ("per spec peak", lambda g: g.get("ratio_per_peak"), "num"),
-        ("per $", lambda g: g.get("ratio_per_dollar"), "num"), ("per W", lambda g: g.get("ratio_per_watt"), "num"),
+        ("per spec peak", lambda g: g.get("ratio_per_peak"), "ratio"),
+        ("per $", lambda g: g.get("ratio_per_dollar"), "ratio"), ("per W", lambda g: g.get("ratio_per_watt"), "ratio"),
     ])
 
 
@@ -264,7 +264,7 @@ def section_table(section: dict) -> dict:
     return grid(section["rows"], [
         ("case", lambda r: r["case"], "text"), ("dtype", lambda r: r["dtype"], "text"),
         ("figure", lambda r: r["value"], "num"), ("unit", lambda r: r["unit"], "text"),
-        ("95% CI", lambda r: f"{onerun.sig(r['ci_low'])} – {onerun.sig(r['ci_high'])}"
+        ("95% CI", lambda r: f"{_num(r['ci_low'])} – {_num(r['ci_high'])}"
          if r["ci_low"] is not None and r["ci_high"] is not None else None, "text"),
         ("% of peak", lambda r: r["of_peak"], "text"), ("best shape", lambda r: r["shape"], "text"),
         ("trials", lambda r: r["trials"], "num"), ("flags", lambda r: r["flags"], "verdict"),

@@ -25,21 +25,44 @@ def varying(rows: list[dict]) -> dict[str, set]:
     return out
 
 
+def implied(rows: list[dict]) -> dict[str, set]:
+    """Per workload, the varying parameters whose value the earlier ones (and the dtype, which
+    has its own column) already fix among its rows: three conv rows of one layer that differ in
+    pass or channels_last have that layer's cin, cout and hw because of its net, not apart."""
+    vary = varying(rows)
+    by_workload: dict[str, list[dict]] = {}
+    for r in rows:
+        by_workload.setdefault(r.get("workload") or "?", []).append({**(r.get("params") or {}), "dtype": r.get("dtype")})
+    out: dict[str, set] = {}
+    for w, items in by_workload.items():
+        telling, out[w] = ["dtype"], set()
+        for k in dict.fromkeys(k for p in items for k in p if k in vary[w] and k != "dtype"):
+            seen: dict[tuple, object] = {}
+            if all(seen.setdefault(tuple(repr(p.get(t)) for t in telling), p.get(k)) == p.get(k) for p in items):
+                out[w].add(k)
+            else:
+                telling.append(k)
+    return out
+
+
 def case_texts(rows: list[dict]) -> list[str]:
     """Per row, the parameters that vary within its workload ('m=n=k=4096 scaling=row'), equal
-    neighbouring values merged; '' where nothing varies. dtype is left to its own column."""
-    vary = varying(rows)
+    neighbouring values merged; '' where nothing varies. Those that tell rows apart come first and
+    those they imply (`implied`) after, so a cell wrapped onto lines, or a label cut short, starts
+    with what sets its row apart. dtype is left to its own column."""
+    vary, late = varying(rows), implied(rows)
     out = []
     for r in rows:
-        keys = vary[r.get("workload") or "?"]
+        w = r.get("workload") or "?"
         groups: list[tuple[list, object]] = []
         for k, v in (r.get("params") or {}).items():
-            if k not in keys or k == "dtype":
+            if k not in vary[w] or k == "dtype":
                 continue
             if groups and groups[-1][1] == v:
                 groups[-1][0].append(k)
             else:
                 groups.append(([k], v))
+        groups.sort(key=lambda g: all(k in late[w] for k in g[0]))      # stable: each part keeps its order
         out.append(" ".join("=".join(ks) + f"={v}" for ks, v in groups))
     return out
 

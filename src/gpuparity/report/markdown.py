@@ -12,6 +12,7 @@ from gpuparity.comparison.headline import (
     side_pcts,
     spread_text,
 )
+from gpuparity.results import figure_text
 from gpuparity.validate import markdown_safe
 
 
@@ -25,7 +26,7 @@ def cell(value) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):
-        return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+        return figure_text.figure(value) or "-"
     if isinstance(value, Markup):
         return str(value)
     return markdown_safe(value)
@@ -46,9 +47,15 @@ def _params(params: dict) -> str:
 
 
 def _ci(ratio, lo, hi) -> str | None:
-    if ratio is None:
-        return None
-    return f"{ratio:.3f} [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else f"{ratio:.3f}"
+    return figure_text.ratio_ci(ratio, lo, hi) or None
+
+
+def _ratio(x) -> str | None:
+    return figure_text.ratio(x) or None
+
+
+def _pct(x) -> str | None:
+    return figure_text.percent(x) or None
 
 
 def sides_markdown(result: dict) -> str:
@@ -97,8 +104,9 @@ def compare_markdown(result: dict, title: str = "gpuparity comparison", max_rows
             ["category", "n", "B/A [95% CI]", "verdict", "trials A/B", "per peak", "per $", "per W"],
             [[category_name(cat, g), g["n"], _ci(g["ratio"], g["ci_low"], g["ci_high"]),
               Markup(f"**{cell(mean_verdict(g))}**"),
-              pair(g.get("a_trials"), g.get("b_trials")), g.get("ratio_per_peak"), g.get("ratio_per_dollar"),
-              g.get("ratio_per_watt")] for cat, g in result["geomean"].items()], drop_empty=True), ""]
+              pair(g.get("a_trials"), g.get("b_trials")), _ratio(g.get("ratio_per_peak")),
+              _ratio(g.get("ratio_per_dollar")), _ratio(g.get("ratio_per_watt"))]
+             for cat, g in result["geomean"].items()], drop_empty=True), ""]
     rows = result["rows"][:max_rows] if max_rows else result["rows"]
     out += ["### Per result", "", table(
         ["workload", "params", "dtype", "A", "B", "unit", "B/A [95% CI]", "verdict", "flags", "runs x trials A/B",
@@ -106,8 +114,8 @@ def compare_markdown(result: dict, title: str = "gpuparity comparison", max_rows
         [[r["workload"], _params(r["params"]), r["dtype"], r["a_value"], r["b_value"], r["unit"],
           _ci(r["ratio"], r["ci_low"], r["ci_high"]), r["verdict"], ", ".join(r.get("flags") or []) or None,
           f"{runs_x_trials(r, 'a')} / {runs_x_trials(r, 'b')}", side_pcts(r, "spread"), side_pcts(r, "load"),
-          r.get("a_pct_peak"), r.get("b_pct_peak"),
-          r.get("ratio_per_dollar"), r.get("ratio_per_watt")] for r in rows], drop_empty=True), ""]
+          _pct(r.get("a_pct_peak")), _pct(r.get("b_pct_peak")),
+          _ratio(r.get("ratio_per_dollar")), _ratio(r.get("ratio_per_watt"))] for r in rows], drop_empty=True), ""]
     if len(rows) < len(result["rows"]):
         out += [f"... {len(result['rows']) - len(rows):,} more results (`gpuparity compare --format csv` or `json`"
                 " lists all).", ""]
@@ -157,7 +165,7 @@ def one_run_markdown(one: dict, title: str, summary: dict) -> str:
         out += [table(["case", "dtype", "figure", "unit", "95% CI", "% of peak", "best shape", "trials", "flags",
                        *sec["extra_headers"]],
                       [[r["case"], r["dtype"], r["value"], r["unit"],
-                        f"{r['ci_low']:.4g} – {r['ci_high']:.4g}" if r["ci_low"] is not None
+                        f"{figure_text.figure(r['ci_low'])} – {figure_text.figure(r['ci_high'])}" if r["ci_low"] is not None
                         and r["ci_high"] is not None else None, r["of_peak"], r["shape"], r["trials"], r["flags"],
                         *[r["extra"].get(h) for h in sec["extra_headers"]]] for r in sec["rows"]],
                       drop_empty=True), ""]

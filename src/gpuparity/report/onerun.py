@@ -7,6 +7,7 @@ machine's state during the runs. Shared by the HTML report and its markdown twin
 from __future__ import annotations
 
 from gpuparity.report.labels import case_texts, params_text
+from gpuparity.results import figure_text
 from gpuparity.results.figure import UNVERIFIED_TOKENS, unverified
 
 # Section order and titles; a workload not listed (a user's own) gets a section after these.
@@ -36,17 +37,6 @@ EXTRA_COLUMNS = {
 LATENCY_CHART = {"llm": [("TTFT ms", "ttft_s", 1e3), ("TPOT ms", "tpot_s", 1e3)]}
 
 
-def sig(x) -> str:
-    """A figure as people read it: 812, 4,300, 0.171, 1.7e-05."""
-    if not isinstance(x, (int, float)) or x != x:
-        return ""
-    if abs(x) >= 1000:
-        return f"{x:,.0f}"
-    if abs(x) >= 100:
-        return f"{x:.0f}"
-    return f"{x:.3g}"
-
-
 def figure(r: dict) -> float | None:
     v = (r.get("metric") or {}).get("value")
     return v if isinstance(v, (int, float)) and v > 0 else None
@@ -62,9 +52,9 @@ def peak_text(r: dict) -> str | None:
     pct, peak = pct_peak(r), (r.get("derived") or {}).get("peak") or {}
     if pct is None:
         return None
-    of = f" of {sig(peak['value'])} {peak.get('unit', '')}".rstrip() if isinstance(peak.get("value"), (int, float)) \
-        else ""
-    return f"{pct:.3g}%{of}" + (" (estimated)" if peak.get("estimated") else "")
+    of = f" of {figure_text.figure(peak['value'])} {peak.get('unit', '')}".rstrip() \
+        if isinstance(peak.get("value"), (int, float)) else ""
+    return f"{figure_text.percent(pct)}%{of}" + (" (estimated)" if peak.get("estimated") else "")
 
 
 UNVERIFIED_NOTE = "unverified: the server's token counts, no tokenizer checked them; no claim"
@@ -124,14 +114,14 @@ def _clause(w: str, group, r: dict) -> str:
         name = f"memory {(r.get('params') or {}).get('op', '')}".strip()
     elif group is not None:
         name = f"{name} {group}"
-    text = f"{name} {sig(figure(r))} {(r.get('metric') or {}).get('unit', '')}".rstrip()
+    text = f"{name} {figure_text.figure(figure(r))} {(r.get('metric') or {}).get('unit', '')}".rstrip()
     pct = pct_peak(r)
     if w == "training" and isinstance(d.get("mfu"), (int, float)):
-        text += f", MFU {100 * d['mfu']:.3g}%" + (" (estimated peak)" if d.get("mfu_estimated") else "")
+        text += f", MFU {figure_text.percent(100 * d['mfu'])}%" + (" (estimated peak)" if d.get("mfu_estimated") else "")
     elif pct is not None:
-        text += f" = {pct:.3g}% of peak" + (" (estimated)" if (d.get("peak") or {}).get("estimated") else "")
+        text += f" = {figure_text.percent(pct)}% of peak" + (" (estimated)" if (d.get("peak") or {}).get("estimated") else "")
     if w == "llm" and isinstance(d.get("ttft_s"), (int, float)):
-        text += f", TTFT {sig(1e3 * d['ttft_s'])} ms"
+        text += f", TTFT {figure_text.figure(1e3 * d['ttft_s'])} ms"
     if "unstable" in (r.get("flags") or []):
         text += " (unstable)"
     return text
@@ -159,9 +149,9 @@ def bar_text(r: dict) -> str:
     said in the headline and the table: "MFU 14.4% (est. peak)" ran off an 800 px page)."""
     d = r.get("derived") or {}
     if r.get("workload") == "training" and _num(d.get("mfu")) is not None:
-        return f"MFU {100 * d['mfu']:.3g}%"
+        return f"MFU {figure_text.percent(100 * d['mfu'])}%"
     pct = pct_peak(r)
-    return f"{pct:.3g}%" if pct is not None else ""
+    return f"{figure_text.percent(pct)}%" if pct is not None else ""
 
 
 def section_rows(rows: list[dict]) -> list[dict]:

@@ -77,10 +77,17 @@ def _figure():
 
 
 def short_labels(rows: list[dict], limit: int = 44) -> list[str]:
-    """Labels that name a result by what sets it apart (report.labels), escaped and shortened."""
+    """Labels that name a result by what sets it apart (report.labels), escaped and shortened;
+    two cut alike are numbered, as bar_labels does (a tick must name one row)."""
     from gpuparity.report.labels import short_labels as plain
 
-    return [t(lab, limit) for lab in plain(rows)]
+    out = [t(lab, limit) for lab in plain(rows)]
+    seen: dict[str, int] = {}
+    for i, label in enumerate(out):
+        seen[label] = seen.get(label, 0) + 1
+        if seen[label] > 1:
+            out[i] = f"{label} ({seen[label]})"
+    return out
 
 
 RATIO_TICKS = (  # fine, 1-2-5, decades: the finest set that gives at most `most` ticks in range
