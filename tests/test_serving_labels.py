@@ -99,6 +99,43 @@ def test_show_names_the_peers_figures(served):
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
 
 
+def test_export_names_the_peers_figures_and_refuses_names_with_requests(served, tmp_path):
+    env, run_id = served["env"], served["cpu_doc"]["run_id"]
+    out = tmp_path / "named.json"
+    done = run_cli("export", run_id, "-o", str(out), "--names", "guidellm", env=env)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(out.read_text())
+    tables = [r["info"]["table"] for r in doc["results"] if r["category"] == "serving"]
+    assert tables and all(t["columns"] == ["metric", "value", "guidellm"] for t in tables)
+    named = {row[2] for t in tables for row in t["rows"]}
+    assert "inter_token_latency_ms mean" in named and "request_totals.successful" in named
+    # the rest of the document is the stored one
+    plain = tmp_path / "plain.json"
+    assert run_cli("export", run_id, "-o", str(plain), env=env).returncode == 0
+    stored = json.loads(plain.read_text())
+    assert [r["samples"] for r in doc["results"]] == [r["samples"] for r in stored["results"]]
+    assert all(t["columns"] == ["metric", "value"] for t in (r["info"]["table"] for r in stored["results"]))
+    bad = run_cli("export", run_id, "-o", str(tmp_path / "r.csv"), "--requests", "--names", "aiperf", env=env)
+    assert bad.returncode == 2 and "--names" in bad.stderr and "Traceback" not in bad.stderr
+    assert not (tmp_path / "r.csv").exists()
+
+
+def test_compare_of_two_cpu_servers_names_no_gpu(served):
+    env, run_id = served["env"], served["cpu_doc"]["run_id"]
+    both = run_cli("compare", run_id, run_id, env=env)
+    assert both.returncode == 0, both.stderr
+    assert "at equal interactivity" in both.stdout and "tok/s per server" in both.stdout
+    assert no_gpu(both.stdout.split("at equal interactivity", 1)[1]), both.stdout
+    md = run_cli("compare", run_id, run_id, "-f", "markdown", env=env)
+    assert md.returncode == 0, md.stderr
+    assert "| A tok/s per server | B tok/s per server |" in md.stdout and no_gpu(md.stdout.split("### Serving", 1)[1])
+    from gpuparity.comparison.serving_compare import throughput_header
+
+    mixed = [{"a_per": "server", "b_per": "GPU"}, {"a_per": "GPU", "b_per": "GPU"}]
+    assert (throughput_header(mixed, "a"), throughput_header(mixed, "b")) == ("A tok/s per GPU or server",
+                                                                              "B tok/s per GPU")
+
+
 def test_the_report_of_a_cpu_server_names_no_gpu_in_serving_and_no_suite(served):
     from gpuparity.report import html, onerun
 

@@ -247,8 +247,11 @@ def print_table(result: dict, max_rows: int = 0, wide: bool = False) -> None:
                 Col("per W", [ratio(e.get("ratio_per_watt")) or "-" for _, e in geo], 3, "right")],
                "Geometric mean of B / A per category", wide)
     if result["serving"]:
-        s = Table(title="Serving: throughput per GPU at equal interactivity (Pareto curves)")
-        for col in ("curve", "tok/s per user", "A tok/s/GPU", "B tok/s/GPU", "B/A [95% CI]", "verdict"):
+        from gpuparity.comparison.serving_compare import throughput_header
+
+        s = Table(title="Serving: throughput at equal interactivity (Pareto curves)")
+        for col in ("curve", "tok/s per user", throughput_header(result["serving"], "a"),
+                    throughput_header(result["serving"], "b"), "B/A [95% CI]", "verdict"):
             s.add_column(col)
         for p in result["serving"]:
             s.add_row(escape(p["curve_key"]), figure(p.get("interactivity")) or "-", figure(p.get("a_throughput")) or "-",

@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 from typing import Optional
 
+import click
 import typer
 
 from gpuparity.cli.common import db_option, guard_output, write_output
+from gpuparity.cli.show import PEERS  # the peers `show --names` knows, without importing serving_table
 from gpuparity.errors import UserError
 
 
@@ -21,6 +23,9 @@ def register(app: typer.Typer) -> None:
         requests: bool = typer.Option(False, "--requests", help="Serving per-request records instead of the run."),
         fmt: Optional[str] = typer.Option(None, "--format", "-f",
                                           help="json | csv (--requests only; default: from the file name)."),
+        names: Optional[str] = typer.Option(None, "--names", click_type=click.Choice(PEERS),
+                                            help="Each serving point's table with this tool's name beside every "
+                                                 "figure (vllm bench serve, guidellm, aiperf), as `show --names`."),
         db: Optional[str] = db_option(),
     ) -> None:
         """Write a stored run as a JSON document (or its serving requests as JSON / CSV)."""
@@ -28,12 +33,14 @@ def register(app: typer.Typer) -> None:
 
         if not requests and fmt not in (None, "json"):
             raise UserError("--format csv goes with --requests; a run document is JSON")
+        if names and requests:
+            raise UserError("--names goes with a run document, not --requests (its fields are gpuparity's)")
         guard_output(output, "--output", db)         # never over the store (any alias), a pipe or a folder
         with Store(db) as store:
             if not requests:
                 # The stored text as it is: memory stays at one copy of the document, whatever its size.
                 _, text, n_results = store.run_text(run)
-                write_output(output, text, f"{n_results} results")
+                write_output(output, _named(text, names) if names else text, f"{n_results} results")
                 return
             doc = store.get_run(run)
         from gpuparity.results.serving_summary import exported_requests
@@ -45,6 +52,18 @@ def register(app: typer.Typer) -> None:
         if kind not in ("json", "csv"):
             raise UserError(f"--format {fmt}: use json or csv")
         write_output(output, _csv(rows) if kind == "csv" else json.dumps(rows, indent=1), f"{len(rows)} requests")
+
+
+def _named(text: str, names: str) -> str:
+    """The document with each serving point's table naming `names`' figure beside each of its own."""
+    from gpuparity.results.serving_table import named_table
+
+    doc = json.loads(text)
+    for r in doc.get("results") or []:
+        table = named_table(r, names)
+        if table:
+            r["info"]["table"] = table
+    return json.dumps(doc, indent=1)
 
 
 def _csv(rows: list[dict]) -> str:

@@ -70,13 +70,11 @@ def print_extras(doc: dict, rows: int = 0, stderr: bool = False, names: str | No
         table = (r.get("info") or {}).get("table")
         if not table or not table.get("columns"):
             continue
-        serving = (r.get("info") or {}).get("serving")
-        if names and r.get("category") == "serving" and isinstance(serving, dict):
-            from gpuparity.results.serving_table import summary_table
+        if names:
+            from gpuparity.results.serving_table import named_table
 
-            m = r.get("metric") or {}
-            table = summary_table(table.get("title", ""), serving, (m.get("ci_low"), m.get("ci_high")), names)
-            shown += 1
+            named = named_table(r, names)
+            table, shown = (named, shown + 1) if named else (table, shown)
         t = Table(title=escape(f"{r['workload']}: {table.get('title', '')}"))
         for c in table["columns"]:
             t.add_column(escape(c))

@@ -65,6 +65,27 @@ def _point(trials: list[tuple], floor: float) -> tuple[float, float, float, floa
     return float(lx[0]), float(ly[0]), within(trials[0][2]), within(trials[0][3]), 1
 
 
+def _serving_per(side: Side) -> dict[str, str]:
+    """Per curve key, what its throughput is per: "GPU" where every point's server GPUs were
+    given (gpus=), "server" where none was, "GPU or server" where the points differ."""
+    kinds: dict[str, set] = {}
+    for i, extra in side.extras.items():
+        if side.meta[i][1] != "serving":
+            continue
+        infos = extra.get("infos") or [extra.get("info") or {}]
+        ckey = (extra.get("info") or infos[-1]).get("curve_key")
+        if ckey:
+            gpus = (infos[-1].get("serving") or {}).get("gpus")
+            kinds.setdefault(str(ckey), set()).add("GPU" if gpus else "server")
+    return {k: " or ".join(sorted(v)) for k, v in kinds.items()}
+
+
+def throughput_header(entries: list[dict], side: str) -> str:
+    """The column header of a side's throughput in the equal-interactivity table (every view)."""
+    per = sorted({p.get(f"{side}_per") or "GPU" for p in entries}) or ["GPU"]      # older documents: GPU
+    return f"{side.upper()} tok/s per {' or '.join(per)}"
+
+
 def _serving_points(side: Side, floor: float) -> dict[str, list[tuple]]:
     curves: dict[str, list] = {}
     for i, extra in side.extras.items():
@@ -141,6 +162,7 @@ def serving_at_equal_interactivity(a: Side, b: Side, tolerance: float = 0.05, le
     fa = run_spread_default("serving") if fa is None else fa
     fb = run_spread_default("serving") if fb is None else fb
     pa, pb = _serving_points(a, fa), _serving_points(b, fb)
+    per_a, per_b = _serving_per(a), _serving_per(b)
     rng = np.random.default_rng(SEED)
     out = []
     for ckey in sorted(set(pa) & set(pb)):
@@ -149,6 +171,7 @@ def serving_at_equal_interactivity(a: Side, b: Side, tolerance: float = 0.05, le
         lo, hi = max(xa[0], xb[0]), min(xa[-1], xb[-1])
         if not (lo > 0 and hi >= lo):
             out.append({"curve_key": ckey, "interactivity": None, "ratio": None, "ci_low": None, "ci_high": None,
+                        "a_per": per_a.get(ckey, "GPU"), "b_per": per_b.get(ckey, "GPU"),
                         "verdict": None, "note": "interactivity ranges do not overlap: no common level to compare at"})
             continue
         at = np.unique(np.geomspace(lo, hi, levels)) if hi > lo else np.array([lo])
@@ -168,6 +191,7 @@ def serving_at_equal_interactivity(a: Side, b: Side, tolerance: float = 0.05, le
                         "ratio": ratio, "ci_low": ci_lo, "ci_high": ci_hi,
                         "verdict": verdict(ci_lo, ci_hi, tolerance) if ratio and not contended else "inconclusive",
                         "a_points": len(pa[ckey]), "b_points": len(pb[ckey]),
+                        "a_per": per_a.get(ckey, "GPU"), "b_per": per_b.get(ckey, "GPU"),
                         "a_trials": sum(p[4] for p in pa[ckey]), "b_trials": sum(p[4] for p in pb[ckey]),
                         "ci_basis": basis})
     return out

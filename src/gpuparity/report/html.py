@@ -29,6 +29,7 @@ from gpuparity.comparison.headline import (
     side_pcts,
     spread_text,
 )
+from gpuparity.comparison.serving_compare import throughput_header
 from gpuparity.comparison.sides import side_from_runs
 from gpuparity.report import fingerprint, onerun, plots, serving
 from gpuparity.results import figure_text
@@ -327,8 +328,8 @@ def not_compared_table(items: list[dict]) -> dict:
 def serving_equal_table(entries: list[dict]) -> dict:
     return grid(entries, [
         ("curve", lambda p: p["curve_key"], "text"), ("tok/s per user", lambda p: p.get("interactivity"), "num"),
-        ("A tok/s per GPU", lambda p: p.get("a_throughput"), "num"),
-        ("B tok/s per GPU", lambda p: p.get("b_throughput"), "num"),
+        (throughput_header(entries, "a"), lambda p: p.get("a_throughput"), "num"),
+        (throughput_header(entries, "b"), lambda p: p.get("b_throughput"), "num"),
         ("B/A [95% CI]", lambda p: _ci(p.get("ratio"), p.get("ci_low"), p.get("ci_high")), "text"),
         ("verdict", lambda p: p.get("verdict"), "verdict"), ("note", lambda p: p.get("note"), "text"),
     ])

@@ -12,6 +12,7 @@ from gpuparity.comparison.headline import (
     side_pcts,
     spread_text,
 )
+from gpuparity.comparison.serving_compare import throughput_header
 from gpuparity.results import figure_text
 from gpuparity.validate import markdown_safe
 
@@ -121,7 +122,8 @@ def compare_markdown(result: dict, title: str = "gpuparity comparison", max_rows
                 " lists all).", ""]
     if result["serving"]:
         out += ["### Serving at equal interactivity", "", table(
-            ["curve", "tok/s per user", "A tok/s/GPU", "B tok/s/GPU", "B/A [95% CI]", "verdict"],
+            ["curve", "tok/s per user", throughput_header(result["serving"], "a"),
+             throughput_header(result["serving"], "b"), "B/A [95% CI]", "verdict"],
             [[p["curve_key"], p.get("interactivity"), p.get("a_throughput"), p.get("b_throughput"),
               _ci(p["ratio"], p.get("ci_low"), p.get("ci_high")) if p.get("ratio") else None,
               p.get("verdict") or p.get("note")] for p in result["serving"]], drop_empty=True), ""]

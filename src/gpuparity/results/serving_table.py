@@ -165,3 +165,14 @@ def summary_table(title: str, s: dict, ci: tuple | None = None, names: str | Non
 
     return {"title": title, "columns": ["metric", "value", names],
             "rows": [[label, value, peer(figure, label)] for figure, label, value in rows]}
+
+
+def named_table(result: dict, names: str) -> dict | None:
+    """A serving result's table with `names`' (a peer's) name beside each figure (`show --names`,
+    `export --names`); None for a result that is not a serving point."""
+    info = result.get("info") or {}
+    serving, table = info.get("serving"), info.get("table") or {}
+    if result.get("category") != "serving" or not isinstance(serving, dict):
+        return None
+    m = result.get("metric") or {}
+    return summary_table(table.get("title", ""), serving, (m.get("ci_low"), m.get("ci_high")), names)
