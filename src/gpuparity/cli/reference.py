@@ -55,10 +55,10 @@ def import_cmd(
 ) -> None:
     """Import reference results: readable rows are stored in one transaction (rows already stored are
     kept), unreadable ones are listed with the reason."""
+    import os
+
     from gpuparity.evidence.reference import import_file, read_input
     from gpuparity.results.store import Store
-
-    import os
 
     trees = (path,) if os.path.isdir(path) else ()      # a training tree: no report into it
     sink = Output(out_format, output, as_json, db=db, inputs=(path,), trees=trees)     # the guard, first
