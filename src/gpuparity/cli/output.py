@@ -47,7 +47,7 @@ class Output:
 
     def __init__(self, fmt: Optional[str], output: Optional[str] = None, as_json: bool = False, *,
                  db: Optional[str] = None, inputs: tuple = (), stores: tuple = (), trees: tuple = (),
-                 option: str = "--output") -> None:
+                 option: str = "--output", old: Optional[tuple[str, str]] = None) -> None:
         from gpuparity.cli.common import guard_output
 
         if as_json and fmt not in (None, "table", "json"):
@@ -55,7 +55,14 @@ class Output:
         self.format = "json" if as_json else fmt
         self.path = None if output in (None, "-") else str(output)
         self.option = option
+        self.old = old          # (old spelling, new one) when an old spelling named this output
         guard_output(self.path, option, db, inputs=inputs, stores=stores, trees=trees)
+
+    def note_old_spelling(self) -> None:
+        """The deprecation note, printed once the command's checks passed (a refusal stays one line)."""
+        if self.old:
+            deprecated(*self.old)
+            self.old = None
 
     @property
     def json(self) -> bool:
