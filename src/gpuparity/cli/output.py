@@ -15,12 +15,15 @@ import typer
 
 from gpuparity.errors import UserError
 
-CONVENTION = "-f picks the format, -o FILE writes it to FILE instead of stdout ('-': stdout), --json is -f json"
+CONVENTION = "-f picks the format, -o FILE writes it to FILE instead of stdout ('-': stdout)"
 
 
-def format_option(formats: Sequence[str], default: Optional[str] = "table", help: str = "") -> Any:
+def format_option(formats: Sequence[str], default: Optional[str] = "table", help: str = "",
+                  json_flag: bool = True) -> Any:
+    """-f/--format; json_flag: the verb also takes --json as -f json (run and port: --json FILE, deprecated)."""
+    said = CONVENTION + (", --json is -f json" if json_flag and "json" in formats else "")
     return typer.Option(default, "--format", "-f", click_type=click.Choice(list(formats)),
-                        help=(help + " " if help else "") + f"Output format ({CONVENTION}).")
+                        help=(help + " " if help else "") + f"Output format ({said}).")
 
 
 def output_option(help: str = "") -> Any:
@@ -103,11 +106,12 @@ class Output:
     def produce(self, write: Callable[[str], None]) -> None:
         """A writer that needs a path (port's reports): given a temporary name beside the file,
         renamed over it when done; or, for stdout, a temporary file whose bytes are then printed."""
+        import os
+
         from gpuparity.validate import replacing, terminal_safe
 
         try:
             if self.path is None:
-                import os
                 import tempfile
 
                 with tempfile.TemporaryDirectory() as folder:
@@ -121,5 +125,7 @@ class Output:
                 return
             with replacing(self.path) as tmp:
                 write(tmp)
+                size = os.path.getsize(tmp)
         except OSError as exc:
             raise UserError(f"{terminal_safe(self.path or '-')}: cannot write ({exc.strerror or exc})") from None
+        typer.echo(f"wrote {terminal_safe(self.path)} ({size_text(size)})", err=True)

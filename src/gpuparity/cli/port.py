@@ -34,7 +34,7 @@ def register(app: typer.Typer) -> None:
                                            help="Write the HIP tree here. Without it: dry run, prints a diff."),
         out_format: Optional[str] = format_option(
             FORMATS, None, help="text: the summary (default); json, html: the report; csv: converted / not converted "
-                                "counts per file and API family."),
+                                "counts per file and API family.", json_flag=False),
         output: Optional[str] = output_option(
             "Write the output (-f) to this file instead of stdout ('-': stdout); never into the source tree. "
             "Without -f, deprecated: the HIP tree, as --out."),

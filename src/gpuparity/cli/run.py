@@ -104,7 +104,7 @@ def register(app: typer.Typer) -> None:
         label: Optional[str] = typer.Option(None, "--label", help="A label for this run (trend --by label)."),
         db: Optional[str] = db_option(),
         out_format: str = format_option(("table", "json"), help="json: the run document (the table then goes to "
-                                        "stderr, or stays on stdout with -o)."),
+                                        "stderr, or stays on stdout with -o).", json_flag=False),
         output: Optional[str] = output_option(),
         json_out: Optional[str] = typer.Option(None, "--json", metavar="FILE",
                                                help="Deprecated: -f json -o FILE (still writes FILE; '-': stdout)."),
