@@ -91,8 +91,8 @@ def test_f_json_prints_json_and_o_writes_the_same_json(env, capsys, tmp_path, ve
     assert code == 0, err
     assert comparable(verb, json.loads(target.read_text())) == comparable(verb, printed)
     assert f"wrote {target}" in err
-    if verb == "run":           # the run's table stays on stdout beside a JSON file
-        assert "throughput" in out and not out.lstrip().startswith("{")
+    if verb in ("run", "port"):     # the run's table, port's summary stay on stdout beside a JSON file
+        assert ("throughput" if verb == "run" else "converted") in out and not out.lstrip().startswith("{")
     else:
         assert out == ""
 
