@@ -116,7 +116,7 @@ def register(app: typer.Typer) -> None:
         no_store: bool = typer.Option(False, "--no-store", help="Do not write to the store."),
         wide: bool = typer.Option(False, "--wide", help="Every column and every parameter of the table, however wide."),
         like: Optional[str] = typer.Option(None, "--like", help="Measure exactly the cases of this run document or "
-                                           "plan --json file: its workloads, parameters, suite, trials and seed."),
+                                           "plan -f json file: its workloads, parameters, suite, trials and seed."),
     ) -> None:
         """Run workloads (default: the quick suite), print a table, save the run in the store."""
         from gpuparity.execute.suites import SUITES

@@ -45,7 +45,8 @@ def register(app: typer.Typer) -> None:
         tol = parse_fraction(tolerance, "--tolerance")
         from gpuparity.cli.common import side_files
 
-        sink = Output(output_format, output, as_json, db=db, stores=tuple(side_files(side)[1]))    # the guard
+        files, stores = side_files(side)
+        sink = Output(output_format, output, as_json, db=db, inputs=tuple(files), stores=tuple(stores))  # the guard
         origin, docs, ids = resolve_runs(side, db, gpu=gpu, stack=stack, host=host, since=since)
         if docs is not None:
             raise UserError("trend reads stored runs: import run files first (gpuparity import FILE)")
