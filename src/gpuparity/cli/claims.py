@@ -9,8 +9,8 @@ from typing import Optional
 import typer
 
 from gpuparity.cli.common import console, db_option, print_json
+from gpuparity.cli.output import Output, format_option, json_option, output_option
 from gpuparity.cli.reference import safe
-from gpuparity.errors import UserError
 
 sub = typer.Typer(help="Vendor claims checked against evidence.", no_args_is_help=True)
 
@@ -23,23 +23,25 @@ FORMATS = ("table", "json", "markdown")
 def check_cmd(
     file: Optional[str] = typer.Argument(None, help="Claims YAML (default: the built-in rocm-vs-cuda-2025 set)."),
     db: Optional[str] = db_option(),
-    out_format: str = typer.Option("table", "--format", "-f", help="table | json | markdown"),
-    port_report: Optional[str] = typer.Option(None, "--port-report", help="A `gpuparity port --json` report."),
+    out_format: str = format_option(FORMATS),
+    output: Optional[str] = output_option(),
+    as_json: bool = json_option(),
+    port_report: Optional[str] = typer.Option(None, "--port-report", help="A `gpuparity port -f json` report."),
 ) -> None:
     """Give each claim a verdict with its reasoning and evidence, or the command that would settle it."""
-    if out_format not in FORMATS:
-        raise UserError(f"unknown format {out_format[:40]!r}; choose table, json or markdown")
+    sink = Output(out_format, output, as_json, db=db, inputs=(file, port_report))     # the guard, first
     from gpuparity.evidence.claims import evaluate_claims
     from gpuparity.results.store import Store
 
     with Store(db) as store:
         results = evaluate_claims(store, file, port_report)
-    if out_format == "json":
-        print_json(results)
-    elif out_format == "markdown":
-        print(to_markdown(results), end="")
-    else:
-        print_table(results)
+    with sink.writing(lambda _: f"{len(results)} claims"):
+        if sink.format == "json":
+            print_json(results)
+        elif sink.format == "markdown":
+            print(to_markdown(results), end="")
+        else:
+            print_table(results)
 
 
 def print_table(results: list[dict]) -> None:
@@ -60,7 +62,7 @@ def print_table(results: list[dict]) -> None:
         lines = [f"[bold]{safe(r['reasoning'])}[/bold]"]
         lines += [f"- {safe(e['summary'])}" for e in shown]
         if len(shown) < len(rest):
-            lines.append(f"- ... {len(rest) - len(shown)} more (--format json lists all)")
+            lines.append(f"- ... {len(rest) - len(shown)} more (-f json lists all)")
         verdict = f"[{COLOURS[r['verdict']]}]{r['verdict']}[/]"
         claim = safe(r["text"]) + f"\n[dim]expected {safe(r['subject'] or 'score')}"
         claim += f" / {safe(r['baseline'])}" if r["baseline"] else ""

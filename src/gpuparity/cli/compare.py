@@ -13,6 +13,7 @@ import click
 import typer
 
 from gpuparity.cli.common import console, db_option, escape, print_json
+from gpuparity.cli.output import Output, format_option, json_option, output_option
 from gpuparity.errors import UserError
 
 FORMATS = ("table", "markdown", "csv", "json")
@@ -51,8 +52,10 @@ def register(app: typer.Typer) -> None:
         since: Optional[str] = typer.Option(None, "--since", help="Only runs started at or after (ISO date)."),
         host: Optional[str] = typer.Option(None, "--host", help="Only runs from this host."),
         tolerance: str = typer.Option("5%", "--tolerance", "-t", help="Parity band around 1 (5% or 0.05)."),
-        output_format: str = typer.Option("table", "--format", "-f", click_type=click.Choice(FORMATS),
-                                          help="table for a terminal, markdown for chats, csv or json for tools."),
+        output_format: str = format_option(FORMATS, help="table for a terminal, markdown for chats, csv or json "
+                                           "for tools."),
+        output: Optional[str] = output_option(),
+        as_json: bool = json_option(),
         spread: Optional[str] = typer.Option(
             None, "--run-spread", help="Run-to-run spread assumed for a side with one run (default: from the store's "
                                        "earlier runs of its product, stack, driver and torch on other occasions, "
@@ -97,6 +100,10 @@ def register(app: typer.Typer) -> None:
             raise UserError("name two sides: gpuparity compare A B (run files, run ids, or gpu=..,stack=.. filters)"
                             " or --gpu-a/--stack-a and --gpu-b/--stack-b")
         prices = price_options(price_basis, price)
+        from gpuparity.cli.common import side_files
+
+        files, side_stores = side_files(a, b)
+        sink = Output(output_format, output, as_json, db=db, inputs=tuple(files), stores=tuple(side_stores))
         from gpuparity.results.store import StorePool
 
         with StorePool() as stores:         # each store opened once for both sides
@@ -106,7 +113,8 @@ def register(app: typer.Typer) -> None:
                                    stores=stores)
         if threshold is not None:
             result["gate"] = regression_gate(result, threshold)
-        emit(result, output_format, max_rows, wide)
+        with sink.writing(lambda _: f"{len(result['rows'])} rows"):
+            emit(result, sink.format, max_rows, wide)
         gate = result.get("gate")
         if gate is not None:
             import sys

@@ -1,4 +1,4 @@
-"""`gpuparity export RUN -o FILE`: the run document as JSON, to carry to another machine;
+"""`gpuparity export RUN [-o FILE]`: the run document as JSON, to carry to another machine;
 `--requests`: the serving benchmark's per-request records (JSON or CSV) instead, from which
 every figure of a serving point can be redone."""
 
@@ -10,7 +10,8 @@ from typing import Optional
 import click
 import typer
 
-from gpuparity.cli.common import db_option, guard_output, write_output
+from gpuparity.cli.common import db_option
+from gpuparity.cli.output import Output, format_option, json_option, output_option
 from gpuparity.cli.show import PEERS  # the peers `show --names` knows, without importing serving_table
 from gpuparity.errors import UserError
 
@@ -19,28 +20,30 @@ def register(app: typer.Typer) -> None:
     @app.command("export")
     def export(
         run: str = typer.Argument(..., help="Run id, a unique prefix, or 'latest'."),
-        output: str = typer.Option(..., "--output", "-o", help="File to write ('-' for stdout)."),
+        output: Optional[str] = output_option(),
         requests: bool = typer.Option(False, "--requests", help="Serving per-request records instead of the run."),
-        fmt: Optional[str] = typer.Option(None, "--format", "-f",
-                                          help="json | csv (--requests only; default: from the file name)."),
+        fmt: Optional[str] = format_option(("json", "csv"), None,
+                                           help="csv: --requests only (default: from the file name, else json)."),
+        as_json: bool = json_option(),
         names: Optional[str] = typer.Option(None, "--names", click_type=click.Choice(PEERS),
                                             help="Each serving point's table with this tool's name beside every "
                                                  "figure (vllm bench serve, guidellm, aiperf), as `show --names`."),
         db: Optional[str] = db_option(),
     ) -> None:
-        """Write a stored run as a JSON document (or its serving requests as JSON / CSV)."""
+        """Write a stored run as a JSON document (or its serving requests as JSON / CSV), to stdout or -o FILE."""
         from gpuparity.results.store import Store
 
         if not requests and fmt not in (None, "json"):
             raise UserError("--format csv goes with --requests; a run document is JSON")
         if names and requests:
             raise UserError("--names goes with a run document, not --requests (its fields are gpuparity's)")
-        guard_output(output, "--output", db)         # never over the store (any alias), a pipe or a folder
+        sink = Output(fmt, output, as_json, db=db)      # never over the store (any alias), a pipe or a folder
+        fmt = sink.format
         with Store(db) as store:
             if not requests:
                 # The stored text as it is: memory stays at one copy of the document, whatever its size.
                 _, text, n_results = store.run_text(run)
-                write_output(output, _named(text, names) if names else text, f"{n_results} results")
+                sink.text(_named(text, names) if names else text, f"{n_results} results")
                 return
             doc = store.get_run(run)
         from gpuparity.results.serving_summary import exported_requests
@@ -48,10 +51,8 @@ def register(app: typer.Typer) -> None:
         rows = exported_requests(doc)
         if not rows:
             raise UserError(f"run {doc['run_id']} has no serving requests to export")
-        kind = fmt or ("csv" if output.endswith(".csv") else "json")
-        if kind not in ("json", "csv"):
-            raise UserError(f"--format {fmt}: use json or csv")
-        write_output(output, _csv(rows) if kind == "csv" else json.dumps(rows, indent=1), f"{len(rows)} requests")
+        kind = fmt or ("csv" if (output or "").endswith(".csv") else "json")
+        sink.text(_csv(rows) if kind == "csv" else json.dumps(rows, indent=1), f"{len(rows)} requests")
 
 
 def _named(text: str, names: str) -> str:

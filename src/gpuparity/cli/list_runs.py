@@ -7,7 +7,8 @@ from typing import Optional
 
 import typer
 
-from gpuparity.cli.common import console, db_option, print_json
+from gpuparity.cli.common import console, db_option
+from gpuparity.cli.output import Output, format_option, json_option, output_option
 
 
 def register(app: typer.Typer) -> None:
@@ -24,7 +25,9 @@ def register(app: typer.Typer) -> None:
         job: Optional[str] = typer.Option(None, "--job", help="Only runs of this SLURM job (gpuparity submit; "
                                           "12345, or 12345_2 for one array task); also says how each task ended."),
         limit: int = typer.Option(50, "--limit", "-n", min=1, help="At most this many runs."),
-        as_json: bool = typer.Option(False, "--json", help="Print the runs as JSON."),
+        out_format: str = format_option(("table", "json")),
+        output: Optional[str] = output_option(),
+        as_json: bool = json_option(),
         wide: bool = typer.Option(False, "--wide", help="Every column, however wide."),
     ) -> None:
         """List stored runs, newest first."""
@@ -34,6 +37,7 @@ def register(app: typer.Typer) -> None:
         from gpuparity.results.store_url import default_db
         from gpuparity.validate import iso_date, terminal_safe
 
+        sink = Output(out_format, output, as_json, db=db)      # the guard, before any work
         if side:
             from gpuparity.comparison.sides import parse_filter
 
@@ -55,24 +59,29 @@ def register(app: typer.Typer) -> None:
                 runs = store.list_runs(limit=limit, gpu=gpu, stack=stack, since=since, host=host, label=label,
                                        job=job)
                 url = store.shown           # a URL's password is never printed
-        if as_json:
-            print_json(runs)
+        if sink.json:
+            sink.print_json(runs, f"{len(runs)} runs")
             return
-        from gpuparity.cli.tables import Col, render
+        with sink.writing():
+            _print(runs, url, wide, job if not missing else None, db)
 
-        def col(header, key, priority=0):
-            return Col(header, ["-" if r.get(key) is None else str(r[key]) for r in runs], priority)
 
-        started = [str(r.get("started_at") or "-")[:16].replace("T", " ") for r in runs]
-        dropped = render([col("run id", "run_id"), col("label", "label", 1), Col("started", started),
-                          col("status", "status", 3), col("host", "host", 2),
-                          Col("product", [str(r.get("product") or "-") for r in runs], flex=True),
-                          col("spec", "spec_id", 2), col("stack", "stack"), col("results", "n_results", 4)],
-                         f"runs in {url}", wide)
-        if dropped:
-            console().print(f"not shown for lack of width: {', '.join(dropped)} (--wide shows all)")
-        if job and not missing:
-            _job_tasks(job, db)
+def _print(runs: list[dict], url: str, wide: bool, job: str | None, db: str | None) -> None:
+    from gpuparity.cli.tables import Col, render
+
+    def col(header, key, priority=0):
+        return Col(header, ["-" if r.get(key) is None else str(r[key]) for r in runs], priority)
+
+    started = [str(r.get("started_at") or "-")[:16].replace("T", " ") for r in runs]
+    dropped = render([col("run id", "run_id"), col("label", "label", 1), Col("started", started),
+                      col("status", "status", 3), col("host", "host", 2),
+                      Col("product", [str(r.get("product") or "-") for r in runs], flex=True),
+                      col("spec", "spec_id", 2), col("stack", "stack"), col("results", "n_results", 4)],
+                     f"runs in {url}", wide)
+    if dropped:
+        console().print(f"not shown for lack of width: {', '.join(dropped)} (--wide shows all)")
+    if job:
+        _job_tasks(job, db)
 
 
 def _job_tasks(job: str, db: str | None) -> None:

@@ -7,7 +7,8 @@ from typing import List, Optional
 import click
 import typer
 
-from gpuparity.cli.common import console, escape, print_json
+from gpuparity.cli.common import console, escape
+from gpuparity.cli.output import Output, format_option, json_option, output_option
 
 
 def register(app: typer.Typer) -> None:
@@ -27,7 +28,9 @@ def register(app: typer.Typer) -> None:
         seed: Optional[int] = typer.Option(None, "--seed", min=0, max=2**31 - 1,
                                            help="Seed of the case order, kept for run --like."),
         workload_file: Optional[List[str]] = typer.Option(None, "--workload-file", help="Python file defining WORKLOADS."),
-        as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON (what run --like reads)."),
+        out_format: str = format_option(("table", "json"), help="json: the plan as run --like reads it."),
+        output: Optional[str] = output_option(),
+        as_json: bool = json_option(),
     ) -> None:
         """The cases a run would measure (keys, what is skipped and why, the time it takes), from the
         spec table alone with --spec: no device needed."""
@@ -37,6 +40,7 @@ def register(app: typer.Typer) -> None:
         from gpuparity.execute.plan import cases_for, plan_document, spec_context
         from gpuparity.workloads import base
 
+        sink = Output(out_format, output, as_json, inputs=tuple(workload_file or ()))    # the guard, first
         for path in workload_file or []:
             base.load_workload_file(os.path.abspath(path))
         names = list(workloads or [])
@@ -60,10 +64,11 @@ def register(app: typer.Typer) -> None:
             ctx = build_context(suite, options)
         cases = cases_for(names, suite, ctx, options)
         doc = plan_document(cases, ctx, suite, trials or DEFAULT_TRIALS.get(suite, 1), seed)
-        if as_json:
-            print_json(doc)
+        if sink.json:
+            sink.print_json(doc, f"{len(doc['cases'])} cases")
             return
-        print_plan(doc)
+        with sink.writing():
+            print_plan(doc)
 
 
 def print_plan(doc: dict) -> None:

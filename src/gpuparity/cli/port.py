@@ -12,6 +12,8 @@ from typing import Optional
 import click
 import typer
 
+from gpuparity.cli.output import format_option, output_option
+
 
 def _write_stdout(text: str) -> None:
     """Diff text as the source bytes were (non-UTF-8 bytes kept), whatever the locale."""
@@ -20,16 +22,8 @@ def _write_stdout(text: str) -> None:
     sys.stdout.buffer.flush()
 
 
-def _report_to_stdout(result, write) -> None:
-    """'-' as a report path: the report, written as for a file, goes to stdout."""
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "report"
-        write(result, path)
-        sys.stdout.flush()
-        sys.stdout.buffer.write(path.read_bytes())
-        sys.stdout.buffer.flush()
+FORMATS = ("text", "json", "html", "csv")
+OLD_REPORTS = ("--json", "--html", "--csv")         # one option per report format, before -f/-o
 
 
 def _guard_destination(src: Path, out: Path) -> None:
@@ -60,15 +54,23 @@ def register(app: typer.Typer) -> None:
     @app.command("port")
     def port_command(
         src: Path = typer.Argument(..., help="CUDA source folder or file (.cu .cuh .cpp .cc .h .hpp, CMake)."),
-        out: Optional[Path] = typer.Option(None, "--out", "-o",
+        out: Optional[Path] = typer.Option(None, "--out",
                                            help="Write the HIP tree here. Without it: dry run, prints a diff."),
+        out_format: Optional[str] = format_option(
+            FORMATS, None, help="text: the summary (default); json, html: the report; csv: converted / not converted "
+                                "counts per file and API family.", json_flag=False),
+        output: Optional[str] = output_option(
+            "Write the output (-f) to this file instead of stdout ('-': stdout); never into the source tree. "
+            "Without -f, deprecated: the HIP tree, as --out."),
         check: bool = typer.Option(False, "--check", help="Compile translations with hipcc (for gfx90a) and "
                                    "the originals with nvcc where installed; report the compile pass rate. Targets "
                                    "the installed hipcc's HIP version."),
-        json_path: Optional[Path] = typer.Option(None, "--json", help="Write the JSON report here ('-': stdout)."),
-        html_path: Optional[Path] = typer.Option(None, "--html", help="Write the HTML report here ('-': stdout)."),
-        csv_path: Optional[Path] = typer.Option(None, "--csv", help="Write converted / not converted counts "
-                                                "per file and API family (CSV) here ('-': stdout)."),
+        json_path: Optional[Path] = typer.Option(None, "--json", metavar="FILE",
+                                                 help="Deprecated: -f json -o FILE (still writes FILE)."),
+        html_path: Optional[Path] = typer.Option(None, "--html", metavar="FILE",
+                                                 help="Deprecated: -f html -o FILE (still writes FILE)."),
+        csv_path: Optional[Path] = typer.Option(None, "--csv", metavar="FILE",
+                                                help="Deprecated: -f csv -o FILE (still writes FILE)."),
         hip_version: Optional[str] = typer.Option(None, "--hip-version",
                                                   help="Target HIP version (default: the installed hipcc's, else "
                                                   "the newest, 7.0); APIs that version lacks are emitted in its "
@@ -91,18 +93,30 @@ def register(app: typer.Typer) -> None:
         from gpuparity.port.check import FAIL_TRANSLATION
         from gpuparity.port.run import port
 
-        to_stdout = [p for p in (json_path, html_path, csv_path) if p is not None and str(p) == "-"]
+        old_tree = None
+        if output is not None and out_format is None:     # -o DIR: the HIP tree, as before -f/-o
+            if out is not None:
+                raise UserError("-o without -f names the HIP tree (deprecated: --out DIR): give -f FORMAT with "
+                                "-o FILE, or drop --out")
+            out, output, old_tree = Path(output), None, ("port -o DIR", "--out DIR (-o FILE names the -f output)")
+        fmt = out_format or "text"
+        # (format, path, option, old spelling) of each output asked for: -f/-o, then the old options
+        wanted = [(fmt, output, "--output", None)] if fmt != "text" or output not in (None, "-") else []
+        wanted += [(o[2:], str(p), o, (f"port {o} FILE", f"-f {o[2:]} -o FILE")) for o, p in
+                   zip(OLD_REPORTS, (json_path, html_path, csv_path), strict=True) if p is not None]
+        to_stdout = [w for w in wanted if w[1] in (None, "-")]
         if len(to_stdout) > 1:
-            raise UserError("only one of --json, --html and --csv can be '-' (stdout)")
+            raise UserError("only one output can go to stdout: give -o FILE (or --json/--html/--csv FILE)")
         dry_run = out is None and not examine
         if dry_run and to_stdout:
-            raise UserError("a dry run prints its diff on stdout: give --out DIR, or --examine, to send a report to '-'")
-        from gpuparity.cli.common import guard_output
+            raise UserError("a dry run prints its diff on stdout: give --out DIR, or --examine, to send a report to "
+                            "stdout (or -o FILE)")
+        from gpuparity.cli.output import Output
 
-        named = [(o, p) for o, p in (("--json", json_path), ("--html", html_path), ("--csv", csv_path)) if p]
-        for option, path in named:      # before the work, and no folder is made for a report
-            others = [str(p) for o, p in named if o != option and str(p) != "-"]
-            guard_output(path, option, inputs=tuple(others), trees=(src,))     # never into the source tree
+        sinks = []
+        for i, (kind, path, option, old) in enumerate(wanted):    # before the work; no folder made for a report
+            others = tuple(w[1] for j, w in enumerate(wanted) if j != i and w[1] not in (None, "-"))
+            sinks.append(Output(kind, path, inputs=others, trees=(src,), option=option, old=old))  # never in src
         if out is not None:
             _guard_destination(src, out)
         result = port(src, out, hip_version=hip_version, launch=launch, check=check, roc=roc, examine=examine,
@@ -116,21 +130,20 @@ def register(app: typer.Typer) -> None:
             lines = summary if not quiet else summary[:2]
         # A dry run's stdout is the diff (pipe it to `patch -p1`), so the summary goes to stderr.
         stream = sys.stderr if dry_run or to_stdout else sys.stdout
-        for line in lines:
-            print(line, file=stream)
-        for path, write in ((json_path, reporting.write_json), (html_path, reporting.write_html),
-                            (csv_path, reporting.write_csv)):
-            if path is None:
-                continue
-            try:
-                if str(path) == "-":
-                    _report_to_stdout(result, write)
-                else:
-                    from gpuparity.validate import replacing
+        text_sink = next((s for s in sinks if s.format == "text"), None)     # -f text -o FILE
+        if text_sink is not None:
+            text_sink.text("\n".join(lines) + "\n", f"{len(lines)} lines")
+        else:
+            for line in lines:
+                print(line, file=stream)
+        writers = {"json": reporting.write_json, "html": reporting.write_html, "csv": reporting.write_csv}
+        for sink in sinks:
+            if sink.format in writers:      # whole or not at all; a hard link replaced
+                sink.produce(lambda tmp, write=writers[sink.format]: write(result, Path(tmp)))
+            sink.note_old_spelling()
+        if old_tree:
+            from gpuparity.cli.output import deprecated
 
-                    with replacing(str(path)) as tmp:       # whole or not at all; a hard link replaced
-                        write(result, Path(tmp))
-            except OSError as exc:
-                raise UserError(f"cannot write report {path}: {exc.strerror or exc}") from exc
+            deprecated(*old_tree)
         if check and result.check_counts().get(FAIL_TRANSLATION):
             raise typer.Exit(1)

@@ -6,7 +6,8 @@ from typing import Optional
 
 import typer
 
-from gpuparity.cli.common import console, db_option, escape, fmt, print_json
+from gpuparity.cli.common import console, db_option, escape, fmt
+from gpuparity.cli.output import Output, format_option, json_option, output_option
 from gpuparity.errors import UserError
 
 
@@ -48,19 +49,30 @@ def import_cmd(
     strict: bool = typer.Option(False, "--strict", help="Refuse the whole input if any row is unreadable."),
     round_: Optional[str] = typer.Option(None, "--round", help="The round (e.g. 4.1) where the input does not say."),
     db: Optional[str] = db_option(),
-    as_json: bool = typer.Option(False, "--json", help="Print the import summary as JSON."),
+    out_format: str = format_option(("table", "json"), help="json: the whole import summary."),
+    output: Optional[str] = output_option(),
+    as_json: bool = json_option(),
 ) -> None:
     """Import reference results: readable rows are stored in one transaction (rows already stored are
     kept), unreadable ones are listed with the reason."""
+    import os
+
     from gpuparity.evidence.reference import import_file, read_input
     from gpuparity.results.store import Store
 
+    trees = (path,) if os.path.isdir(path) else ()      # a training tree: no report into it
+    sink = Output(out_format, output, as_json, db=db, inputs=(path,), trees=trees)     # the guard, first
     parsed = read_input(fmt_name, path, strict=strict, round=round_)     # a bad input opens no store
     with Store(db) as store:
         summary = import_file(store, fmt_name, path, strict=strict, round=round_, parsed=parsed)
-    if as_json:
-        print_json(summary)
+    if sink.json:
+        sink.print_json(summary)
         return
+    with sink.writing():
+        _print_import(summary, path)
+
+
+def _print_import(summary: dict, path: str) -> None:
     c = console()
     rounds = ", ".join(f"{n} of round {r}" for r, n in sorted(summary["rounds"].items()))
     c.print(f"{summary['rows']} rows read from {safe(path)} ({rounds}): {summary['added']} added, "
@@ -100,7 +112,7 @@ def import_cmd(
         for b in bad[:SHOW_UNREADABLE]:
             c.print(f"  {safe(b['where'])}: {safe(b['reason'])}")
         if len(bad) > SHOW_UNREADABLE:
-            c.print(f"  ... {len(bad) - SHOW_UNREADABLE} more (--json lists all)")
+            c.print(f"  ... {len(bad) - SHOW_UNREADABLE} more (-f json lists all)")
 
 
 # Filter options shared by `list` and `compare` (the older names stay as aliases).
@@ -140,14 +152,16 @@ def list_cmd(
     source: Optional[str] = typer.Option(None, "--source", help="mlperf-inference | mlperf-training"),
     limit: int = typer.Option(200, "--limit", "-n", min=1, max=10**9),
     db: Optional[str] = db_option(),
-    as_json: bool = typer.Option(False, "--json"),
+    out_format: str = format_option(("table", "json")),
+    output: Optional[str] = output_option(),
+    as_json: bool = json_option(),
 ) -> None:
     """List imported reference results: closed division and available systems unless widened
     (per-accelerator figures are derived, not MLCommons-verified)."""
-    from gpuparity.evidence.mlperf import USAGE_NOTE
     from gpuparity.evidence.reference import require_rows, select
     from gpuparity.evidence.rules import Rules, admit, distinct
 
+    sink = Output(out_format, output, as_json, db=db)      # the guard, before any work
     rules = Rules.make(division=division, status=status, pool_variants=pool_variants)
     with reference_store(db) as store:
         rows, skipped = require_rows(store, source)
@@ -155,10 +169,17 @@ def list_cmd(
                   round=round_, pool_variants=pool_variants)
     rows, left = admit(rows, rules)
     distinct(rows)                 # marks the same run under two result IDs (also_ids / duplicate_of)
-    if as_json:
-        print_json(rows[:limit])
+    if sink.json:
+        sink.print_json(rows[:limit], f"{len(rows[:limit])} rows")
         return
+    with sink.writing():
+        _print_list(rows, left, skipped, rules, limit)
+
+
+def _print_list(rows: list[dict], left: dict, skipped: int, rules, limit: int) -> None:
     from rich.table import Table
+
+    from gpuparity.evidence.mlperf import USAGE_NOTE
 
     repeats = sum(1 for r in rows if r.get("duplicate_of"))
     t = Table(title=f"{len(rows)} reference results" + (f" (first {limit})" if len(rows) > limit else ""),
@@ -198,18 +219,26 @@ def list_cmd(
 def show_cmd(
     ref: str = typer.Argument(..., help="A ref_id, or a result ID (5.1-0069) for all its rows."),
     db: Optional[str] = db_option(),
-    as_json: bool = typer.Option(False, "--json"),
+    out_format: str = format_option(("table", "json")),
+    output: Optional[str] = output_option(),
+    as_json: bool = json_option(),
 ) -> None:
     """Every field of the reference rows with this ref_id or result ID."""
     from gpuparity.evidence.reference import stored_rows
 
+    sink = Output(out_format, output, as_json, db=db)      # the guard, before any work
     with reference_store(db) as store:
         rows = [r for r in stored_rows(store)[0] if ref in (r["ref_id"], r.get("result_id"))]
     if not rows:
         raise UserError(f"no reference result {_show(ref)} (see `gpuparity reference list`)")
-    if as_json:
-        print_json(rows)
+    if sink.json:
+        sink.print_json(rows, f"{len(rows)} rows")
         return
+    with sink.writing():
+        _print_rows(rows)
+
+
+def _print_rows(rows: list[dict]) -> None:
     from rich.table import Table
 
     c = console()
@@ -221,7 +250,7 @@ def show_cmd(
             if isinstance(v, dict):
                 v = ", ".join(f"{a} {b}" for a, b in v.items()) or "-"
             elif isinstance(v, list):
-                v = f"{len(v)} entries (--json shows them)"
+                v = f"{len(v)} entries (-f json shows them)"
             t.add_row(safe(k), safe(fmt(v) if isinstance(v, float) else v))
         c.print(t)
 
@@ -241,25 +270,34 @@ def compare_cmd(
     scenario: Optional[str] = typer.Option(None, "--scenario"),
     statistic: str = typer.Option("best", "--statistic", help="best (each side's best submission) | median"),
     db: Optional[str] = db_option(),
-    as_json: bool = typer.Option(False, "--json"),
+    out_format: str = format_option(("table", "json")),
+    output: Optional[str] = output_option(),
+    as_json: bool = json_option(),
 ) -> None:
     """Per benchmark and scenario: B relative to A per accelerator (training: time to train), like
     for like only (see the rules line above the table)."""
-    from gpuparity.evidence.mlperf import USAGE_NOTE
     from gpuparity.evidence.reference import compare, require_rows, select
     from gpuparity.evidence.rules import Rules
 
     if statistic not in ("best", "median"):
         raise UserError(f"unknown statistic {_show(statistic)}; choose best or median")
+    sink = Output(out_format, output, as_json, db=db)      # the guard, before any work
     rules = Rules.make(division=division, status=status, precision=precision, scale=scale, pool_variants=pool_variants)
     with reference_store(db) as store:
         rows = require_rows(store)[0]
     rows = select(rows, benchmark=benchmark, scenario=scenario, round=round_)
     result = compare(rows, acc_a, acc_b, statistic, rules)
-    if as_json:
-        print_json(result)
+    if sink.json:
+        sink.print_json(result, f"{len(result['groups'])} groups")
         return
+    with sink.writing():
+        _print_compare(result, rules, statistic)
+
+
+def _print_compare(result: dict, rules, statistic: str) -> None:
     from rich.table import Table
+
+    from gpuparity.evidence.mlperf import USAGE_NOTE
 
     t = Table(title=f"{safe(result['b'])} (B) / {safe(result['a'])} (A), {statistic} submission per side: "
                     "ratio = B / A, above 1 means B is faster (latency, time to train: A / B)",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-import click
 import typer
 
-from gpuparity.cli.common import db_option, guard_output, side_files, write_output
+from gpuparity.cli.common import db_option, side_files
+from gpuparity.cli.output import Output, format_option, output_option
 from gpuparity.errors import UserError
 
 FORMATS = ["html", "markdown"]
@@ -41,8 +41,8 @@ def register(app: typer.Typer) -> None:
     def report(
         a: Optional[str] = typer.Argument(None, help=SIDE_HELP.format(x="A")),
         b: Optional[str] = typer.Argument(None, help=SIDE_HELP.format(x="B") + " Optional: compared against A."),
-        output: Optional[str] = typer.Option(
-            None, "--output", "-o", help="File to write, '-' for stdout (default: report.html; markdown: stdout)."),
+        output: Optional[str] = output_option(
+            "File to write, '-' for stdout (default: report.html; markdown: stdout); never over the store or an input."),
         db: Optional[str] = db_option(),
         gpu_a: Optional[str] = typer.Option(None, "--gpu-a", help="Side A: runs of this GPU (product or spec id)."),
         stack_a: Optional[str] = typer.Option(None, "--stack-a", help="Side A: runs of this stack (rocm, cuda, cpu)."),
@@ -50,8 +50,8 @@ def register(app: typer.Typer) -> None:
         stack_b: Optional[str] = typer.Option(None, "--stack-b", help="Side B: runs of this stack."),
         since: Optional[str] = typer.Option(None, "--since", help="Only runs started at or after (ISO date)."),
         host: Optional[str] = typer.Option(None, "--host", help="Only runs on this host."),
-        output_format: str = typer.Option("html", "--format", "-f", click_type=click.Choice(FORMATS),
-                                          help="html: one offline file with charts; markdown: for issues and chats."),
+        output_format: str = format_option(FORMATS, "html", help="html: one offline file with charts; markdown: "
+                                           "for issues and chats."),
         tolerance: str = typer.Option("5%", "--tolerance", "-t", help="Parity band: 1/(1+t) to 1+t (5% or 0.05)."),
         price_basis: str = typer.Option("neocloud", "--price-basis", help="Price book column for $ per GPU-hour."),
         price: Optional[List[str]] = typer.Option(None, "--price", help="gpu=USD_per_hour (repeatable)."),
@@ -87,7 +87,7 @@ def register(app: typer.Typer) -> None:
         if output is None:
             output = "report.html" if output_format == "html" else "-"
         files, stores = side_files(a, b)
-        guard_output(output, "--output", db, inputs=(*files, claims_file), stores=tuple(stores))
+        sink = Output(output_format, output, db=db, inputs=(*files, claims_file), stores=tuple(stores))
         with StorePool() as stores:         # each store opened once for the sides and the claims
             two = bool(b or gpu_b or stack_b)
             side_a = _side(a, "A", db, stores, not two, gpu=gpu_a, stack=stack_a, since=since, host=host)
@@ -97,4 +97,4 @@ def register(app: typer.Typer) -> None:
                 claims = evaluate_claims(stores.get(db), claims_file)
             ctx = build(side_a, side_b, tol, prices, claims, title, history=history, stores=stores)
         text = render_html(ctx) if output_format == "html" else render_markdown(ctx)
-        write_output(output, text, f"{len(text) // 1024} KiB")
+        sink.text(text, f"{len(text) // 1024} KiB")

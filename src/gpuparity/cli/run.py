@@ -18,6 +18,7 @@ import click
 import typer
 
 from gpuparity.cli.common import console, db_option, escape
+from gpuparity.cli.output import format_option, output_option
 from gpuparity.errors import UserError
 
 DEFAULT_TRIALS = {"quick": 1, "standard": 3, "full": 5, "comm": 1}
@@ -120,7 +121,11 @@ def register(app: typer.Typer) -> None:
         in_order: bool = typer.Option(False, "--in-order", help="Run cases in the order named, not shuffled."),
         label: Optional[str] = typer.Option(None, "--label", help="A label for this run (trend --by label)."),
         db: Optional[str] = db_option(),
-        json_out: Optional[str] = typer.Option(None, "--json", help="Also write the run document here ('-': stdout)."),
+        out_format: str = format_option(("table", "json"), help="json: the run document (the table then goes to "
+                                        "stderr, or stays on stdout with -o).", json_flag=False),
+        output: Optional[str] = output_option(),
+        json_out: Optional[str] = typer.Option(None, "--json", metavar="FILE",
+                                               help="Deprecated: -f json -o FILE (still writes FILE; '-': stdout)."),
         profile: Optional[str] = typer.Option(None, "--profile", help="Write a torch.profiler trace per result into this folder."),
         power_required: bool = typer.Option(False, "--power-required", help="Fail results whose power is missing or invalid."),
         list_only: bool = typer.Option(False, "--list", help="List workloads, their axes and suites, then exit."),
@@ -129,7 +134,7 @@ def register(app: typer.Typer) -> None:
         no_store: bool = typer.Option(False, "--no-store", help="Do not write to the store."),
         wide: bool = typer.Option(False, "--wide", help="Every column and every parameter of the table, however wide."),
         like: Optional[str] = typer.Option(None, "--like", help="Measure exactly the cases of this run document or "
-                                           "plan --json file: its workloads, parameters, suite, trials and seed."),
+                                           "plan -f json file: its workloads, parameters, suite, trials and seed."),
     ) -> None:
         """Run workloads (default: the quick suite), print a table, save the run in the store."""
         from gpuparity.execute.suites import SUITES
@@ -183,9 +188,13 @@ def register(app: typer.Typer) -> None:
                 label = clean_text(label, "--label", 200)
             except ValueError as exc:
                 raise UserError(str(exc)) from None
-        from gpuparity.cli.common import guard_output
+        from gpuparity.cli.output import Output
 
-        guard_output(json_out, "--json", db, inputs=(*files, like))    # never over the store or an input
+        if json_out is not None and output is not None:
+            raise UserError("--json FILE is -f json -o FILE: give one of --json and -o")
+        sink = Output("json" if json_out is not None else out_format, json_out if json_out is not None else output,
+                      db=db, inputs=(*files, like), option="--json" if json_out is not None else "--output",
+                      old=("run --json FILE", "-f json -o FILE ('-': -f json)") if json_out is not None else None)
         check_profile(profile)
         check_values(names, suite, options, like_file)
         from gpuparity.platform import dist
@@ -211,7 +220,7 @@ def register(app: typer.Typer) -> None:
         try:
             dist.init()  # under torchrun: join the job's process group (a no-op for one process)
             with sigterm_stops_the_run():
-                code = _run(names, suite, options, db, json_out, profile, no_store, n_trials, mode, seed, label,
+                code = _run(names, suite, options, db, sink, profile, no_store, n_trials, mode, seed, label,
                             shuffle=not in_order, like=like_file, wide=wide)
         finally:
             dist.destroy()
@@ -254,7 +263,7 @@ def _check_like_sets(options: dict, like) -> None:
         raise UserError(f"--like measures the file's parameters: --set {', '.join(axes)} would change them")
 
 
-def _run(names, suite, options, db, json_out, profile, no_store, trials, mode, seed, label, shuffle=True,
+def _run(names, suite, options, db, sink, profile, no_store, trials, mode, seed, label, shuffle=True,
          like=None, wide=False) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -311,7 +320,7 @@ def _run(names, suite, options, db, json_out, profile, no_store, trials, mode, s
     if journal is not None:
         journal.end(doc["status"], doc.get("interrupted_by"))
     try:
-        code = _finish(doc, db, json_out, no_store, out, wide) if writer else "ok"
+        code = _finish(doc, db, sink, no_store, out, wide) if writer else "ok"
         if journal is not None:
             journal.close(remove=code != "unsaved")
     finally:
@@ -340,32 +349,26 @@ def _warn_like_version(like, out) -> None:
                   f"{BENCHMARK_VERSION}: the same keys may measure changed workloads[/]")
 
 
-def _finish(doc: dict, db, json_out, no_store, out, wide: bool = False) -> str:
-    """Print, write --json, save or spool. Returns 'ok', 'bad json' or 'unsaved' (journal kept)."""
-    import json
+def _finish(doc: dict, db, sink, no_store, out, wide: bool = False) -> str:
+    """Print the table (the output, or beside the JSON: on stderr when the JSON takes stdout), write
+    -f json, save or spool. Returns 'ok', 'bad json' (an output not written) or 'unsaved' (journal kept)."""
+    from contextlib import nullcontext
 
     from gpuparity.cli.show import print_extras
 
-    to_stdout = json_out == "-"
-    print_results(doc, stderr=to_stdout, wide=wide)
-    print_extras(doc, stderr=to_stdout)
-    print_notes(doc, out)
+    on_stderr = sink.json and sink.to_stdout
     status = "ok"
-    if json_out:
-        text = json.dumps(doc, indent=1)
-        if to_stdout:
-            sys.stdout.write(text + "\n")
-            sys.stdout.flush()
-        else:
-            from gpuparity.validate import write_file
-
-            try:
-                write_file(json_out, text)      # whole or not at all
-                out.print(f"wrote {escape(json_out)}")
-            except OSError as exc:
-                out.print(f"[red]error: cannot write {escape(json_out)} ({escape(exc.strerror)}); "
-                          "the run is still saved[/]")
-                status = "bad json"
+    try:
+        with nullcontext() if sink.json else sink.writing(lambda _: f"{len(doc['results'])} results"):
+            print_results(doc, stderr=on_stderr, wide=wide)
+            print_extras(doc, stderr=on_stderr)
+        if sink.json:
+            sink.print_json(doc, f"{len(doc['results'])} results")      # whole or not at all
+    except UserError as exc:
+        out.print(f"[red]error: {escape(exc)}; the run is still saved[/]")
+        status = "bad json"
+    sink.note_old_spelling()
+    print_notes(doc, out)
     if not no_store:
         from gpuparity.results.spool import save_or_spool
 

@@ -7,7 +7,8 @@ from typing import Optional
 import click
 import typer
 
-from gpuparity.cli.common import console, db_option, escape, print_json
+from gpuparity.cli.common import console, db_option, escape
+from gpuparity.cli.output import Output, format_option, json_option, output_option
 
 PEERS = ("vllm", "guidellm", "aiperf")       # results/serving_table.PEERS, without importing it at start-up
 
@@ -17,7 +18,9 @@ def register(app: typer.Typer) -> None:
     def show(
         run: str = typer.Argument("latest", help="Run id, a unique prefix, or 'latest'."),
         db: Optional[str] = db_option(),
-        as_json: bool = typer.Option(False, "--json", help="Print the whole run document."),
+        out_format: str = format_option(("table", "json"), help="json: the whole run document."),
+        output: Optional[str] = output_option(),
+        as_json: bool = json_option(),
         rows: int = typer.Option(200, "--rows", min=0, help="Show at most this many results (0: all)."),
         wide: bool = typer.Option(False, "--wide", help="Every column and every parameter, however wide."),
         names: Optional[str] = typer.Option(None, "--names", click_type=click.Choice(PEERS),
@@ -28,6 +31,7 @@ def register(app: typer.Typer) -> None:
         from gpuparity.execute.journal import recover
         from gpuparity.results.store import Store
 
+        sink = Output(out_format, output, as_json, db=db)      # the guard, before any work
         recover(console(stderr=True), db=db)     # a run whose process died is stored from its journal first
         with Store(db) as store:
             doc = store.get_run(run)
@@ -38,26 +42,31 @@ def register(app: typer.Typer) -> None:
             first = (doc["recomputed"].get("changes") or [""])[0]
             warn.print(f"[yellow]note: {doc['recomputed']['count']} stated figure(s) differed from the samples; "
                        f"shown as the samples give them (first: {escape(first)})[/]")
-        if as_json:
-            print_json(doc)
+        if sink.json:
+            sink.print_json(doc, f"{len(doc['results'])} results")
             return
-        fp = doc["fingerprint"]
-        label = f" label [bold]{escape(doc['label'])}[/]" if doc.get("label") else ""
-        imported = doc.get("imported") if isinstance(doc.get("imported"), dict) else None
-        where = (f"imported from {escape(imported.get('tool'))} {escape(imported.get('version') or '')} "
-                 f"({escape(imported.get('file'))})" if imported else
-                 f"{escape(fp.get('product'))} ({escape(fp.get('backend'))}, torch {escape(fp.get('torch_version'))})")
-        console().print(
-            f"[bold]{escape(doc['run_id'])}[/]{label} {escape(doc['started_at'])} {escape(doc.get('status'))}  "
-            f"{where} on {escape(doc.get('host'))}")
-        from gpuparity.cli.tables import print_run_rows
+        with sink.writing():
+            print_run(doc, rows, wide, names)
 
-        print_run_rows(doc, rows=rows, wide=wide)
-        print_extras(doc, rows, names=names)
-        from gpuparity.platform.machine import contention_lines
 
-        for line in contention_lines(doc):       # the load its results were timed beside, what it means
-            console().print(f"[yellow]note: {escape(line)}[/]")
+def print_run(doc: dict, rows: int, wide: bool, names: str | None) -> None:
+    fp = doc["fingerprint"]
+    label = f" label [bold]{escape(doc['label'])}[/]" if doc.get("label") else ""
+    imported = doc.get("imported") if isinstance(doc.get("imported"), dict) else None
+    where = (f"imported from {escape(imported.get('tool'))} {escape(imported.get('version') or '')} "
+             f"({escape(imported.get('file'))})" if imported else
+             f"{escape(fp.get('product'))} ({escape(fp.get('backend'))}, torch {escape(fp.get('torch_version'))})")
+    console().print(
+        f"[bold]{escape(doc['run_id'])}[/]{label} {escape(doc['started_at'])} {escape(doc.get('status'))}  "
+        f"{where} on {escape(doc.get('host'))}")
+    from gpuparity.cli.tables import print_run_rows
+
+    print_run_rows(doc, rows=rows, wide=wide)
+    print_extras(doc, rows, names=names)
+    from gpuparity.platform.machine import contention_lines
+
+    for line in contention_lines(doc):       # the load its results were timed beside, what it means
+        console().print(f"[yellow]note: {escape(line)}[/]")
 
 
 def print_extras(doc: dict, rows: int = 0, stderr: bool = False, names: str | None = None) -> None:

@@ -6,7 +6,8 @@ from typing import List, Optional
 
 import typer
 
-from gpuparity.cli.common import console, escape, fmt, print_json
+from gpuparity.cli.common import console, escape, fmt
+from gpuparity.cli.output import Output, format_option, json_option, output_option
 from gpuparity.errors import UserError
 
 ROWS = [
@@ -23,12 +24,15 @@ def register(app: typer.Typer) -> None:
     @app.command("specs")
     def specs(
         gpus: Optional[List[str]] = typer.Argument(None, help="GPU ids or names (h100-sxm, MI300X, ...); none: all."),
-        as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+        out_format: str = format_option(("table", "json")),
+        output: Optional[str] = output_option(),
+        as_json: bool = json_option(),
         sources: bool = typer.Option(False, "--sources", help="Also print each row's sources and notes."),
     ) -> None:
         """Dense datasheet peaks (TFLOP/s), memory, bandwidth and power, side by side."""
         from gpuparity.platform.specs import all_specs, lookup
 
+        sink = Output(out_format, output, as_json)      # the guard, before any work
         if gpus:
             chosen = []
             for g in gpus:
@@ -38,18 +42,23 @@ def register(app: typer.Typer) -> None:
                 chosen.append(s)
         else:
             chosen = list(all_specs().values())
-        if as_json:
-            print_json(chosen)
+        if sink.json:
+            sink.print_json(chosen, f"{len(chosen)} GPUs")
             return
-        from rich.table import Table
+        with sink.writing():
+            print_specs(chosen, sources)
 
-        t = Table(title="Datasheet figures (dense peaks, TFLOP/s unless stated)")
-        t.add_column("")
+
+def print_specs(chosen: list[dict], sources: bool) -> None:
+    from rich.table import Table
+
+    t = Table(title="Datasheet figures (dense peaks, TFLOP/s unless stated)")
+    t.add_column("")
+    for s in chosen:
+        t.add_column(s["id"], justify="right")
+    for label, col in ROWS:
+        t.add_row(label, *[escape(fmt(s.get(col))) for s in chosen])
+    console().print(t)
+    if sources:
         for s in chosen:
-            t.add_column(s["id"], justify="right")
-        for label, col in ROWS:
-            t.add_row(label, *[escape(fmt(s.get(col))) for s in chosen])
-        console().print(t)
-        if sources:
-            for s in chosen:
-                console().print(f"[bold]{escape(s['id'])}[/]: {escape(s['source'])}\n  notes: {escape(s['notes'])}")
+            console().print(f"[bold]{escape(s['id'])}[/]: {escape(s['source'])}\n  notes: {escape(s['notes'])}")

@@ -8,6 +8,7 @@ import click
 import typer
 
 from gpuparity.cli.common import console, db_option, escape, print_json
+from gpuparity.cli.output import Output, format_option, json_option, output_option
 from gpuparity.comparison.trend import BY
 from gpuparity.errors import UserError
 
@@ -28,8 +29,9 @@ def register(app: typer.Typer) -> None:
                                     " the day they started (date), their `run --label` (label) or each run on its"
                                     " own (run; also what one group falls back to)."),
         tolerance: str = typer.Option("5%", "--tolerance", "-t", help="Parity band: 1/(1+t) to 1+t; a change point's CI lies outside it."),
-        output_format: str = typer.Option("table", "--format", "-f", click_type=click.Choice(FORMATS),
-                                          help="Output format."),
+        output_format: str = format_option(FORMATS),
+        output: Optional[str] = output_option(),
+        as_json: bool = json_option(),
         wide: bool = typer.Option(False, "--wide", help="Every column of the table, however wide."),
     ) -> None:
         """Track one platform across versions, days or run labels and flag the changes."""
@@ -41,6 +43,10 @@ def register(app: typer.Typer) -> None:
 
         since = iso_date(since)
         tol = parse_fraction(tolerance, "--tolerance")
+        from gpuparity.cli.common import side_files
+
+        files, stores = side_files(side)
+        sink = Output(output_format, output, as_json, db=db, inputs=tuple(files), stores=tuple(stores))  # the guard
         origin, docs, ids = resolve_runs(side, db, gpu=gpu, stack=stack, host=host, since=since)
         if docs is not None:
             raise UserError("trend reads stored runs: import run files first (gpuparity import FILE)")
@@ -49,14 +55,15 @@ def register(app: typer.Typer) -> None:
         if len(result["versions"]) < 2:
             raise UserError(f"only one run matches ({result['versions'][0]['runs'][0]}): a trend needs two; run"
                             " the suite again (after an upgrade, or with run --label) and trend shows the change")
-        if output_format == "json":
-            print_json(result)
-        elif output_format == "markdown":
-            from gpuparity.report.markdown import trend_markdown
+        with sink.writing(lambda _: f"{len(result['steps'])} steps"):
+            if sink.format == "json":
+                print_json(result)
+            elif sink.format == "markdown":
+                from gpuparity.report.markdown import trend_markdown
 
-            print(trend_markdown(result))
-        else:
-            _print(result, wide)
+                print(trend_markdown(result))
+            else:
+                _print(result, wide)
 
 
 def _print(result: dict, wide: bool = False) -> None:
