@@ -223,11 +223,14 @@ def kill_node(slurm: dict, node: str, job_id: str) -> None:
         if not more:
             break
         doomed |= more
-    for pid in doomed:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    # frozen first, then killed: a task killed while its slurmstepd still runs would be reported as
+    # an ordinary exit 137 (FAILED) before the step daemon itself dies, not as a node that stopped
+    for sig in (signal.SIGSTOP, signal.SIGKILL):
+        for pid in doomed:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
 
 
 def test_a_task_whose_node_dies_is_reported_failed(slurm, job_env, pg_db, tmp_path):  # noqa: F811
