@@ -33,7 +33,7 @@ def _guard_destination(src: Path, out: Path) -> None:
 
     from gpuparity.cli.common import guard_output
     from gpuparity.errors import UserError
-    from gpuparity.results.store import store_files
+    from gpuparity.results.store_url import store_files
     from gpuparity.validate import terminal_safe
 
     if not src.is_dir():

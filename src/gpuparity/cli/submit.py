@@ -149,7 +149,7 @@ def _check_word(option: str, value: str | None) -> None:
 
 def _check_log(output: str, db: str | None) -> None:
     """A log file named outright (no %j) is never the store or its -wal/-shm files, by any alias."""
-    from gpuparity.results.store import store_files
+    from gpuparity.results.store_url import store_files
 
     real = os.path.realpath(output)
     for what, path in store_files(None) + (store_files(db) if db else []):

@@ -280,16 +280,24 @@ class StorePool:
 
 
 def check_writable(url: str | None) -> None:
-    """Before work that ends in a save (`run`): the store opens (created if new, in an existing
-    folder) and takes writes, or exit 2 now. A PostgreSQL store is not probed: one that is down
+    """Before work that ends in a save (`run`): the store opens and takes writes (a new one: could
+    be made in its folder), or exit 2 now. A PostgreSQL store is not probed: one that is down
     when the run ends gets the run spooled (results/spool.py)."""
     if url and is_postgres(url):
         return
     path = (url or default_db()).removeprefix("sqlite:///")
     folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.exists(path) and os.path.isdir(folder) and not os.access(folder, os.W_OK):
-        raise UserError(f"{path}: its folder {folder} is read-only: a run could not be saved there; give a "
-                        "writable --db, or --no-store")
+    if not os.path.exists(path):
+        # judged, not made: the save creates it, so a run stopped before then leaves no store behind
+        from gpuparity.results.store_connect import check_target
+
+        check_target(path, may_create_folder=url is None)
+        while not os.path.isdir(folder) and os.path.dirname(folder) != folder:
+            folder = os.path.dirname(folder)              # the default store's folder is made where it is named
+        if not os.access(folder, os.W_OK):
+            raise UserError(f"{path}: its folder {folder} is read-only: a run could not be saved there; give a "
+                            "writable --db, or --no-store")
+        return
     with Store(url) as store:
         if store.read_only:
             raise UserError(f"{store.path}: the store is read-only (or its folder is): a run could not be saved "
