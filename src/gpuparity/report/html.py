@@ -30,6 +30,7 @@ from gpuparity.comparison.headline import (
     spread_text,
 )
 from gpuparity.comparison.serving_compare import throughput_header
+from gpuparity.comparison.side_summary import side_summary
 from gpuparity.comparison.sides import side_from_runs
 from gpuparity.report import fingerprint, onerun, plots, serving
 from gpuparity.results import figure_text
@@ -383,7 +384,7 @@ def build(docs_a, docs_b=None, tolerance: float = 0.05, prices=None,
     if result:
         summaries = [result["sides"]["a"], result["sides"]["b"]]
     else:
-        summaries = [compare_mod.side_summary(side_objs[0], prices)]
+        summaries = [side_summary(side_objs[0], prices)]
     names = {s["label"].lower(): _name(s) for s in summaries}
     plot_sides = []
     for s, (_, results) in zip(summaries, inputs, strict=True):
@@ -393,7 +394,7 @@ def build(docs_a, docs_b=None, tolerance: float = 0.05, prices=None,
     serving_sides = [(s["label"], s["short"], serving.curves(s["results"])) for s in plot_sides]
     charts = []
     if result and any(r.get("ratio") for r in result["rows"]):
-        from gpuparity.comparison.estimate import band_text
+        from gpuparity.comparison.verdict import band_text
 
         fig = plots.forest_chart(result)
         meta = fig.layout.meta
@@ -489,7 +490,7 @@ def render_html(ctx: dict) -> str:
     if one:
         for sec in one["sections"]:
             sec["table"] = section_table(sec)
-    from gpuparity.comparison.estimate import band_range
+    from gpuparity.comparison.verdict import band_range
 
     tol = ctx["tolerance"]
     return template.render(
