@@ -27,7 +27,8 @@ import time
 import numpy as np
 import scipy.special  # noqa: F401 - the statistics' import, once per process: outside the timed part, as numpy's
 
-from gpuparity.comparison.compare import compare_core, compare_sides
+from gpuparity.comparison.compare import compare_sides
+from gpuparity.comparison.ratios import compare_core
 from gpuparity.comparison.sides import side_from_store
 from gpuparity.comparison.verdict import VERDICTS
 from gpuparity.platform.specs import all_specs

@@ -1,5 +1,5 @@
 """Calibration of the comparison statistics on simulated worlds with a known truth, through the
-real estimator (comparison.compare.compare_core on columnar sides, as the CLI's loaders build them;
+real estimator (comparison.ratios.compare_core on columnar sides, as the CLI's loaders build them;
 the gate through compare_sides and regression_gate, as `compare --fail-if-slower` runs them).
 
 A world: K keys measured on two platforms, R runs x T trials a side. The log figure of key k in
@@ -24,9 +24,11 @@ import numpy as np
 import pytest
 from test_compare import make_result, make_run
 
-from gpuparity.comparison.compare import compare_core, compare_runs, compare_sides, regression_gate
+from gpuparity.comparison.compare import compare_runs, compare_sides
+from gpuparity.comparison.gate import regression_gate
 from gpuparity.comparison.history import fit_priors
 from gpuparity.comparison.means import group_means
+from gpuparity.comparison.ratios import compare_core
 from gpuparity.comparison.sides import MAX_TRIALS, Side, run_summary
 from gpuparity.comparison.verdict import VERDICTS
 from gpuparity.platform.prices import PriceBook

@@ -538,7 +538,7 @@ def test_store_history_sets_a_one_run_sides_spread(tmp_path, capsys, monkeypatch
 def test_gate_and_counts_correct_for_many_results():
     """Holm for the gate, Benjamini-Hochberg for the counts: 40 results 4% slower (inside a 5% gate)
     with a noisy per-result interval do not fail the gate, 40 results 30% faster all count."""
-    from gpuparity.comparison.compare import regression_gate
+    from gpuparity.comparison.gate import regression_gate
     from gpuparity.comparison.multiplicity import bh, holm
 
     assert holm(np.array([0.01, 0.04, 0.03])).tolist() == pytest.approx([0.03, 0.06, 0.06])

@@ -468,7 +468,7 @@ def test_serving_summary_reader_never_raises(summary, params):
 def test_soft_breaks_keep_the_text(text):
     import html
 
-    from gpuparity.report.html import soft
+    from gpuparity.report.grid import soft
 
     out = str(soft(text))
     assert "<" not in out.replace("<wbr>", "")
@@ -478,7 +478,8 @@ def test_soft_breaks_keep_the_text(text):
 
 
 def test_tables_drop_empty_columns_and_cost_tables_need_both_sides():
-    from gpuparity.report.html import cost_tables, grid
+    from gpuparity.report.grid import grid
+    from gpuparity.report.tables import cost_tables
 
     t = grid([{"a": 1, "b": None}, {"a": 2.5, "b": ""}], [("A", lambda r: r["a"], "num"), ("B", lambda r: r["b"],
                                                                                           "text")])
@@ -604,9 +605,9 @@ def _md_sections(md: str) -> dict[str, list[str]]:
 def assert_every_ok_result_shown(doc: dict, html_text: str, md: str) -> None:
     """Every ok result of the run is a row of its workload's section (HTML and markdown), with its
     figure and dtype; every skipped or failed one is in the skipped table with its reason."""
-    from gpuparity.report.html import _num
     from gpuparity.report.markdown import cell
     from gpuparity.report.onerun import TITLES
+    from gpuparity.report.tables import _num
 
     ok = [r for r in doc["results"] if r["status"] == "ok"]
     html_secs, md_secs = _html_sections(html_text), _md_sections(md)
@@ -673,9 +674,9 @@ def test_training_chart_labels_each_bar_with_its_mfu():
     """The training chart draws tokens/s; each bar is labelled with its MFU (the share of the
     datasheet FLOP/s it reached; the table and headline say where that peak is an estimate); other
     charts keep % of peak."""
-    from gpuparity.report import html, onerun
+    from gpuparity.report import context, html, onerun
 
-    ctx = html.build([_quick_like_run()])
+    ctx = context.build([_quick_like_run()])
     charts = {c["section"]: c["fig"] for c in ctx["charts"] if c.get("section")}
     assert list(charts["training"].data[1].text) == ["MFU 7.05%"]          # the label trace beside the bars
     assert "MFU 7.05%" in html.render_html(ctx)
@@ -798,7 +799,7 @@ def test_the_report_draws_with_the_smallest_plotly_bundle(run_files):
     import gzip
 
     from gpuparity.report import plotlyjs
-    from gpuparity.report.html import build
+    from gpuparity.report.context import build
 
     assert plotlyjs.bundle_version(basic=True) == plotlyjs.bundle_version(basic=False) != ""
     docs = {side: json.load(open(path)) for side, path in run_files.items()}

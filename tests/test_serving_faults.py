@@ -166,7 +166,8 @@ def test_an_unverified_point_reaches_no_headline(fault_base, capsys, monkeypatch
     from test_report import _html_sections, _md_sections
 
     from gpuparity.cli.tables import print_run_rows
-    from gpuparity.report import html, onerun
+    from gpuparity.report import context, html, onerun
+    from gpuparity.report.markdown import render_markdown
     from gpuparity.results.figure_text import figure
 
     (r,), _ = run_points(url=f"{fault_base}/fault/lie_completion/v1", tokenizer="none", **LIE_POINT)
@@ -174,8 +175,8 @@ def test_an_unverified_point_reaches_no_headline(fault_base, capsys, monkeypatch
     shown = figure(r["metric"]["value"])          # every view's one spelling of it (results/figure_text)
 
     def rendered(result):
-        ctx = html.build([make_run([result], spec_id="cpu", run_id="liar")])
-        page, md = html.render_html(ctx), html.render_markdown(ctx)
+        ctx = context.build([make_run([result], spec_id="cpu", run_id="liar")])
+        page, md = html.render_html(ctx), render_markdown(ctx)
         at = page.index('<ul id="highlights">')
         heads = (onerun.headline_text([result]), page[at:page.index("</ul>", at)],
                  md[md.index("**What this machine reached"):md.index(" results ok")])
@@ -232,7 +233,8 @@ def test_some_invalid_requests_leave_with_their_time_and_every_view_counts_them(
     from test_compare import make_run
 
     from gpuparity.cli.tables import print_run_rows
-    from gpuparity.report import html
+    from gpuparity.report.context import build
+    from gpuparity.report.markdown import render_markdown
 
     (r,), _ = run_points(url=f"{fault_base}/fault/lie_some/v1", tokenizer=tokenizer_dir, model="fault",
                          concurrency=1, num_prompts=4, input_len=8, output_len=8, warmup=0)
@@ -245,7 +247,7 @@ def test_some_invalid_requests_leave_with_their_time_and_every_view_counts_them(
     assert rows["Invalid requests (usage contradicted by the stream)"].startswith("2:")
     print_run_rows(make_run([r], spec_id="cpu", run_id="some"))
     assert "2 request(s) whose usage their stream contradicts" in capsys.readouterr().out
-    md = html.render_markdown(html.build([make_run([r], spec_id="cpu", run_id="some")]))
+    md = render_markdown(build([make_run([r], spec_id="cpu", run_id="some")]))
     head = next(line for line in md[md.index("### Serving:"):].splitlines() if line.startswith("| load"))
     assert "invalid" in head
     # a document from elsewhere is held to the same rules: as measured it passes; the flag dropped, or an

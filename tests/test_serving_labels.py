@@ -137,10 +137,11 @@ def test_compare_of_two_cpu_servers_names_no_gpu(served):
 
 
 def test_the_report_of_a_cpu_server_names_no_gpu_in_serving_and_no_suite(served):
-    from gpuparity.report import html, onerun
+    from gpuparity.report import context, html, onerun
+    from gpuparity.report.markdown import render_markdown
 
-    ctx = html.build([served["cpu_doc"]])
-    md = html.render_markdown(ctx)
+    ctx = context.build([served["cpu_doc"]])
+    md = render_markdown(ctx)
     section = md[md.index("### Serving:"):]
     assert "output tok/s/server" in section and no_gpu(section)
     assert "output tok/s per server" in html.render_html(ctx)

@@ -635,9 +635,9 @@ def test_report_of_stores_reads_the_columns_compare_reads(small_and_big, tmp_db,
     assert code == 0, err
     text = open(out, encoding="utf-8").read()
     assert text.count('class="chart"') >= 2 and "m=5120" in text          # forest and roofline of 20 GEMMs
-    import gpuparity.report.html as html
+    import gpuparity.report.context as context
 
-    monkeypatch.setattr(html, "MAX_TABLE_ROWS", 7)
+    monkeypatch.setattr(context, "MAX_TABLE_ROWS", 7)
     code, md, err = _inprocess(["report", "fill-0001", "fill-0002", "-f", "markdown", "--db", db, "--no-claims"],
                                capsys)
     assert code == 0, err

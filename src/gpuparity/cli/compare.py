@@ -85,7 +85,8 @@ def register(app: typer.Typer) -> None:
         on a side are pooled by result key. Exit status: 0, 1 with --fail-if-slower when slower or
         when the gate cannot judge, 2 on bad input.
         """
-        from gpuparity.comparison.compare import compare_sides, regression_gate
+        from gpuparity.comparison.compare import compare_sides
+        from gpuparity.comparison.gate import regression_gate
         from gpuparity.comparison.sides import load_side
 
         if output_format not in FORMATS:

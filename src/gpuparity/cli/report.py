@@ -70,7 +70,9 @@ def register(app: typer.Typer) -> None:
         (the answer in a sentence, ratio and roofline charts, $ and W, serving); skipped cases,
         machine state and fingerprints. Claims only with --claims."""
         from gpuparity.cli.compare import parse_fraction, price_options
-        from gpuparity.report.html import build, evaluate_claims, render_html, render_markdown
+        from gpuparity.report.context import build, evaluate_claims
+        from gpuparity.report.html import render_html
+        from gpuparity.report.markdown import render_markdown
         from gpuparity.results.store import StorePool
 
         tol = parse_fraction(tolerance, "--tolerance")

@@ -43,7 +43,7 @@ inside one run. Trials of one run all see the same rho(r) + e(k,r), so:
 - Verdict (comparison/verdict.py; symmetric on the log scale, band [1/(1+t), 1+t]): faster when
   the interval lies above 1+t, slower when below 1/(1+t), parity when inside, else inconclusive. A key flagged unstable or
   contended on a side is at most inconclusive; so is a mean whose keys are more than half
-  flagged; a comparison with a contended side has no faster/slower verdict at all (compare.py).
+  flagged; a comparison with a contended side has no faster/slower verdict at all (flags.py, ratios.py).
 - Many keys, many tests (comparison/multiplicity.py): headline counts of faster / slower / parity
   use Benjamini-Hochberg (q = 0.05) over the keys' p-values (two one-sided tests, as the intervals); the regression gate
   (--fail-if-slower X) uses Holm over the keys and category means (one-sided, family-wise 2.5%).
@@ -62,12 +62,6 @@ import numpy as np
 
 from gpuparity.comparison.intervals import satterthwaite
 from gpuparity.comparison.moderate import squeeze
-
-# isort: split
-# Re-exported for comparison/compare.py and report/html.py, which still import them from here.
-from gpuparity.comparison.intervals import LEVEL, log_interval  # noqa: F401
-from gpuparity.comparison.multiplicity import fdr_counts, fdr_verdicts, gate_failures  # noqa: F401
-from gpuparity.comparison.verdict import VERDICTS, band_range, band_text, verdicts  # noqa: F401
 
 MOSTLY = 0.5            # a mean whose keys are more than this share flagged: at most inconclusive
 TINY = 1e-12            # smallest variance taken to the log (identical figures)

@@ -1,5 +1,6 @@
-"""Which results of a side carry a flag, and the throttling rule: a result flagged "throttled" is
-held unless the driver's reasons for it were power (or current) capping alone (comparison/compare.py
+"""Which results of a side carry a flag, which flags hold a verdict at "inconclusive", and why
+each row's verdict is held (its "held"). The throttling rule: a result flagged "throttled" is held
+unless the driver's reasons for it were power (or current) capping alone (comparison/compare.py
 says why)."""
 
 from __future__ import annotations
@@ -7,7 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from gpuparity.comparison.sides import Side
+from gpuparity.results.figure import UNVERIFIED_TOKENS
 
+NO_CLAIM = {"unstable", "host_bound", UNVERIFIED_TOKENS}      # flags that hold a verdict at "inconclusive"
 STEADY_THROTTLE = ("power", "current")      # driver reasons a throttled result may show and keep its verdict
 
 
@@ -72,3 +75,21 @@ def flag_mask(side: Side, flag: str) -> np.ndarray:
 def flagged(a: Side, b: Side, ia: np.ndarray, ib: np.ndarray, flag: str) -> np.ndarray:
     """Per matched key: whether its results carry `flag` on either side."""
     return (flag_mask(a, flag)[ia] | flag_mask(b, flag)[ib]) if len(ia) else np.zeros(0, dtype=bool)
+
+
+def contended_words(core) -> str:
+    """Why every verdict of a comparison with a contended side is held: 'side B contended'."""
+    return "side " + " and ".join(c["side"] for c in core.contended) + " contended"
+
+
+def held(core, order: np.ndarray, flags: list) -> list:
+    """Per row (in `order`) of a comparison's core (comparison/ratios.Core): why its verdict is
+    held at inconclusive, None where it is not."""
+    if core.contended:
+        return [contended_words(core)] * len(order)
+    out = [None] * len(order)
+    throttled = core.throttled[order]
+    for j in np.nonzero(core.flagged[order])[0].tolist():
+        named = [f for f in flags[j] if f == "contended" or f in NO_CLAIM]
+        out[j] = named[0] if named else "throttled (heat, hardware or unknown)" if throttled[j] else "flagged"
+    return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpuparity.comparison.sides import Side
+from gpuparity.comparison.verdict import INCONCLUSIVE, VERDICTS, verdicts
 
 NORMALISED = ("per_peak", "per_dollar", "per_watt")
 
@@ -117,3 +118,26 @@ def dollar_range(a: Side, ia: np.ndarray, b: Side, ib: np.ndarray, prices, point
             lo[j], hi[j] = got
     with np.errstate(invalid="ignore"):
         return np.fmin(lo, point), np.fmax(hi, point)
+
+
+def normalised_ratios(a: Side, ia: np.ndarray, b: Side, ib: np.ndarray, prices, facts_a: tuple, facts_b: tuple,
+                      ratio: np.ndarray, lo: np.ndarray, hi: np.ndarray, flagged: np.ndarray,
+                      tolerance: float) -> tuple[dict, dict, dict, np.ndarray]:
+    """Per matched key (ia, ib; each side's _facts): the ratio, CI and verdict per peak, per $ and
+    per W as columns, with the factors and factor ranges the category means reuse and where both
+    sides measured power: (columns, factors, ranges, measured). A flagged key's verdicts are held
+    at inconclusive; per W has a verdict only on measured power."""
+    measured = np.array([sa == sb == "measured" for sa, sb in zip(facts_a[3], facts_b[3], strict=True)], dtype=bool)
+    cols, factors, ranges = {}, {}, {}
+    for suffix, fa, fb in zip(NORMALISED, facts_a[:3], facts_b[:3], strict=True):
+        # Per peak / per $ / per W ratio = (B/x_B) / (A/x_A) = ratio * x_A / x_B; the CI scales alike,
+        # per $ by the price factor's range over the price book's bases (its uncertainty)
+        f = factors[suffix] = _ratio_or_nan(fa, fb)
+        f_lo, f_hi = ranges[suffix] = dollar_range(a, ia, b, ib, prices, f) if suffix == "per_dollar" else (f, f)
+        cols[f"ratio_{suffix}"], cols[f"ci_low_{suffix}"], cols[f"ci_high_{suffix}"] = (
+            _listed(ratio * f), _listed(lo * f_lo), _listed(hi * f_hi))
+        known = np.isfinite(f) & (measured if suffix == "per_watt" else True)     # per W: measured power only
+        codes = np.where(flagged, INCONCLUSIVE, verdicts(lo * f_lo, hi * f_hi, tolerance))
+        cols[f"verdict_{suffix}"] = [VERDICTS[v] if k else None
+                                     for v, k in zip(codes.tolist(), known.tolist(), strict=True)]
+    return cols, factors, ranges, measured

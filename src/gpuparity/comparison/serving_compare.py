@@ -207,3 +207,16 @@ def serving_curves(side: Side) -> dict[str, dict]:
         xs, ys = pareto(raw)
         out[ckey] = {"points": sorted(raw), "pareto": [[x, y] for x, y in zip(xs.tolist(), ys.tolist(), strict=True)]}
     return out
+
+
+def prior_spread(est) -> float | None:
+    """The run-to-run spread a one-trial serving point adds: the serving category's prior in a
+    side's estimate (comparison/estimate.SideEstimate)."""
+    b = est.basis.get("serving")
+    return b["spread"] if b else None
+
+
+def prior_df(est) -> float:
+    """The degrees of freedom of the serving category's prior (infinite: measured or set)."""
+    b = est.basis.get("serving") or {}
+    return float(b["df"]) if b.get("source") not in (None, "runs", "set") and b.get("df") else math.inf

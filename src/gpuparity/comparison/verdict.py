@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 VERDICTS = ("faster", "parity", "slower", "inconclusive")
+INCONCLUSIVE = VERDICTS.index("inconclusive")      # its code in verdicts()
 
 
 def band(tolerance: float) -> tuple[float, float]:

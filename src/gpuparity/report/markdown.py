@@ -240,3 +240,19 @@ def trend_markdown(result: dict) -> str:
         out += ["### Change points", "", table(["from", "to", "workload", "params", "dtype", "new/old", "verdict"],
                                                changes), ""]
     return "\n".join(out)
+
+
+def render_markdown(ctx: dict) -> str:
+    """The markdown twin of the HTML report of a report context (report/context.build)."""
+    from gpuparity.report.context import MAX_TABLE_ROWS  # read when called (tests lower it)
+
+    out = []
+    if ctx["result"]:
+        out.append(compare_markdown(ctx["result"], ctx["title"], max_rows=MAX_TABLE_ROWS))     # as the HTML
+    else:
+        out.append(one_run_markdown(ctx["one"], ctx["title"], ctx["summaries"][0]))
+    if any(per for _, _, per in ctx["serving_sides"]):
+        out.append(serving_markdown(ctx["serving_sides"]))
+    if ctx["claims"] is not None:
+        out.append(claims_markdown(ctx["claims"]))
+    return "\n".join(out)
