@@ -184,14 +184,16 @@ def test_load_selects_columns_and_filters_in_sql(store, monkeypatch):
 def _traced(monkeypatch) -> list[str]:
     """Every SQL statement the stores opened from here on run (sqlite3's trace callback)."""
     seen: list[str] = []
-    real = Store._connect_sqlite
+    from gpuparity.results import store as store_mod
 
-    def connect(self):
-        conn = real(self)
+    real = store_mod.connect_sqlite
+
+    def connect(store):
+        conn = real(store)
         conn.set_trace_callback(seen.append)
         return conn
 
-    monkeypatch.setattr(Store, "_connect_sqlite", connect)
+    monkeypatch.setattr(store_mod, "connect_sqlite", connect)
     return seen
 
 
