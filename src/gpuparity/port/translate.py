@@ -17,6 +17,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
+from heapq import heappop, heappush
+from itertools import compress, islice
+from operator import itemgetter, or_
 
 from gpuparity.port import blas_v1, conditions, dnn, fp16, half2, includes, mappings, roc_types
 from gpuparity.port.edits import Editor, realign_continuations
@@ -175,25 +179,37 @@ def _warp_sync(ctx: _Ctx, i: int, res: mappings.Resolution) -> bool:
     return False
 
 
-def _user_macros(toks: list[Token]) -> set[str]:
+def _user_macros(toks: list[Token], texts: list[str]) -> set[str]:
     names = set()
-    for i, t in enumerate(toks):
-        if t.kind == "pp" and t.text == "#define" and i + 1 < len(toks) and toks[i + 1].kind == "id":
+    for i in compress(range(len(texts) - 1), map("#define".__eq__, texts)):  # only a directive has that text
+        if toks[i + 1].kind == "id":
             names.add(toks[i + 1].text)
     return names
+
+
+_kind, _text = itemgetter(0), itemgetter(1)
+_VISITED_KINDS = {"header", "str", "pp"}
+
+
+@lru_cache(maxsize=1)
+def _visited_names() -> frozenset[str]:
+    """The texts of the code tokens the loop acts on: table names, namespaces, `<<<`."""
+    return frozenset(mappings.load_table()["apis"]) | set(mappings.NAMESPACES) | set(mappings.THRUST_SYSTEM) \
+        | {"<<<"}
 
 
 def _is_cublas_v1(toks: list[Token]) -> bool:
     """The file includes cuBLAS's legacy header and not the v2 one (or, including neither,
     calls a v1-only function such as cublasInit): its BLAS calls take no handle."""
-    headers = {t.text[1:-1] for t in toks if t.kind == "header"}
+    headers = {t.text[1:-1] for t in compress(toks, map("header".__eq__, map(_kind, toks)))}
     if "cublas_v2.h" in headers:
         return False
-    return "cublas.h" in headers or any(t.kind == "id" and t.text in blas_v1.V1_ONLY for t in toks)
+    return "cublas.h" in headers or not blas_v1.V1_ONLY.isdisjoint(
+        compress(map(_text, toks), map("id".__eq__, map(_kind, toks))))
 
 
 def _uses_only_cusparse(toks: list[Token]) -> bool:
-    ids = {t.text[:8].lower() for t in toks if t.kind == "id"}
+    ids = {x[:8].lower() for x in compress(map(_text, toks), map("id".__eq__, map(_kind, toks)))}
     return "cusparse" in ids and not any(x.startswith("cublas") for x in ids)
 
 
@@ -312,10 +328,10 @@ _DEVICE_WORDS = {"__global__", "__device__", "__shared__", "__constant__", "__ma
                  "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"}
 
 
-def _needs_runtime(toks: list[Token], uses: list[ApiUse]) -> bool:
+def _needs_runtime(ids: set[str], uses: list[ApiUse]) -> bool:
     if any(u.supported and u.family != "header" for u in uses):
         return True
-    return any(t.kind == "id" and t.text in _DEVICE_WORDS for t in toks)
+    return not ids.isdisjoint(_DEVICE_WORDS)
 
 
 def _add_runtime_include(ctx: _Ctx, out: str) -> str:
@@ -346,13 +362,30 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
     if opts.roc:
         ctx.roc_elements = roc_types.element_map(toks, _family)
         site.roc_elements = bool(ctx.roc_elements)
-    own_macros = _user_macros(toks)
+    kinds, texts = list(map(_kind, toks)), list(map(_text, toks))
+    ids = set(compress(texts, map("id".__eq__, kinds)))
+    own_macros = _user_macros(toks, texts)
     handled = site.handled
     uses = result.uses
     n = len(toks)
     left_end = -1  # ctx.left_end: the tokens up to it are inside a call left for a human
     skipped = conditions.excluded(toks, opts.defines) if opts.skip_excluded else []
-    for i in range(n):
+    # Only tokens the loop can act on are visited (the rest would be skipped one by one):
+    # headers, literals, directives, launches, and names the tables know.
+    todo = list(compress(range(n), map(or_, map(_VISITED_KINDS.__contains__, kinds),
+                                       map(_visited_names().__contains__, texts))))
+    visited = set(todo)
+    todo.reverse()  # a stack: the next index last
+    extra: list[int] = []  # a heap: arguments a call rewrite emitted that are not in todo
+    seen_handled, i = 0, -1
+    while todo or extra:
+        if len(handled) != seen_handled:  # visit those arguments too, in order
+            for k in islice(handled, seen_handled, None):
+                if k > i and k not in visited:
+                    visited.add(k)
+                    heappush(extra, k)
+            seen_handled = len(handled)
+        i = heappop(extra) if extra and (not todo or extra[0] < todo[-1]) else todo.pop()
         tok = toks[i]
         kind = tok.kind
         if skipped and kind != "pp" and conditions.in_ranges(skipped, tok.start):
@@ -430,12 +463,12 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
     if ctx.roc_complex and ctx.sparse_include_end >= 0 and roc_types.uses_only_sparse(toks, _family):
         nl = "\r\n" if "\r\n" in text[:4096] else "\n"
         ed.insert(ctx.sparse_include_end, roc_types.sparse_prelude(nl))
-    if not c_only and any(t.kind == "id" and t.text in half2.TYPES for t in toks):
+    if not c_only and not ids.isdisjoint(half2.TYPES):
         result.rewrites.extend(Rewrite(line, what) for line, what in half2.rewrite(text, toks, ed))
     if not c_only and fp16.needs_half_shuffles(toks, opts.hip_version):
         _add_half_shuffles(ctx)
     out = realign_continuations(text, ed.apply()) if ed.edits else text
-    if not c_only and not ctx.runtime_included and (cuda_source or _needs_runtime(toks, uses)):
+    if not c_only and not ctx.runtime_included and (cuda_source or _needs_runtime(ids, uses)):
         out = realign_continuations(text, _add_runtime_include(ctx, out))
     if opts.launch == "ggl" and any(u.family == "launch" for u in uses):
         out, lines = rewrite_launches_ggl(out, opts.engine, opts.defines if opts.skip_excluded else None)
