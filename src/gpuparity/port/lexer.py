@@ -14,9 +14,10 @@ Whitespace is not kept: the text between two tokens is copied through unchanged.
 
 from __future__ import annotations
 
+import gc
 import re
 from itertools import accumulate, compress, repeat
-from operator import attrgetter
+from operator import add, itemgetter
 from typing import NamedTuple
 
 
@@ -137,65 +138,104 @@ def lex(text: str, base: int = 0, line: int = 1, in_directive: bool = False,
 # _LEX's alternatives, in an order that fails fewer branches per token: identifiers
 # first (unless a quote follows: u8"..", L'x', R"(..)" are literals; the lookahead refuses a
 # shorter identifier too), then the common punctuation (none of it can start a comment,
-# literal or number), then the rest in _LEX's order; `id2`/`punct2` take what is left.
-_FAST = re.compile(
+# literal or number), then the rest in _LEX's order. re.split gives (blanks, token, raw
+# string delimiter) per token as one flat list, with no match object per token.
+_SPLIT = re.compile(
     r"""
-    [ \t\r\f\v]*
-    (?:
-    (?P<id>[A-Za-z_$][\w$]*)(?![\w$"'])
-   |(?P<punct><<<|>>>|->\*?|::|\.\.\.|<<=|>>=|<=>|[-+*/%&|^!=<>]=|<<|>>|&&|\|\||\+\+|--|\#\#
-      |[(){}\[\],;=*&<>+\-!~?:|^%]|\.(?!\d))
-   |(?P<nl>\n)
-   |(?P<num>\.?\d(?:[eEpP][+-]|'?[\w.])*)
-   |(?P<comment>//(?:\\\r?\n|[^\n])*|/\*[\s\S]*?(?:\*/|\Z))
-   |(?P<raw>(?:u8|[uUL])?R"(?P<delim>[^()\\\s"]{0,16})\([\s\S]*?\)(?P=delim)")
-   |(?P<str>(?:u8|[uUL])?"(?:\\[\s\S]|[^"\\\n])*"?)
-   |(?P<chr>(?:u8|[uUL])?'(?:\\[\s\S]|[^'\\\n])*'?)
-   |(?P<cont>\\\r?\n)
-   |(?P<id2>[A-Za-z_$][\w$]*)
-   |(?P<punct2>[^\n])
+    ([ \t\r\f\v]*)
+    (
+    [A-Za-z_$][\w$]*(?![\w$"'])
+   |<<<|>>>|->\*?|::|\.\.\.|<<=|>>=|<=>|[-+*/%&|^!=<>]=|<<|>>|&&|\|\||\+\+|--|\#\#
+   |[(){}\[\],;=*&<>+\-!~?:|^%]|\.(?!\d)
+   |\n
+   |\.?\d(?:[eEpP][+-]|'?[\w.])*
+   |//(?:\\\r?\n|[^\n])*|/\*[\s\S]*?(?:\*/|\Z)
+   |(?:u8|[uUL])?R"([^()\\\s"]{0,16})\([\s\S]*?\)\3"
+   |(?:u8|[uUL])?"(?:\\[\s\S]|[^"\\\n])*"?
+   |(?:u8|[uUL])?'(?:\\[\s\S]|[^'\\\n])*'?
+   |\\\r?\n
+   |[A-Za-z_$][\w$]*
+   |[^\n]
    |\Z
     )
     """,
     re.X,
 )
-_KIND = {"id": "id", "id2": "id", "punct": "punct", "punct2": "punct", "num": "num", "comment": "comment",
-         "raw": "str", "str": "str", "chr": "chr", "nl": "", "cont": ""}
+# A token's kind from its first character; '?': the rest of it decides (see _kind_of).
+_FIRST = {**dict.fromkeys("ABCDEFGHIJKMNOPQSTVWXYZabcdefghijklmnopqrstvwxyz_$", "id"),
+          **dict.fromkeys("0123456789", "num"), **dict.fromkeys("uULR./\\", "?"),
+          **dict.fromkeys("(){}[],;=*&<>+-!~?:|^%#@`", "punct"),
+          '"': "str", "'": "chr", "\n": "nl"}
 _STATE = {"#", "<<<", ">>>"}
 _INCLUDES = {"include", "include_next", "import"}
-_lastgroup = attrgetter("lastgroup")
+
+
+def _kind_of(tok: str) -> str:
+    """The kind of a token whose first character leaves it open."""
+    first = tok[0]
+    if first in "uULR":
+        if '"' in tok or "'" in tok:  # an identifier never holds a quote: a literal with a prefix
+            quote = min(i for i in (tok.find('"'), tok.find("'")) if i >= 0)
+            return "str" if tok[quote] == '"' else "chr"
+        return "id"
+    if first == ".":
+        return "punct" if tok in (".", "...") else "num"
+    if first == "/":
+        return "comment" if tok[:2] in ("//", "/*") else "punct"
+    if first == "\\":
+        return "cont" if len(tok) > 1 else "punct"
+    return "num" if first.isdecimal() else "punct"  # `\d` takes any Unicode decimal digit
 
 
 def lex_file(text: str) -> list[Token] | None:
     """lex(text) for a whole file, or None where only lex gets it right."""
-    ms = list(_FAST.finditer(text))
-    while ms and ms[-1].lastgroup is None:
-        ms.pop()  # trailing blanks, or the empty match at the end
-    groups = list(map(_lastgroup, ms))
-    texts = list(map(re.Match.group, ms, groups))
-    ends = list(map(re.Match.end, ms))
+    collecting = gc.isenabled()
+    gc.disable()  # tokens are tuples of strings and ints: no cycles to find while 20,000 are made
+    try:
+        return _lex_file(text)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _lex_file(text: str) -> list[Token] | None:
+    parts = _SPLIT.split(text)
+    blanks, texts = parts[1::4], parts[2::4]
+    while texts and not texts[-1]:
+        texts.pop()  # the empty match at the end
+    n = len(texts)
+    kinds = list(map(_FIRST.get, map(itemgetter(0), texts)))
+    for i in compress(range(n), map(_OPEN.__contains__, kinds)):
+        kinds[i] = _kind_of(texts[i])
+    ends = list(accumulate(map(add, map(len, blanks), map(len, texts))))
     newlines = list(map(str.count, texts, repeat("\n")))
-    if "chr" in groups and any(newlines[i] for i, g in enumerate(groups) if g == "chr"):
+    if "chr" in kinds and any(newlines[i] for i in compress(range(n), map("chr".__eq__, kinds))):
         return None  # lex does not count a character literal's escaped newlines
-    lines = accumulate(newlines, initial=1)  # the line each token starts on
-    kinds = list(map(_KIND.__getitem__, groups))  # '' for newlines and continuations: dropped
-    starts = map(int.__sub__, ends, map(len, texts))
-    tokens = list(map(tuple.__new__, repeat(Token), zip(kinds, texts, starts, ends, lines, repeat(""))))
-    special = [i for i in compress(range(len(texts)), map(_STATE.__contains__, texts)) if groups[i][0] == "p"]
-    replaced = _state(text, tokens, groups, special) if special else {}
+    lines = list(accumulate(newlines, initial=1))  # lines[k]: the line token k starts on
+    starts = list(map(int.__sub__, ends, map(len, texts)))
+    special = [i for i in compress(range(n), map(_STATE.__contains__, texts)) if kinds[i] == "punct"]
+    replaced = _state(text, kinds, texts, starts, ends, lines, special) if special else {}
     if replaced is None:
         return None
+    keep = list(map(_KEPT.__contains__, kinds))  # newlines and continuations go
     out: list[Token] = []
     at = 0
-    for i in sorted(replaced):  # the few tokens a directive or a template closer replaces
-        out.extend(compress(tokens[at:i], kinds[at:i]))
-        out.extend(replaced[i])
+    for i in sorted(replaced) + [n]:  # the few tokens a directive or a template closer replaces
+        sl = slice(at, i)
+        out.extend(map(tuple.__new__, repeat(Token),
+                       zip(*(compress(col[sl], keep[sl]) for col in (kinds, texts, starts, ends, lines)),
+                           repeat(""))))
+        out.extend(replaced.get(i, ()))
         at = i + 1
-    out.extend(compress(tokens[at:], kinds[at:]))
     return out
 
 
-def _state(text: str, tokens: list[Token], groups: list[str], special: list[int]) -> dict[int, list[Token]] | None:
+_OPEN = {"?", None}
+_KEPT = {"id", "punct", "num", "comment", "str", "chr"}
+
+
+def _state(text: str, kinds: list[str], texts: list[str], starts: list[int], ends: list[int], lines: list[int],
+           special: list[int]) -> dict[int, list[Token]] | None:
     """Directives and launches: {token index: what replaces it}, or None where the result
     would differ from lex's."""
     replaced: dict[int, list[Token]] = {}
@@ -204,59 +244,57 @@ def _state(text: str, tokens: list[Token], groups: list[str], special: list[int]
     for i in special:
         if i <= read_to:
             return None  # a `#`, `<<<` or `>>>` inside a header name
-        tok = tokens[i]
-        if tok.text == "<<<":
+        tok = texts[i]
+        if tok == "<<<":
             launches += 1
-        elif tok.text == ">>>":
+        elif tok == ">>>":
             if launches:
                 launches -= 1
             else:  # `a<b<c<int>>>`: template closers, not a launch
-                s, e, line = tok.start, tok.end, tok.line
+                s, e, line = starts[i], ends[i], lines[i]
                 replaced[i] = [Token("punct", ">>", s, s + 2, line), Token("punct", ">", s + 2, e, line)]
-        elif _at_line_start(groups, i):
-            last = _directive(text, tokens, groups, i, replaced)
+        elif _at_line_start(kinds, i):
+            last = _directive(text, kinds, texts, starts, ends, lines, i, replaced)
             if last is None:
                 return None
             read_to = last
     return replaced
 
 
-def _at_line_start(groups: list[str], i: int) -> bool:
+def _at_line_start(kinds: list[str], i: int) -> bool:
     """A `#` begins a directive when only comments and line continuations stand between it
     and the previous newline (or the start of the file)."""
     j = i - 1
-    while j >= 0 and groups[j] in ("comment", "cont"):
+    while j >= 0 and kinds[j] in ("comment", "cont"):
         j -= 1
-    return j < 0 or groups[j] == "nl"
+    return j < 0 or kinds[j] == "nl"
 
 
-def _directive(text: str, tokens: list[Token], groups: list[str], i: int,
-               replaced: dict[int, list[Token]]) -> int | None:
+def _directive(text: str, kinds: list[str], texts: list[str], starts: list[int], ends: list[int],
+               lines: list[int], i: int, replaced: dict[int, list[Token]]) -> int | None:
     """Merge the `#` at i with its name (and an #include's header name, read whole): the
     index of the last token it takes, or None where the tokens do not line up with lex's."""
-    hash_tok = tokens[i]
-    nm = _DIRECTIVE_NAME.match(text, hash_tok.end)
+    nm = _DIRECTIVE_NAME.match(text, ends[i])
     name, end = nm.group(1) or "", nm.end()
-    n = len(tokens)
+    n = len(texts)
     last = i
     if name:
-        if i + 1 >= n or groups[i + 1] not in ("id", "id2") or tokens[i + 1].start != nm.start(1) \
-                or tokens[i + 1].end != end:
+        if i + 1 >= n or kinds[i + 1] != "id" or starts[i + 1] != nm.start(1) or ends[i + 1] != end:
             return None
         last = i + 1
-    elif i + 1 < n and tokens[i + 1].start < end:
+    elif i + 1 < n and starts[i + 1] < end:
         return None
-    new = [Token("pp", "#" + name, hash_tok.start, end, hash_tok.line)]
+    new = [Token("pp", "#" + name, starts[i], end, lines[i])]
     if name in _INCLUDES:
         hm = _HEADER.match(text, end)
         if hm:
             stop = hm.end()
             k = last + 1
-            while k < n and tokens[k].start < stop:
-                if tokens[k].end > stop or "\n" in tokens[k].text or groups[k] == "cont":
+            while k < n and starts[k] < stop:
+                if ends[k] > stop or "\n" in texts[k] or kinds[k] == "cont":
                     return None
                 k += 1
-            new.append(Token("header", hm.group(1), hm.start(1), hm.end(1), hash_tok.line))
+            new.append(Token("header", hm.group(1), hm.start(1), hm.end(1), lines[i]))
             last = k - 1
     replaced[i] = new
     for k in range(i + 1, last + 1):
