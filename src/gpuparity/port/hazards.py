@@ -14,7 +14,7 @@ from bisect import bisect_right
 from functools import lru_cache
 from heapq import heappop, heappush
 from itertools import compress
-from operator import and_, itemgetter, ne, not_
+from operator import itemgetter, ne
 
 from gpuparity.port.const_eval import ConstEval, file_constants
 from gpuparity.port.hazard_kinds import (
@@ -69,13 +69,20 @@ _kind, _text, _directive = itemgetter(0), itemgetter(1), itemgetter(5)
 
 
 class _Scan:
-    def __init__(self, text: str, tokens: list[Token], hip_version: tuple[int, ...]):
+    def __init__(self, text: str, tokens: list[Token], hip_version: tuple[int, ...],
+                 columns: tuple[list[str], list[str]] | None):
         self.lines = text.splitlines()
-        code = map(and_, map("comment".__ne__, map(_kind, tokens)),
-                   map(not_, map(_OPAQUE.__contains__, map(_directive, tokens))))
-        self.t = list(compress(tokens, code))
-        self.texts = list(map(_text, self.t))
-        self.kinds = list(map(_kind, self.t))
+        kinds, texts = columns or (list(map(_kind, tokens)), list(map(_text, tokens)))
+        # the code tokens: no comments, nothing on a #pragma / #error ... line
+        drop = list(compress(range(len(kinds)), map("comment".__eq__, kinds)))
+        for p in compress(range(len(kinds)), map("pp".__eq__, kinds)):
+            name = tokens[p].directive
+            if name in _OPAQUE:
+                k = p
+                while k < len(tokens) and tokens[k].directive == name:
+                    drop.append(k)
+                    k += 1
+        self.t, self.texts, self.kinds = (_without(col, drop) for col in (tokens, texts, kinds))
         self.ids = set(compress(self.texts, map("id".__eq__, self.kinds)))
         self.all_tokens = tokens
         self.target = hip_version
@@ -451,6 +458,17 @@ class _Scan:
                 self.add("ballot_32bit", line, f"{var} holds a 32-bit {t[i].text} result")
 
 
-def find_hazards(text: str, tokens: list[Token], hip_version: tuple[int, ...] = (99, 0, 0)) -> list[Hazard]:
-    """Hazards in one C/C++/CUDA source, sorted by line."""
-    return _Scan(text, tokens, hip_version).run()
+def _without(items: list, drop: list[int]) -> list:
+    """items less the (few) indices in drop."""
+    out, at = [], 0
+    for k in sorted(set(drop)):
+        out += items[at:k]
+        at = k + 1
+    return out + items[at:]
+
+
+def find_hazards(text: str, tokens: list[Token], hip_version: tuple[int, ...] = (99, 0, 0),
+                 columns: tuple[list[str], list[str]] | None = None) -> list[Hazard]:
+    """Hazards in one C/C++/CUDA source, sorted by line (columns: the tokens' kinds and texts,
+    when the caller has them)."""
+    return _Scan(text, tokens, hip_version, columns).run()

@@ -189,16 +189,23 @@ def _kind_of(tok: str) -> str:
 
 def lex_file(text: str) -> list[Token] | None:
     """lex(text) for a whole file, or None where only lex gets it right."""
+    lexed = lex_columns(text)
+    return lexed[0] if lexed else None
+
+
+def lex_columns(text: str) -> tuple[list[Token], list[str], list[str], list[int]] | None:
+    """lex_file's tokens with their kinds and texts as lists, and the indices of the
+    directives (pp tokens): the columns the translation and the hazard scan filter on."""
     collecting = gc.isenabled()
     gc.disable()  # tokens are tuples of strings and ints: no cycles to find while 20,000 are made
     try:
-        return _lex_file(text)
+        return _lex_columns(text)
     finally:
         if collecting:
             gc.enable()
 
 
-def _lex_file(text: str) -> list[Token] | None:
+def _lex_columns(text: str) -> tuple[list[Token], list[str], list[str], list[int]] | None:
     parts = _SPLIT.split(text)
     blanks, texts = parts[1::4], parts[2::4]
     while texts and not texts[-1]:
@@ -219,15 +226,24 @@ def _lex_file(text: str) -> list[Token] | None:
         return None
     keep = list(map(_KEPT.__contains__, kinds))  # newlines and continuations go
     out: list[Token] = []
+    out_kinds: list[str] = []
+    out_texts: list[str] = []
+    directives: list[int] = []
     at = 0
     for i in sorted(replaced) + [n]:  # the few tokens a directive or a template closer replaces
         sl = slice(at, i)
-        out.extend(map(tuple.__new__, repeat(Token),
-                       zip(*(compress(col[sl], keep[sl]) for col in (kinds, texts, starts, ends, lines)),
-                           repeat(""))))
-        out.extend(replaced.get(i, ()))
+        cols = [list(compress(col[sl], keep[sl])) for col in (kinds, texts, starts, ends, lines)]
+        out.extend(map(tuple.__new__, repeat(Token), zip(*cols, repeat(""))))
+        out_kinds += cols[0]
+        out_texts += cols[1]
+        for tok in replaced.get(i, ()):
+            if tok.kind == "pp":
+                directives.append(len(out))
+            out.append(tok)
+            out_kinds.append(tok.kind)
+            out_texts.append(tok.text)
         at = i + 1
-    return out
+    return out, out_kinds, out_texts, directives
 
 
 _OPEN = {"?", None}

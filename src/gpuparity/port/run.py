@@ -192,8 +192,8 @@ def translate_file(sf: SourceFile, opts: Options, want_diff: bool = False) -> tu
     else:
         rel = sf.rel.lower()
         tr = translate_source(sf.text, opts, c_only=rel.endswith(".c"), cuda_source=rel.endswith((".cu", ".cuh")))
-        hazards = find_hazards(sf.text, tr.tokens, opts.hip_version)
-        tr.tokens = []  # free memory: large trees
+        hazards = find_hazards(sf.text, tr.tokens, opts.hip_version, tr.columns)
+        tr.tokens, tr.columns = [], None  # free memory: large trees
     blocking = sum(h.severity == BLOCKS_BUILD for h in hazards)
     return FileReport(
         rel=sf.rel, language=sf.language, engine=tr.engine, lines=len(sf.text.splitlines()),

@@ -14,12 +14,13 @@ from __future__ import annotations
 import re
 from itertools import compress
 from operator import itemgetter
+from typing import NamedTuple
 
-from gpuparity.port.lexer import Token, lex, lex_file
+from gpuparity.port.lexer import Token, lex, lex_columns
 from gpuparity.port.tree_sitter_lex import lex_tree_sitter, tree_sitter_available
 
-__all__ = ["Token", "call_args", "int_value", "launch_config", "lex", "tag_directives", "tokenize",
-           "tree_sitter_available"]
+__all__ = ["Scanned", "Token", "call_args", "int_value", "launch_config", "lex", "scan", "tag_directives",
+           "tokenize", "tree_sitter_available"]
 
 
 # ---------------------------------------------------------------- shared post-pass
@@ -40,11 +41,14 @@ def _logical_line_end(text: str, pos: int) -> int:
         return nl
 
 
-def tag_directives(text: str, tokens: list[Token]) -> list[Token]:
-    """Mark each token that sits on a preprocessor line with that directive's name."""
+def tag_directives(text: str, tokens: list[Token], directives: list[int] | None = None) -> list[Token]:
+    """Mark each token that sits on a preprocessor line with that directive's name
+    (directives: the indices of the pp tokens, when the lexer knows them)."""
     out = tokens
     i, n = 0, len(tokens)
-    for p in compress(range(n), map("pp".__eq__, map(_kind, tokens))):  # only directives' lines are walked
+    if directives is None:
+        directives = list(compress(range(n), map("pp".__eq__, map(_kind, tokens))))
+    for p in directives:  # only directives' lines are walked
         if p < i:
             continue  # inside the previous directive's line
         i = p
@@ -61,39 +65,56 @@ def tag_directives(text: str, tokens: list[Token]) -> list[Token]:
 _kind = itemgetter(0)
 
 
+class Scanned(NamedTuple):
+    """A source's tokens, the engine that made them, and their kinds and texts as lists."""
+    tokens: list[Token]
+    engine: str
+    kinds: list[str]
+    texts: list[str]
+
+
 def tokenize(text: str, engine: str = "auto") -> tuple[list[Token], str]:
-    """Tokens of a C/C++/CUDA source and the engine that produced them ('tree-sitter'|'lexer').
+    """Tokens of a C/C++/CUDA source and the engine that produced them ('tree-sitter'|'lexer')."""
+    scanned = scan(text, engine)
+    return scanned.tokens, scanned.engine
+
+
+def scan(text: str, engine: str = "auto") -> Scanned:
+    """tokenize, with the token columns.
 
     auto: the lexer, unless it met a literal or comment it could not close (the one place it
     guesses); there tree-sitter's parse decides, when it parses. Where tree-sitter parses, the
     two agreed token for token on every file of the test corpora (HIPIFY's tests, the samples),
     and tree-sitter's parse alone costs twice the lexer."""
-    tokens = None
-    used = "lexer"
     if engine == "tree-sitter":
         tokens = lex_tree_sitter(text)
         if tokens is not None:
-            used = "tree-sitter"
-    if tokens is None:
-        tokens = lex_file(text)
-        if tokens is None:
-            tokens = lex(text)
-        if engine == "auto" and _guessed(tokens):
-            tree = lex_tree_sitter(text)
-            if tree is not None:
-                tokens, used = tree, "tree-sitter"
-    return tag_directives(text, tokens), used
+            return _columns(text, tokens, "tree-sitter")
+    lexed = lex_columns(text)
+    if lexed is None:
+        return _columns(text, lex(text), "lexer")
+    tokens, kinds, texts, directives = lexed
+    if engine == "auto" and _guessed(kinds, texts):
+        tree = lex_tree_sitter(text)
+        if tree is not None:
+            return _columns(text, tree, "tree-sitter")
+    return Scanned(tag_directives(text, tokens, directives), "lexer", kinds, texts)
 
 
+def _columns(text: str, tokens: list[Token], engine: str) -> Scanned:
+    return Scanned(tag_directives(text, tokens), engine, list(map(_kind, tokens)), list(map(_text, tokens)))
+
+
+_text = itemgetter(1)
 _CLOSED = {"str": re.compile(r'(?:u8|[uUL])?(?:R".*|"(?:\\[\s\S]|[^"\\\n])*")', re.S),
            "chr": re.compile(r"(?:u8|[uUL])?'(?:\\[\s\S]|[^'\\\n])*'"),
            "comment": re.compile(r"//.*|/\*.*\*/", re.S)}
 
 
-def _guessed(tokens: list[Token]) -> bool:
+def _guessed(kinds: list[str], texts: list[str]) -> bool:
     """A string or character literal cut at its line's end, or a block comment at the file's."""
-    return any(_CLOSED[tok.kind].fullmatch(tok.text) is None
-               for tok in compress(tokens, map(_CLOSED.__contains__, map(_kind, tokens))))
+    return any(_CLOSED[kinds[i]].fullmatch(texts[i]) is None
+               for i in compress(range(len(kinds)), map(_CLOSED.__contains__, kinds)))
 
 
 def launch_config(toks: list[Token], i: int, limit: int | None = None) -> tuple[list[tuple[int, int]], int | None]:

@@ -35,7 +35,7 @@ from gpuparity.port.rewrites import (
     status_string_lambda,
 )
 from gpuparity.port.sparse_roc import SPARSE_ROC_REWRITES
-from gpuparity.port.tokens import Token, call_args, int_value, tokenize
+from gpuparity.port.tokens import Token, call_args, int_value, scan
 
 SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".hxx", ".inl")
 COMPILE_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx")
@@ -352,8 +352,9 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
     or .cuh file, which nvcc gives the CUDA runtime whatever it uses: it gets the HIP runtime
     header (other files only when they use the runtime)."""
     opts = opts or Options()
-    toks, engine = tokenize(text, opts.engine)
-    result = Translation(text=text, engine=engine, tokens=toks)
+    scanned = scan(text, opts.engine)
+    toks, kinds, texts = scanned.tokens, scanned.kinds, scanned.texts
+    result = Translation(text=text, engine=scanned.engine, tokens=toks, columns=(kinds, texts))
     ed = Editor(text)
     apis = mappings.load_table()["apis"]
     site = CallSite(text, toks, ed, opts.hip_version, opts.roc, c_only=c_only, known=apis.__contains__)
@@ -362,7 +363,6 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
     if opts.roc:
         ctx.roc_elements = roc_types.element_map(toks, _family)
         site.roc_elements = bool(ctx.roc_elements)
-    kinds, texts = list(map(_kind, toks)), list(map(_text, toks))
     ids = set(compress(texts, map("id".__eq__, kinds)))
     own_macros = _user_macros(toks, texts)
     handled = site.handled
