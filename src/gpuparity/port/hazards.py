@@ -192,7 +192,8 @@ class _Scan:
         ids = self.ids
         names = {x for x in ids if x in _RULE_NAMES or x.startswith(_RULE_PREFIXES)
                  or _WARP_CONST.search(x) or _MASK_NAME.search(x)}
-        lane_values = {x for x in compress(self.texts, map("num".__eq__, self.kinds)) if int_value(x) in _LANE_VALUES}
+        lane_values = {x for x in set(compress(self.texts, map("num".__eq__, self.kinds)))
+                       if int_value(x) in _LANE_VALUES}
         todo = self.where(names | lane_values | {"#define", "<<<"})
         todo += compress(range(len(t)), map("header".__eq__, self.kinds))
         todo.sort(reverse=True)  # a stack: the next index last
