@@ -474,6 +474,7 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
         out, lines = rewrite_launches_ggl(out, opts.engine, opts.defines if opts.skip_excluded else None)
         result.rewrites.extend(Rewrite(line, "kernel launch <<<...>>> -> hipLaunchKernelGGL") for line in lines)
     result.text = out
+    site.rename = str  # the closure above ties site and ctx in a cycle: untie it, and the tokens go at once
     return result
 
 
