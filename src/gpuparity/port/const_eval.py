@@ -74,12 +74,15 @@ class ConstEval:
         raise ValueError
 
 
-def file_constants(t: list[Token], texts: list[str]) -> dict[str, int]:
+def file_constants(t: list[Token], texts: list[str], starts: list[int] | None = None) -> dict[str, int]:
     """`#define N 1024`, `constexpr int N = 1024;`, `const int N = 4 * 1024;` (t: code tokens,
-    texts: their texts), each evaluated with the constants defined before it."""
+    texts: their texts; starts: the indices of the texts `#define`, `const`, `constexpr`, when
+    known), each evaluated with the constants defined before it."""
     consts: dict[str, int] = {}
     ev = ConstEval(consts)
-    for i in compress(range(len(texts)), map(_CONST_STARTS.__contains__, texts)):
+    if starts is None:
+        starts = list(compress(range(len(texts)), map(_CONST_STARTS.__contains__, texts)))
+    for i in starts:
         tok = t[i]
         if tok.kind == "pp" and tok.text == "#define" and i + 1 < len(t) and t[i + 1].kind == "id":
             body = []

@@ -14,7 +14,7 @@ from bisect import bisect_right
 from functools import lru_cache
 from heapq import heappop, heappush
 from itertools import compress
-from operator import itemgetter, ne
+from operator import itemgetter
 
 from gpuparity.port.const_eval import ConstEval, file_constants
 from gpuparity.port.hazard_kinds import (
@@ -49,6 +49,8 @@ _BIT_OPS_32 = {"__popc", "__ffs", "__clz", "__brev"}
 _OPAQUE = {"pragma", "error", "warning", "line", "ident"}
 _LANE_VALUES = (31, 32, 5)
 _STATEMENT_ENDS = {";", "{", "}"}
+_CONST_STARTS = {"#define", "const", "constexpr"}
+_ID_START = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_$")
 
 
 @lru_cache(maxsize=8192)
@@ -83,11 +85,11 @@ class _Scan:
                     drop.append(k)
                     k += 1
         self.t, self.texts, self.kinds = (_without(col, drop) for col in (tokens, texts, kinds))
-        self.ids = set(compress(self.texts, map("id".__eq__, self.kinds)))
         self.all_tokens = tokens
         self.target = hip_version
         self.found: dict[tuple[str, int], Hazard] = {}
-        self.consts = file_constants(self.t, self.texts)
+        self._index()
+        self.consts = file_constants(self.t, self.texts, self.hits["const"])
         self.ints32 = self._int32_vars()
         self._nvidia_lines: set[int] | None = None
         self._bounds: list[int] | None = None
@@ -106,6 +108,30 @@ class _Scan:
     def where(self, names) -> list[int]:
         """Indices (in self.t) of the tokens whose text is one of names."""
         return list(compress(range(len(self.texts)), map(names.__contains__, self.texts)))
+
+    def _index(self) -> None:
+        """One pass over the texts for every rule's tokens: self.hits[purpose] -> indices."""
+        unique = set(self.texts)
+        # an identifier-shaped text is always an identifier token (a literal with a prefix holds a quote)
+        self.ids = {x for x in unique if x[:1] in _ID_START and '"' not in x and "'" not in x}
+        purposes: dict[str, set[str]] = {
+            "rule": {x for x in self.ids if x in _RULE_NAMES or x.startswith(_RULE_PREFIXES)
+                     or _WARP_CONST.search(x) or _MASK_NAME.search(x)} | {"<<<"},
+            "lane": {x for x in unique if (x[:1].isdecimal() or x[:1] == ".") and int_value(x) in _LANE_VALUES},
+            "hint": {x for x in self.ids if _is_thread_hint(x)},
+            "int32": _TYPES_32 & unique,
+            "const": _CONST_STARTS & unique,
+            "end": _STATEMENT_ENDS & unique,
+            "directive": {x for x in unique if x[:1] in "#<\"\""},  # directives, header names (and more)
+        }
+        owners: dict[str, list[str]] = {}
+        for purpose, names in purposes.items():
+            for name in names:
+                owners.setdefault(name, []).append(purpose)
+        self.hits: dict[str, list[int]] = {purpose: [] for purpose in purposes}
+        for i in self.where(owners):
+            for purpose in owners[self.texts[i]]:
+                self.hits[purpose].append(i)
 
     def nvidia_only_lines(self) -> set[int]:
         """Lines inside #if branches that hipcc never compiles for AMD (__CUDA_ARCH__ ...)."""
@@ -145,15 +171,18 @@ class _Scan:
         starts after `;`, `{` or `}`, at a directive, and where a directive's line ends."""
         if self._bounds is None:
             t, n = self.t, len(self.t)
-            directives = list(map(_directive, t))
-            bounds = [j + 1 for j in self.where(_STATEMENT_ENDS)]  # `{` `;` `}` are punctuation only
-            bounds += compress(range(1, n), map(ne, directives[1:], directives[:-1]))
-            bounds += compress(range(n), map("pp".__eq__, self.kinds))
-            if directives and directives[0]:
+            bounds = [j + 1 for j in self.hits["end"]]  # `{` `;` `}` are punctuation only
+            for p in self.hits["directive"]:
+                if t[p].kind == "pp":  # a directive's line: a statement of its own
+                    bounds.append(p)
+                    k = p + 1
+                    while k < n and t[k].directive == t[p].directive:
+                        k += 1
+                    bounds.append(k)
+            if t and t[0].directive:
                 bounds.append(0)
             self._bounds = sorted(bounds)
-            self._hints = {bisect_right(self._bounds, j)
-                           for j in self.where({x for x in self.ids if _is_thread_hint(x)})}
+            self._hints = {bisect_right(self._bounds, j) for j in self.hits["hint"]}
         return bisect_right(self._bounds, i)
 
     def in_hinted_statement(self, i: int) -> bool:
@@ -176,7 +205,7 @@ class _Scan:
     def _int32_vars(self) -> set[str]:
         names = set()
         t = self.t
-        for j in self.where(_TYPES_32):  # the type of `int x =`, `unsigned m;`
+        for j in self.hits["int32"]:  # the type of `int x =`, `unsigned m;`
             i = j + 1
             if i < len(t) - 1 and t[i].kind == "id" and t[j].kind == "id" and t[i + 1].text in ("=", ";", ","):
                 if i >= 2 and t[i - 2].text == "long":
@@ -189,14 +218,9 @@ class _Scan:
         t = self.t
         lib_first: dict[str, tuple[int, int]] = {}
         grid_vars: set[str] = set()
-        ids = self.ids
-        names = {x for x in ids if x in _RULE_NAMES or x.startswith(_RULE_PREFIXES)
-                 or _WARP_CONST.search(x) or _MASK_NAME.search(x)}
-        lane_values = {x for x in set(compress(self.texts, map("num".__eq__, self.kinds)))
-                       if int_value(x) in _LANE_VALUES}
-        todo = self.where(names | lane_values | {"#define", "<<<"})
-        todo += compress(range(len(t)), map("header".__eq__, self.kinds))
-        todo.sort(reverse=True)  # a stack: the next index last
+        hits = self.hits
+        todo = sorted(set(hits["rule"] + hits["lane"] + [i for i in hits["directive"] if t[i].kind in
+                                                         ("header", "pp")]), reverse=True)  # the next last
         later: list[int] = []  # a heap: uses of a grid variable found on the way
         visited = set(todo)
         while todo or later:
