@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from heapq import heappop, heappush
 from itertools import compress, islice
-from operator import itemgetter, or_
+from operator import itemgetter
 
 from gpuparity.port import blas_v1, conditions, dnn, fp16, half2, includes, mappings, roc_types
 from gpuparity.port.edits import Editor, realign_continuations
@@ -179,16 +179,12 @@ def _warp_sync(ctx: _Ctx, i: int, res: mappings.Resolution) -> bool:
     return False
 
 
-def _user_macros(toks: list[Token], texts: list[str]) -> set[str]:
-    names = set()
-    for i in compress(range(len(texts) - 1), map("#define".__eq__, texts)):  # only a directive has that text
-        if toks[i + 1].kind == "id":
-            names.add(toks[i + 1].text)
-    return names
+def _user_macros(toks: list[Token], defines: list[int]) -> set[str]:
+    """The names the file's own #define lines (at the indices `defines`) define."""
+    return {toks[i + 1].text for i in defines if i + 1 < len(toks) and toks[i + 1].kind == "id"}
 
 
 _kind, _text = itemgetter(0), itemgetter(1)
-_VISITED_KINDS = {"header", "str", "pp"}
 
 
 @lru_cache(maxsize=1)
@@ -363,17 +359,18 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
     if opts.roc:
         ctx.roc_elements = roc_types.element_map(toks, _family)
         site.roc_elements = bool(ctx.roc_elements)
-    ids = set(compress(texts, map("id".__eq__, kinds)))
-    own_macros = _user_macros(toks, texts)
+    # Only tokens the loop can act on are visited (the rest would be skipped one by one):
+    # names the tables know, launches, and the texts of headers, literals and directives.
+    unique = set(texts)  # its identifier-shaped texts are the file's identifiers
+    names = _visited_names()
+    wanted = {x for x in unique if x in names or x[:1] in "#<" or '"' in x}
+    todo = list(compress(range(len(texts)), map(wanted.__contains__, texts)))
+    own_macros = _user_macros(toks, [i for i in todo if texts[i] == "#define"])
     handled = site.handled
     uses = result.uses
     n = len(toks)
     left_end = -1  # ctx.left_end: the tokens up to it are inside a call left for a human
     skipped = conditions.excluded(toks, opts.defines) if opts.skip_excluded else []
-    # Only tokens the loop can act on are visited (the rest would be skipped one by one):
-    # headers, literals, directives, launches, and names the tables know.
-    todo = list(compress(range(n), map(or_, map(_VISITED_KINDS.__contains__, kinds),
-                                       map(_visited_names().__contains__, texts))))
     visited = set(todo)
     todo.reverse()  # a stack: the next index last
     extra: list[int] = []  # a heap: arguments a call rewrite emitted that are not in todo
@@ -463,12 +460,12 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
     if ctx.roc_complex and ctx.sparse_include_end >= 0 and roc_types.uses_only_sparse(toks, _family):
         nl = "\r\n" if "\r\n" in text[:4096] else "\n"
         ed.insert(ctx.sparse_include_end, roc_types.sparse_prelude(nl))
-    if not c_only and not ids.isdisjoint(half2.TYPES):
+    if not c_only and not unique.isdisjoint(half2.TYPES):
         result.rewrites.extend(Rewrite(line, what) for line, what in half2.rewrite(text, toks, ed))
     if not c_only and fp16.needs_half_shuffles(toks, opts.hip_version):
         _add_half_shuffles(ctx)
     out = realign_continuations(text, ed.apply()) if ed.edits else text
-    if not c_only and not ctx.runtime_included and (cuda_source or _needs_runtime(ids, uses)):
+    if not c_only and not ctx.runtime_included and (cuda_source or _needs_runtime(unique, uses)):
         out = realign_continuations(text, _add_runtime_include(ctx, out))
     if opts.launch == "ggl" and any(u.family == "launch" for u in uses):
         out, lines = rewrite_launches_ggl(out, opts.engine, opts.defines if opts.skip_excluded else None)
