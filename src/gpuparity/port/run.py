@@ -229,6 +229,7 @@ def _translate_all(files: list[SourceFile], opts: Options, jobs: int | None, wan
         return
     from concurrent.futures import ProcessPoolExecutor
 
+    mappings.load_table()  # before the workers start: forked ones share it instead of each parsing it
     n = len(files)
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         yield from pool.map(translate_file, files, [opts] * n, [want_diff] * n, chunksize=4)
