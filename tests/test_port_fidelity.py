@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gpuparity.port import mappings
-from gpuparity.port.rewrites import status_string_lambda
+from gpuparity.port.status_strings import status_string_lambda
 from gpuparity.port.tokens import tokenize, tree_sitter_available
 from gpuparity.port.translate import Options, translate_source
 from gpuparity.port.walk import decode_source

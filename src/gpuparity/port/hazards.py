@@ -29,7 +29,7 @@ from gpuparity.port.hazard_kinds import (
     Hazard,
 )
 from gpuparity.port.tokens import Token, call_args, int_value, launch_config
-from gpuparity.port.translate import WARP_SYNC_MASKED, is_full_mask_32
+from gpuparity.port.warp_sync import WARP_SYNC_MASKED, is_full_mask_32
 
 __all__ = ["BLOCKS_BUILD", "KINDS", "PERFORMANCE", "SEVERITIES", "SEVERITY", "WRONG_RESULTS", "Hazard",
            "find_hazards"]
