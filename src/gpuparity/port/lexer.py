@@ -17,7 +17,7 @@ from __future__ import annotations
 import gc
 import re
 from itertools import accumulate, compress, repeat
-from operator import add, itemgetter
+from operator import add, itemgetter, sub
 from typing import NamedTuple
 
 
@@ -214,12 +214,15 @@ def _lex_columns(text: str) -> tuple[list[Token], list[str], list[str], list[int
     kinds = list(map(_FIRST.get, map(itemgetter(0), texts)))
     for i in compress(range(n), map(_OPEN.__contains__, kinds)):
         kinds[i] = _kind_of(texts[i])
-    ends = list(accumulate(map(add, map(len, blanks), map(len, texts))))
-    newlines = list(map(str.count, texts, repeat("\n")))
-    if "chr" in kinds and any(newlines[i] for i in compress(range(n), map("chr".__eq__, kinds))):
-        return None  # lex does not count a character literal's escaped newlines
+    lengths = list(map(len, texts))
+    ends = list(accumulate(map(add, map(len, blanks), lengths)))
+    starts = list(map(sub, ends, lengths))
+    newlines = list(map(_NEWLINE_KINDS.__contains__, kinds))  # True counts 1
+    for i in compress(range(n), map(_MULTILINE_KINDS.__contains__, kinds)):  # the few that can hold several
+        if kinds[i] == "chr" and "\n" in texts[i]:
+            return None  # lex does not count a character literal's escaped newlines
+        newlines[i] = texts[i].count("\n")
     lines = list(accumulate(newlines, initial=1))  # lines[k]: the line token k starts on
-    starts = list(map(int.__sub__, ends, map(len, texts)))
     special = [i for i in compress(range(n), map(_STATE.__contains__, texts)) if kinds[i] == "punct"]
     replaced = _state(text, kinds, texts, starts, ends, lines, special) if special else {}
     if replaced is None:
@@ -247,6 +250,8 @@ def _lex_columns(text: str) -> tuple[list[Token], list[str], list[str], list[int
 
 
 _OPEN = {"?", None}
+_NEWLINE_KINDS = {"nl", "cont"}
+_MULTILINE_KINDS = {"comment", "str", "chr"}
 _KEPT = {"id", "punct", "num", "comment", "str", "chr"}
 
 
