@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gpuparity.port import includes
+from gpuparity.port import includes, mappings
 from gpuparity.port.call_site import CallSite
 from gpuparity.port.edits import Editor
 from gpuparity.port.model import Options, Translation
@@ -37,6 +37,7 @@ class Context:
     uses_dnn: bool = False  # a cuDNN perf-struct type was seen: its members may need renaming
     left_end: int = -1  # last token of the call left as written for a human (its arguments are not ported)
     left_call: str = ""  # that call's name
+    resolved: dict[str, mappings.Resolution] = field(default_factory=dict)  # resolve.py's answer per name
 
 
 def prev_code(toks: list[Token], i: int) -> int:

@@ -32,7 +32,16 @@ def _uses_only_cusparse(toks: list[Token]) -> bool:
 
 
 def resolve(ctx: Context, name: str, entry: dict) -> mappings.Resolution:
-    """The name's resolution, with the per-file rules: legacy cuBLAS v1 calls, --roc data types."""
+    """The name's resolution, with the per-file rules: legacy cuBLAS v1 calls, --roc data types.
+    Within a file it depends on the name alone (the file-wide facts it reads are settled at
+    their first use), so each name is worked out once."""
+    res = ctx.resolved.get(name)
+    if res is None:
+        res = ctx.resolved[name] = _resolve(ctx, name, entry)
+    return res
+
+
+def _resolve(ctx: Context, name: str, entry: dict) -> mappings.Resolution:
     opts = ctx.opts
     family = entry.get("family")
     if family == "cudnn" and opts.dnn == "hipdnn":
