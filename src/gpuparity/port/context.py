@@ -38,6 +38,8 @@ class Context:
     left_end: int = -1  # last token of the call left as written for a human (its arguments are not ported)
     left_call: str = ""  # that call's name
     resolved: dict[str, mappings.Resolution] = field(default_factory=dict)  # resolve.py's answer per name
+    names: set[str] = field(default_factory=set)  # the file's distinct token texts (its identifiers among them)
+    headers: set[str] = field(default_factory=set)  # the header names it includes, without <> or ""
 
 
 def prev_code(toks: list[Token], i: int) -> int:

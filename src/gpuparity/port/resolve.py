@@ -4,31 +4,28 @@
 from __future__ import annotations
 
 import re
-from itertools import compress
 from operator import itemgetter
 
 from gpuparity.port import blas_v1, dnn, mappings, roc_types
 from gpuparity.port.context import Context
-from gpuparity.port.tokens import Token
 
 _kind, _text = itemgetter(0), itemgetter(1)
 
 _DATA_TYPE = re.compile(r"cudaDataType(_t)?$|CUDA_[RC]_\d+[A-Z]*$")
 
 
-def _is_cublas_v1(toks: list[Token]) -> bool:
+def _is_cublas_v1(ctx: Context) -> bool:
     """The file includes cuBLAS's legacy header and not the v2 one (or, including neither,
     calls a v1-only function such as cublasInit): its BLAS calls take no handle."""
-    headers = {t.text[1:-1] for t in compress(toks, map("header".__eq__, map(_kind, toks)))}
-    if "cublas_v2.h" in headers:
+    if "cublas_v2.h" in ctx.headers:
         return False
-    return "cublas.h" in headers or not blas_v1.V1_ONLY.isdisjoint(
-        compress(map(_text, toks), map("id".__eq__, map(_kind, toks))))
+    return "cublas.h" in ctx.headers or not blas_v1.V1_ONLY.isdisjoint(ctx.names)
 
 
-def _uses_only_cusparse(toks: list[Token]) -> bool:
-    ids = {x[:8].lower() for x in compress(map(_text, toks), map("id".__eq__, map(_kind, toks)))}
-    return "cusparse" in ids and not any(x.startswith("cublas") for x in ids)
+def _uses_only_cusparse(ctx: Context) -> bool:
+    # the texts of other tokens start with a quote, `<`, `#`, `/`, a digit or punctuation: no match
+    prefixes = {x[:8].lower() for x in ctx.names}
+    return "cusparse" in prefixes and not any(x.startswith("cublas") for x in prefixes)
 
 
 def resolve(ctx: Context, name: str, entry: dict) -> mappings.Resolution:
@@ -51,7 +48,7 @@ def _resolve(ctx: Context, name: str, entry: dict) -> mappings.Resolution:
                                    "(translated with experimental on)", family or "")
     if family == "cublas" and (name in blas_v1.V1_ONLY or name + "_v2" in mappings.load_table()["apis"]):
         if ctx.cublas_v1 is None:
-            ctx.cublas_v1 = _is_cublas_v1(ctx.toks)
+            ctx.cublas_v1 = _is_cublas_v1(ctx)
         if ctx.cublas_v1 or name in blas_v1.V1_ONLY:  # the call is rewritten (blas_v1.py)
             return mappings.Resolution(name, "", True, "", family)
     elif family == "cudnn" and name in dnn.PERF_TYPES:
@@ -63,7 +60,7 @@ def _resolve(ctx: Context, name: str, entry: dict) -> mappings.Resolution:
         return mappings.Resolution(name, ctx.roc_elements[name], True, "", family)
     if opts.roc and name in mappings.ROCSPARSE_DATATYPES:
         if ctx.sparse_datatypes is None:
-            ctx.sparse_datatypes = _uses_only_cusparse(ctx.toks)
+            ctx.sparse_datatypes = _uses_only_cusparse(ctx)
         if ctx.sparse_datatypes:
             roc = {"family": "cusparse", "hip": mappings.ROCSPARSE_DATATYPES[name],
                    "added": mappings.ROCSPARSE_DATATYPES_ADDED}

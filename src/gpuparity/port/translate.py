@@ -82,6 +82,8 @@ def translate_source(text: str, opts: Options | None = None, c_only: bool = Fals
     wanted = {x for x in unique if x in names or x[:1] in "#<" or '"' in x}
     todo = list(compress(range(len(texts)), map(wanted.__contains__, texts)))
     own_macros = _user_macros(toks, [i for i in todo if texts[i] == "#define"])
+    ctx.names = unique
+    ctx.headers = {texts[i][1:-1] for i in todo if kinds[i] == "header"}
     handled = site.handled
     uses = result.uses
     n = len(toks)
