@@ -67,7 +67,7 @@ _RULE_NAMES = {
     "__syncwarp", "cutlass", "cute",
 } | WARP_SYNC_MASKED | _BALLOT_FNS
 _RULE_PREFIXES = ("__CUDA_ARCH", "cublasLt", "CUBLASLT_")
-_kind, _text, _directive = itemgetter(0), itemgetter(1), itemgetter(5)
+_kind, _text = itemgetter(0), itemgetter(1)
 
 
 class _Scan:

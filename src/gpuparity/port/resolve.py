@@ -4,12 +4,9 @@
 from __future__ import annotations
 
 import re
-from operator import itemgetter
 
 from gpuparity.port import blas_v1, dnn, mappings, roc_types
 from gpuparity.port.context import Context
-
-_kind, _text = itemgetter(0), itemgetter(1)
 
 _DATA_TYPE = re.compile(r"cudaDataType(_t)?$|CUDA_[RC]_\d+[A-Z]*$")
 
