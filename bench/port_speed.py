@@ -1,17 +1,26 @@
 """Translation speed of `gpuparity port` on a generated CUDA tree, beside hipify-perl's.
 
-    python bench/port_speed.py [--files 200] [--lines 2000] [--out] [--roc] [--launch ggl] [--perl FILE]
+    python bench/port_speed.py [--files 200] [--lines 2000] [--jobs N] [--out] [--roc] [--launch ggl] [--perl FILE]
 
-Writes FILES generated .cu files of about LINES lines each into a temporary folder, ports the
-tree (a dry run unless --out), then runs hipify-perl on the same files in its fastest mode (one
-process, -quiet-warnings -inplace, on copies), and prints `port: N lines/s`, hipify-perl's rate
-and the ratio last (target: >= 10x). Without hipify-perl (--perl, default the shared reference
-copy) only gpuparity's rate is printed.
+Writes FILES generated .cu files of about LINES lines each into a temporary folder and ports the
+tree with JOBS worker processes (translation, hazards and a diff per file, as a dry run does; the
+HIP tree written instead with --out). Then hipify-perl translates the same files in its fastest
+mode (-quiet-warnings, the translation printed to a discarded stdout: -inplace also spawns a `cp`
+per file): as it ships, one process over all files, and, when JOBS > 1, also as JOBS processes
+over JOBS slices of the files (`xargs -P JOBS`: the same CPUs gpuparity had).
+
+Prints each side's lines per second of wall-clock time and per CPU-second (user + system time of
+the process and its workers: the translators' own speed, which a busy, shared machine distorts
+least), and the ratios last (target: >= 10x): per CPU-second, and wall-clock against hipify-perl
+as it ships and on the same CPUs. Without hipify-perl (--perl, default the shared reference copy)
+only gpuparity's rates are printed.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -99,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=200)
     parser.add_argument("--lines", type=int, default=2000)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                        help="processes for each side (default: one per CPU)")
     parser.add_argument("--out", action="store_true", help="write the HIP tree instead of a dry run")
     parser.add_argument("--roc", action="store_true", help="translate with --roc")
     parser.add_argument("--launch", default="chevron", choices=["chevron", "ggl"])
@@ -106,42 +117,58 @@ def main(argv: list[str] | None = None) -> int:
                         help="hipify-perl, the peer timed on the same files")
     args = parser.parse_args(argv)
 
+    if args.jobs < 1:
+        parser.error("--jobs must be at least 1")
     from gpuparity.port.run import port
 
     with tempfile.TemporaryDirectory(prefix="gpuparity-port-bench-") as tmp:
         src = Path(tmp) / "src"
         src.mkdir()
         generate(src, args.files, args.lines)
-        started = time.perf_counter()
+        cpu0, started = _cpu(), time.perf_counter()
         report = port(src, Path(tmp) / "hip" if args.out else None, want_diff=not args.out, roc=args.roc,
-                      launch=args.launch)
-        seconds = time.perf_counter() - started
-        perl_seconds = _hipify_perl(args, src, Path(tmp) / "perl")
+                      launch=args.launch, jobs=args.jobs)
+        seconds, cpu = time.perf_counter() - started, _cpu() - cpu0
+        perl = [(jobs, _hipify_perl(args, src, jobs)) for jobs in sorted({1, args.jobs})]
     score = report.score
-    print(f"files: {len(report.files)}, lines: {report.lines}, hazards: {len(report.hazards)}, "
-          f"score: {score.percent()}, seconds: {seconds:.2f}", file=sys.stderr)
-    rate = report.lines / seconds
-    print(f"port: {rate:.0f} lines/s")
-    if perl_seconds is not None:
-        perl_rate = report.lines / perl_seconds
-        print(f"hipify-perl (one process, -quiet-warnings -inplace): {perl_rate:.0f} lines/s, {perl_seconds:.2f} s")
-        print(f"ratio: {rate / perl_rate:.1f}x hipify-perl (target >= 10x)")
+    lines = report.lines
+    print(f"files: {len(report.files)}, lines: {lines}, hazards: {len(report.hazards)}, "
+          f"score: {score.percent()}, jobs: {args.jobs}", file=sys.stderr)
+    print(f"port ({args.jobs} process(es)): {lines / seconds:.0f} lines/s ({seconds:.2f} s), "
+          f"{lines / cpu:.0f} lines per CPU-second ({cpu:.2f} CPU-s)")
+    if perl[0][1] is None:
+        return 0
+    for jobs, (perl_seconds, perl_cpu) in perl:
+        print(f"hipify-perl (-quiet-warnings, {jobs} process(es)): {lines / perl_seconds:.0f} lines/s "
+              f"({perl_seconds:.2f} s), {lines / perl_cpu:.0f} lines per CPU-second ({perl_cpu:.2f} CPU-s)")
+    perl_cpu = sum(run[1] for _, run in perl) / len(perl)
+    print(f"ratio: {perl_cpu / cpu:.1f}x hipify-perl per CPU-second; wall-clock {perl[0][1][0] / seconds:.1f}x "
+          f"hipify-perl as it ships (one process), {perl[-1][1][0] / seconds:.1f}x on the same {args.jobs} CPU(s) "
+          "(target >= 10x)")
     return 0
 
 
-def _hipify_perl(args, src: Path, work: Path) -> float | None:
-    """Seconds hipify-perl takes over copies of the same files in one process, or None."""
+def _cpu() -> float:
+    """User + system seconds of this process and of its children that have ended (pool workers, perl)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _hipify_perl(args, src: Path, jobs: int) -> tuple[float, float] | None:
+    """(wall, CPU) seconds hipify-perl takes over the same files, as `jobs` processes, or None."""
     if not args.perl.is_file() or shutil.which("perl") is None:
         print(f"hipify-perl not found at {args.perl}: no peer timed", file=sys.stderr)
         return None
-    shutil.copytree(src, work)
-    files = sorted(str(p) for p in work.glob("*.cu"))
+    files = sorted(str(p) for p in src.glob("*.cu"))
     flags = ["-roc"] if args.roc else []
     flags += ["-hip-kernel-execution-syntax"] if args.launch == "ggl" else []
-    started = time.perf_counter()
-    subprocess.run(["perl", str(args.perl), "-quiet-warnings", "-inplace", *flags, *files], check=False,
-                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - started
+    cpu0, started = _cpu(), time.perf_counter()
+    procs = [subprocess.Popen(["perl", str(args.perl), "-quiet-warnings", *flags, *files[k::jobs]],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             for k in range(min(jobs, len(files)))]
+    for proc in procs:
+        proc.wait()
+    return time.perf_counter() - started, _cpu() - cpu0
 
 
 if __name__ == "__main__":

@@ -360,13 +360,18 @@ def test_compile_rate_counts_only_files_a_compiler_could_try():
 # ---------------------------------------------------------------- bench
 
 def test_port_speed_bench_prints_rate_and_ratio_last(tmp_path):
-    """The rate, then (with hipify-perl at hand) the peer's rate and the ratio, last."""
-    bench = [sys.executable, str(ROOT / "bench" / "port_speed.py"), "--files", "2", "--lines", "200"]
+    """The rates, then (with hipify-perl at hand) the peer's, as it ships and on the same CPUs,
+    and the ratios, last."""
+    bench = [sys.executable, str(ROOT / "bench" / "port_speed.py"), "--files", "2", "--lines", "200", "--jobs", "2"]
+    rates = r"\d+ lines/s \(\d+\.\d\d s\), \d+ lines per CPU-second \(\d+\.\d\d CPU-s\)"
     alone = subprocess.run([*bench, "--perl", str(tmp_path / "none")], capture_output=True, text=True, timeout=120)
     assert alone.returncode == 0, alone.stderr
-    assert re.fullmatch(r"port: \d+ lines/s", alone.stdout.strip().splitlines()[-1])
+    assert re.fullmatch(r"port \(2 process\(es\)\): " + rates, alone.stdout.strip().splitlines()[-1])
     proc = subprocess.run(bench, capture_output=True, text=True, timeout=300)
     lines = proc.stdout.strip().splitlines()
     if any(line.startswith("hipify-perl") for line in lines):
-        assert re.fullmatch(r"port: \d+ lines/s", lines[-3])
-        assert re.fullmatch(r"ratio: \d+\.\dx hipify-perl \(target >= 10x\)", lines[-1])
+        assert re.fullmatch(r"port \(2 process\(es\)\): " + rates, lines[-4])
+        assert re.fullmatch(r"hipify-perl \(-quiet-warnings, 1 process\(es\)\): " + rates, lines[-3])
+        assert re.fullmatch(r"hipify-perl \(-quiet-warnings, 2 process\(es\)\): " + rates, lines[-2])
+        assert re.fullmatch(r"ratio: \d+\.\dx hipify-perl per CPU-second; wall-clock \d+\.\dx hipify-perl as it "
+                            r"ships \(one process\), \d+\.\dx on the same 2 CPU\(s\) \(target >= 10x\)", lines[-1])

@@ -10,6 +10,7 @@ import pytest
 from gpuparity.port import mappings
 from gpuparity.port.build_tables import parse_table
 from gpuparity.port.cmake import translate_cmake
+from gpuparity.port.lexer import lex, lex_file
 from gpuparity.port.score import score_uses
 from gpuparity.port.tokens import tokenize, tree_sitter_available
 from gpuparity.port.translate import Options, translate_source
@@ -84,6 +85,47 @@ def test_tree_sitter_and_lexer_agree(name):
     lx, _ = tokenize(text, "lexer")
     assert engine == "tree-sitter"
     assert ts == lx
+
+
+# Pieces where lexing is easy to get wrong: directives (with blanks, comments, continuations,
+# a header name the code lexer would split), literals with prefixes, raw strings, digit
+# separators, launches and template closers, unterminated literals.
+_TRICKY = ['#include <cuda.h>', '#include "a.h"', '# define X 1', '#', '##', '<<<', '>>>', '>>', "'", '"', 'u8"x"',
+           "L'a'", 'R"(a)"', 'R"x(y)x"', 'uR"(z)"', '/*', '*/', '//', '\\\n', '\n', ' ', '\t', '\f', 'a', 'cudaMalloc',
+           "1'000", '.5', '...', '..', '0x1fu', '$x', 'x$', '->*', '::', '<=>', '/=', '#if', '#  include<x.h>',
+           '#include<<<a>', '\r\n', 'x"y"', "'\\\n'", '#define$', '#\fdefine', '\u00e9', '(', ')', ',', ';', '{', '}',
+           '#import "q"', '#include /*c*/ <a>', '#include <a/*b>', '/*\n#x\n*/', 'a<b<c<int>>> x;', 'k<<<1, 2>>>(p);']
+
+
+def test_the_whole_file_lexer_gives_the_per_token_lexers_tokens():
+    import random
+
+    rng = random.Random(7)
+    decided = 0
+    for _ in range(3000):
+        text = "".join(rng.choice(_TRICKY) for _ in range(rng.randint(1, 30)))
+        fast = lex_file(text)
+        if fast is not None:  # None: it defers to lex
+            decided += 1
+            assert fast == lex(text), repr(text)
+    assert decided > 2000
+    for name in COMPILED_SAMPLES + ["common/cuda_check.cuh", "hazards/clean.cu"]:
+        text = (SAMPLES / name).read_text()
+        assert lex_file(text) == lex(text)
+
+
+def test_auto_asks_tree_sitter_only_where_the_lexer_guessed():
+    from gpuparity.port.tokens import _guessed
+
+    def guessed(text: str) -> bool:
+        toks = lex(text)
+        return _guessed([t.kind for t in toks], [t.text for t in toks])
+
+    closed = 'const char* s = "a\\"b"; char c = \'\\\'\'; /* c */ auto r = R"(x")"; // end\n'
+    assert not guessed(closed)
+    for cut in ('const char* s = "a\\";\n', "char c = 'x;\n", "int x; /* never closed\n"):
+        assert guessed(cut), cut
+    assert tokenize(closed)[1] == "lexer"
 
 
 def test_broken_code_falls_back_to_lexer():

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from gpuparity.port import mappings
-from gpuparity.port.rewrites import Args, CallSite, Refused, Rewrite, arg_texts
+from gpuparity.port.call_site import Args, CallSite, Refused, Rewrite, arg_texts
 
 # Argument codes: n plain value, p pointer, s scalar by value, T operation, U fill, D diagonal,
 # S side. Result: the v1 call returns a real (float/double) or an index.

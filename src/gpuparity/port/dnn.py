@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from gpuparity.port.rewrites import Args, CallSite, Refused, Rewrite, arg_texts, token_of
+from gpuparity.port.call_site import Args, CallSite, Refused, Rewrite, arg_texts, token_of
 from gpuparity.port.tokens import Token
 
 Build = Callable[[CallSite, Args, list[str]], "tuple[list[str], str] | Refused | None"]

@@ -10,27 +10,27 @@ class Editor:
 
     def __init__(self, text: str):
         self.text = text
-        self.edits: list[tuple[int, int, str]] = []
+        # each edit as its sort key: at one offset insertions first, then the widest
+        # replacement (it swallows the rest); among equal edits the first one made wins
+        self.edits: list[tuple[int, bool, int, int, str]] = []
 
     def replace(self, start: int, end: int, new: str) -> None:
-        self.edits.append((start, end, new))
+        self.edits.append((start, start != end, -end, len(self.edits), new))
 
     def insert(self, at: int, new: str) -> None:
-        self.edits.append((at, at, new))
+        self.edits.append((at, False, -at, len(self.edits), new))
 
     def apply(self) -> str:
         if not self.edits:
             return self.text
         out: list[str] = []
         pos = 0
-        # At one offset: insertions first, then the widest replacement (it swallows the rest);
-        # among equal edits the first one made wins (a call rewrite before a plain rename).
-        for start, end, new in sorted(self.edits, key=lambda e: (e[0], e[0] != e[1], -e[1])):
+        for start, _, neg_end, _, new in sorted(self.edits):
             if start < pos:  # inside an earlier, wider (or equal, earlier made) edit: that one wins
                 continue
             out.append(self.text[pos:start])
             out.append(new)
-            pos = end
+            pos = -neg_end
         out.append(self.text[pos:])
         return "".join(out)
 
@@ -40,6 +40,8 @@ _CONTINUATION = re.compile(r"^(.*?\S)?([ \t]+)\\(\r?)$")
 
 def realign_continuations(before: str, after: str) -> str:
     """Keep the column of a macro's trailing backslashes after names changed length."""
+    if "\\\n" not in after and "\\\r\n" not in after and not after.endswith(("\\", "\\\r")):
+        return after  # no line continues
     old_lines = before.split("\n")
     new_lines = after.split("\n")
     if len(old_lines) != len(new_lines):

@@ -3,113 +3,41 @@
 Every rule works on tokens, never on raw text: `& 31` in a comment or string is not code.
 Rules aim for no false alarms on clean code, so lane-math rules also require a thread/lane
 /warp identifier in the same statement, and loop rules a warp intrinsic or lane index nearby.
+The scan visits only the tokens some rule looks at (found with C-level passes over the token
+texts); statements and brace depth are worked out where a rule asks for them.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from bisect import bisect_right
 from functools import lru_cache
+from heapq import heappop, heappush
+from itertools import compress
+from operator import itemgetter
 
+from gpuparity.port.const_eval import ConstEval, file_constants
+from gpuparity.port.hazard_kinds import (
+    BLOCKS_BUILD,
+    KINDS,
+    LDS_BYTES,
+    PERFORMANCE,
+    SEVERITIES,
+    SEVERITY,
+    WARP_SYNC_BUILTINS,
+    WRONG_RESULTS,
+    Hazard,
+)
 from gpuparity.port.tokens import Token, call_args, int_value, launch_config
-from gpuparity.port.translate import WARP_SYNC_MASKED, is_full_mask_32
+from gpuparity.port.warp_sync import WARP_SYNC_MASKED, is_full_mask_32
 
-LDS_BYTES = 65536  # LDS per workgroup on CDNA2/CDNA3 (MI200/MI300); gfx950 has 160 KB
+__all__ = ["BLOCKS_BUILD", "KINDS", "PERFORMANCE", "SEVERITIES", "SEVERITY", "WRONG_RESULTS", "Hazard",
+           "find_hazards"]
 
-# kind -> (why it breaks on AMD, suggested fix)
-KINDS: dict[str, tuple[str, str]] = {
-    "warp_size_32": (
-        "hard-codes a warp of 32 lanes; AMD CDNA GPUs run 64-lane wavefronts, so lane/warp "
-        "indices, per-warp arrays and shuffle loops cover only half the wavefront",
-        "derive lane and warp indices from warpSize (threadIdx.x % warpSize, / warpSize) and size "
-        "per-warp arrays by blockDim.x / warpSize or a 64-lane upper bound"),
-    "lane_mask_32": (
-        "32-bit lane mask: on a 64-lane wavefront it names only lanes 0-31, and HIP's *_sync "
-        "intrinsics (HIP 6.2+) require a 64-bit mask",
-        "use a 64-bit mask (0xffffffffffffffffull or __activemask()); HIP 6.2-6.x need "
-        "-DHIP_ENABLE_WARP_SYNC_BUILTINS for the *_sync intrinsics"),
-    "sync_mask_dropped": (
-        "the target HIP has no *_sync warp intrinsics, so the mask was dropped and the "
-        "unsynchronised form acts on every active lane",
-        "check that the code relied only on a full mask, or target HIP 6.2+ (--hip-version)"),
-    "ballot_32bit": (
-        "ballot/activemask results are 64-bit on AMD (one bit per lane); storing or counting "
-        "them as 32-bit drops lanes 32-63",
-        "store in uint64_t / unsigned long long (or auto) and use __popcll / __ffsll"),
-    "inline_asm": (
-        "inline PTX assembly does not assemble for AMD GPUs",
-        "replace with a HIP/C++ intrinsic or builtin (e.g. __lane_id(), __builtin_amdgcn_*), "
-        "or guard it with #ifdef __HIP_PLATFORM_NVIDIA__"),
-    "launch_bounds": (
-        "the second __launch_bounds__ argument means min blocks per SM on CUDA but min "
-        "warps per execution unit on HIP, so occupancy hints change meaning",
-        "keep only the first argument, or recompute the second as HIP's min waves per EU"),
-    "texture_reference": (
-        "texture references (texture<...>) were removed in CUDA 12 and HIP dropped them too",
-        "use texture objects (hipTextureObject_t with hipCreateTextureObject)"),
-    "cuda_arch_macro": (
-        "__CUDA_ARCH__ is not defined by hipcc for AMD targets, so device-only branches "
-        "silently compile as host code or vanish",
-        "test __HIP_DEVICE_COMPILE__ for device code, or arch macros such as __gfx942__ / "
-        "__HIP_ARCH_HAS_* feature macros"),
-    "grid_sync": (
-        "cooperative-groups grid sync needs a cooperative launch and a grid that fits on the "
-        "device at once; occupancy differs on AMD, so a working CUDA grid size can deadlock or fail",
-        "launch with hipLaunchCooperativeKernel and size the grid from "
-        "hipOccupancyMaxActiveBlocksPerMultiprocessor; check hipDeviceAttributeCooperativeLaunch"),
-    "thread_block_cluster": (
-        "thread-block clusters (sm_90) have no AMD equivalent",
-        "restructure to single-block cooperation or global-memory exchange"),
-    "launch_kernel_ex": (
-        "cudaLaunchKernelEx with launch attributes has no HIP equivalent",
-        "launch with <<<...>>> or hipLaunchKernel and drop CUDA-only attributes"),
-    "warp_matrix": (
-        "warp matrix ops (nvcuda::wmma, PTX mma.sync) are NVIDIA tensor-core APIs",
-        "port to rocWMMA (rocwmma::fragment, rocwmma::mma_sync) or MFMA builtins; tile shapes differ"),
-    "no_dropin_library": (
-        "this library has no drop-in AMD replacement; the renamed calls will not match",
-        "port by hand: CUTLASS -> composable_kernel, cuBLASLt -> hipBLASLt"),
-    "shared_memory_64k": (
-        f"asks for more than {LDS_BYTES // 1024} KB of shared memory per block; AMD LDS is "
-        f"{LDS_BYTES // 1024} KB per workgroup on MI200/MI300",
-        "shrink the tile, split it across blocks, or stage through registers/global memory"),
-    "independent_thread_scheduling": (
-        "__syncwarp after lane-divergent code relies on Volta independent thread scheduling; "
-        "AMD wavefronts reconverge differently",
-        "restructure so all lanes reach the sync together, or use __syncthreads()"),
-}
-
-
-# What a hazard does to the port, worst first: the build fails; it builds but can fail or give
-# wrong results at run time; it works but runs slower than it could.
-BLOCKS_BUILD, WRONG_RESULTS, PERFORMANCE = "blocks build", "wrong results", "performance"
-SEVERITIES = (BLOCKS_BUILD, WRONG_RESULTS, PERFORMANCE)
-SEVERITY = {
-    "warp_size_32": WRONG_RESULTS, "lane_mask_32": WRONG_RESULTS, "sync_mask_dropped": WRONG_RESULTS,
-    "ballot_32bit": WRONG_RESULTS, "inline_asm": BLOCKS_BUILD, "launch_bounds": PERFORMANCE,
-    "texture_reference": BLOCKS_BUILD, "cuda_arch_macro": WRONG_RESULTS, "grid_sync": WRONG_RESULTS,
-    "thread_block_cluster": BLOCKS_BUILD, "launch_kernel_ex": BLOCKS_BUILD, "warp_matrix": BLOCKS_BUILD,
-    "no_dropin_library": BLOCKS_BUILD, "shared_memory_64k": WRONG_RESULTS,
-    "independent_thread_scheduling": WRONG_RESULTS,
-}
 # hipcc defines none of these for AMD: code under them is NVIDIA-only and AMD builds the rest.
 _NVIDIA_MACROS = {"__CUDA_ARCH__", "__NVCC__", "__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__",
                   "__NVCOMPILER"}
 _AMD_MACROS = {"__HIP_PLATFORM_AMD__", "__HIP_PLATFORM_HCC__", "__HIP__", "__HIPCC__", "__HIP_DEVICE_COMPILE__"}
-WARP_SYNC_BUILTINS = (6, 2, 0)  # HIP's *_sync intrinsics static_assert a 64-bit mask
-
-
-@dataclass
-class Hazard:
-    kind: str
-    line: int
-    why: str
-    fix: str
-    code: str = ""
-    detail: str = ""
-    severity: str = WRONG_RESULTS
-
-
 _LANE_HINT = re.compile(r"lane|warp", re.I)
 _THREAD_IDS = {"threadIdx", "tid", "ltid", "tidx", "thread_id", "threadId", "thread_idx", "local_tid"}
 _WARP_CONST = re.compile(r"warp_?size|warp_?threads|threads_?per_?warp|^k?warp$|^WARP$|^WARP_SZ$", re.I)
@@ -119,9 +47,10 @@ _TYPES_32 = {"int", "unsigned", "uint32_t", "int32_t", "uint", "u32", "unsigned 
 _BALLOT_FNS = {"__ballot_sync", "__ballot", "__activemask", "__match_any_sync", "__match_all_sync"}
 _BIT_OPS_32 = {"__popc", "__ffs", "__clz", "__brev"}
 _OPAQUE = {"pragma", "error", "warning", "line", "ident"}
-_SIZEOF = {"char": 1, "bool": 1, "short": 2, "half": 2, "__half": 2, "__nv_bfloat16": 2, "int": 4,
-           "unsigned": 4, "float": 4, "uint32_t": 4, "int32_t": 4, "double": 8, "long": 8,
-           "int64_t": 8, "uint64_t": 8, "float2": 8, "float4": 16, "double2": 16, "int4": 16}
+_LANE_VALUES = (31, 32, 5)
+_STATEMENT_ENDS = {";", "{", "}"}
+_CONST_STARTS = {"#define", "const", "constexpr"}
+_ID_START = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_$")
 
 
 @lru_cache(maxsize=8192)
@@ -136,82 +65,36 @@ _RULE_NAMES = {
     "cudaFuncAttributeRequiredClusterWidth", "cluster_shape", "cudaLaunchKernelEx", "cudaLaunchKernelExC",
     "cuLaunchKernelEx", "wmma", "nvcuda", "cudaFuncSetAttribute", "cuFuncSetAttribute", "for", "__shared__",
     "__syncwarp", "cutlass", "cute",
-}
+} | WARP_SYNC_MASKED | _BALLOT_FNS
 _RULE_PREFIXES = ("__CUDA_ARCH", "cublasLt", "CUBLASLT_")
-
-
-class _ConstEval:
-    """Integer constant expressions over literals, sizeof(T) and the file's own constants.
-    A tiny recursive-descent parser: input code is never executed or eval()'d."""
-
-    def __init__(self, consts: dict[str, int]):
-        self.consts = consts
-
-    def value(self, toks: list[Token]) -> int | None:
-        self.toks, self.i = [t for t in toks if t.kind != "comment"], 0
-        try:
-            v = self._sum()
-        except (IndexError, ValueError, ZeroDivisionError):
-            return None
-        return v if self.i == len(self.toks) else None
-
-    def _peek(self) -> str:
-        return self.toks[self.i].text if self.i < len(self.toks) else ""
-
-    def _sum(self) -> int:
-        v = self._product()
-        while self._peek() in ("+", "-", "<<"):
-            op = self.toks[self.i].text
-            self.i += 1
-            r = self._product()
-            v = v + r if op == "+" else v - r if op == "-" else v << min(r, 64)
-        return v
-
-    def _product(self) -> int:
-        v = self._atom()
-        while self._peek() in ("*", "/"):
-            op = self.toks[self.i].text
-            self.i += 1
-            r = self._atom()
-            v = v * r if op == "*" else v // r
-        return v
-
-    def _atom(self) -> int:
-        t = self.toks[self.i]
-        self.i += 1
-        if t.text == "(":
-            v = self._sum()
-            if self._peek() != ")":
-                raise ValueError
-            self.i += 1
-            return v
-        if t.kind == "num":
-            v = int_value(t.text)
-            if v is None:
-                raise ValueError
-            return v
-        if t.text == "sizeof" and self._peek() == "(":
-            name = self.toks[self.i + 1].text
-            if name not in _SIZEOF or self.toks[self.i + 2].text != ")":
-                raise ValueError
-            self.i += 3
-            return _SIZEOF[name]
-        if t.kind == "id" and t.text in self.consts:
-            return self.consts[t.text]
-        raise ValueError
+_kind, _text = itemgetter(0), itemgetter(1)
 
 
 class _Scan:
-    def __init__(self, text: str, tokens: list[Token], hip_version: tuple[int, ...]):
+    def __init__(self, text: str, tokens: list[Token], hip_version: tuple[int, ...],
+                 columns: tuple[list[str], list[str]] | None):
         self.lines = text.splitlines()
-        self.t = [t for t in tokens if t.kind != "comment" and t.directive not in _OPAQUE]
+        kinds, texts = columns or (list(map(_kind, tokens)), list(map(_text, tokens)))
+        # the code tokens: no comments, nothing on a #pragma / #error ... line
+        drop = list(compress(range(len(kinds)), map("comment".__eq__, kinds)))
+        for p in compress(range(len(kinds)), map("pp".__eq__, kinds)):
+            name = tokens[p].directive
+            if name in _OPAQUE:
+                k = p
+                while k < len(tokens) and tokens[k].directive == name:
+                    drop.append(k)
+                    k += 1
+        self.t, self.texts, self.kinds = (_without(col, drop) for col in (tokens, texts, kinds))
         self.all_tokens = tokens
         self.target = hip_version
         self.found: dict[tuple[str, int], Hazard] = {}
-        self._statements()
-        self.consts = self._constants()
+        self._index()
+        self.consts = file_constants(self.t, self.texts, self.hits["const"])
         self.ints32 = self._int32_vars()
         self._nvidia_lines: set[int] | None = None
+        self._bounds: list[int] | None = None
+        self._hints: set[int] | None = None
+        self._depth: list[int] | None = None
 
     # -- helpers
     def add(self, kind: str, line: int, detail: str = "", severity: str | None = None) -> None:
@@ -222,6 +105,34 @@ class _Scan:
         code = self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
         self.found[key] = Hazard(kind, line, why, fix, code[:200], detail, severity or SEVERITY[kind])
 
+    def where(self, names) -> list[int]:
+        """Indices (in self.t) of the tokens whose text is one of names."""
+        return list(compress(range(len(self.texts)), map(names.__contains__, self.texts)))
+
+    def _index(self) -> None:
+        """One pass over the texts for every rule's tokens: self.hits[purpose] -> indices."""
+        unique = set(self.texts)
+        # an identifier-shaped text is always an identifier token (a literal with a prefix holds a quote)
+        self.ids = {x for x in unique if x[:1] in _ID_START and '"' not in x and "'" not in x}
+        purposes: dict[str, set[str]] = {
+            "rule": {x for x in self.ids if x in _RULE_NAMES or x.startswith(_RULE_PREFIXES)
+                     or _WARP_CONST.search(x) or _MASK_NAME.search(x)} | {"<<<"},
+            "lane": {x for x in unique if (x[:1].isdecimal() or x[:1] == ".") and int_value(x) in _LANE_VALUES},
+            "hint": {x for x in self.ids if _is_thread_hint(x)},
+            "int32": _TYPES_32 & unique,
+            "const": _CONST_STARTS & unique,
+            "end": _STATEMENT_ENDS & unique,
+            "directive": {x for x in unique if x[:1] in "#<\"\""},  # directives, header names (and more)
+        }
+        owners: dict[str, list[str]] = {}
+        for purpose, names in purposes.items():
+            for name in names:
+                owners.setdefault(name, []).append(purpose)
+        self.hits: dict[str, list[int]] = {purpose: [] for purpose in purposes}
+        for i in self.where(owners):
+            for purpose in owners[self.texts[i]]:
+                self.hits[purpose].append(i)
+
     def nvidia_only_lines(self) -> set[int]:
         """Lines inside #if branches that hipcc never compiles for AMD (__CUDA_ARCH__ ...)."""
         if self._nvidia_lines is not None:
@@ -230,9 +141,8 @@ class _Scan:
         stack: list[tuple[str | None, bool]] = []  # (condition's platform, in its else branch)
         start = 0
         toks = self.all_tokens
-        for i, tok in enumerate(toks):
-            if tok.kind != "pp":
-                continue
+        for i in compress(range(len(toks)), map("pp".__eq__, map(_kind, toks))):
+            tok = toks[i]
             guarded = any(p == "nv" and not e or p == "amd" and e for p, e in stack)
             if guarded:
                 lines.update(range(start, tok.line))
@@ -256,81 +166,66 @@ class _Scan:
         self._nvidia_lines = lines
         return lines
 
-    def _statements(self) -> None:
-        """stmt[i]: statement number of token i; hints: statements with a thread/lane name."""
-        self.stmt: list[int] = []
-        self.hint_stmts: set[int] = set()
-        self.depth: list[int] = []
-        sid, depth, prev_dir = 0, 0, ""
-        for tok in self.t:
-            if tok.directive != prev_dir or tok.kind == "pp":
-                sid += 1
-                prev_dir = tok.directive
-            self.stmt.append(sid)
-            if tok.text == "{" and not tok.directive:
-                depth += 1
-            elif tok.text == "}" and not tok.directive:
-                depth = max(0, depth - 1)
-            self.depth.append(depth)
-            if tok.kind == "punct" and tok.text in (";", "{", "}"):
-                sid += 1
-            elif tok.kind == "id" and _is_thread_hint(tok.text):
-                self.hint_stmts.add(sid)
-
-    def _constants(self) -> dict[str, int]:
-        """`#define N 1024`, `constexpr int N = 1024;`, `const int N = 4 * 1024;`."""
-        consts: dict[str, int] = {}
-        ev = _ConstEval(consts)
-        t = self.t
-        for i, tok in enumerate(t):
-            if tok.kind == "pp" and tok.text == "#define" and i + 1 < len(t) and t[i + 1].kind == "id":
-                body = []
-                j = i + 2
-                while j < len(t) and t[j].directive == "define" and t[j].kind != "pp":
-                    body.append(t[j])
-                    j += 1
-                function_like = body and body[0].text == "(" and body[0].start == t[i + 1].end
-                if body and not function_like:
-                    v = ev.value(body)
-                    if v is not None:
-                        consts[t[i + 1].text] = v
-            elif tok.kind == "id" and tok.text in ("const", "constexpr"):
-                j = i + 1
-                while j < len(t) and t[j].kind == "id" and j < i + 4:
-                    j += 1
-                if j < len(t) and t[j].text == "=" and t[j - 1].kind == "id":
-                    k = j + 1
-                    while k < len(t) and t[k].text not in (";", ","):
+    def statement(self, i: int) -> int:
+        """A number that two tokens share when they sit in one statement: a new statement
+        starts after `;`, `{` or `}`, at a directive, and where a directive's line ends."""
+        if self._bounds is None:
+            t, n = self.t, len(self.t)
+            bounds = [j + 1 for j in self.hits["end"]]  # `{` `;` `}` are punctuation only
+            for p in self.hits["directive"]:
+                if t[p].kind == "pp":  # a directive's line: a statement of its own
+                    bounds.append(p)
+                    k = p + 1
+                    while k < n and t[k].directive == t[p].directive:
                         k += 1
-                    v = ev.value(t[j + 1:k])
-                    if v is not None:
-                        consts[t[j - 1].text] = v
-        return consts
+                    bounds.append(k)
+            if t and t[0].directive:
+                bounds.append(0)
+            self._bounds = sorted(bounds)
+            self._hints = {bisect_right(self._bounds, j) for j in self.hits["hint"]}
+        return bisect_right(self._bounds, i)
+
+    def in_hinted_statement(self, i: int) -> bool:
+        """A thread, lane or warp name sits in token i's statement."""
+        return self.statement(i) in self._hints
+
+    def depth(self, k: int) -> int:
+        """Brace depth after token k (braces on directive lines do not count)."""
+        if self._depth is None:
+            depth, out = 0, []
+            for tok in self.t:
+                if tok.text == "{" and not tok.directive:
+                    depth += 1
+                elif tok.text == "}" and not tok.directive:
+                    depth = max(0, depth - 1)
+                out.append(depth)
+            self._depth = out
+        return self._depth[k]
 
     def _int32_vars(self) -> set[str]:
         names = set()
         t = self.t
-        for i in range(1, len(t) - 1):
-            if t[i].kind == "id" and t[i - 1].kind == "id" and t[i - 1].text in _TYPES_32 \
-                    and t[i + 1].text in ("=", ";", ","):
+        for j in self.hits["int32"]:  # the type of `int x =`, `unsigned m;`
+            i = j + 1
+            if i < len(t) - 1 and t[i].kind == "id" and t[j].kind == "id" and t[i + 1].text in ("=", ";", ","):
                 if i >= 2 and t[i - 2].text == "long":
                     continue
                 names.add(t[i].text)
         return names
-
-    def _next(self, i: int, text: str) -> bool:
-        return i + 1 < len(self.t) and self.t[i + 1].text == text
-
-    def _paren_end(self, i: int) -> int | None:
-        parsed = call_args(self.t, i)
-        return parsed[1] if parsed else None
 
     # -- rules
     def run(self) -> list[Hazard]:
         t = self.t
         lib_first: dict[str, tuple[int, int]] = {}
         grid_vars: set[str] = set()
-        for i, tok in enumerate(t):
+        hits = self.hits
+        todo = sorted(set(hits["rule"] + hits["lane"] + [i for i in hits["directive"] if t[i].kind in
+                                                         ("header", "pp")]), reverse=True)  # the next last
+        later: list[int] = []  # a heap: uses of a grid variable found on the way
+        visited = set(todo)
+        while todo or later:
+            i = heappop(later) if later and (not todo or later[0] < todo[-1]) else todo.pop()
+            tok = t[i]
             kind, text = tok.kind, tok.text
             if kind == "header":
                 self._header(tok, lib_first)
@@ -340,13 +235,48 @@ class _Scan:
                 self._define(i)
             elif kind == "punct" and text == "<<<":
                 self._launch_shared(i)
-            elif kind == "id" and (text in _RULE_NAMES or text in grid_vars or text in WARP_SYNC_MASKED
-                                   or text in _BALLOT_FNS or text.startswith(_RULE_PREFIXES)
+            elif kind == "id" and (text in _RULE_NAMES or text in grid_vars or text.startswith(_RULE_PREFIXES)
                                    or (i + 1 < len(t) and t[i + 1].text in ("=", "{"))):
+                known = len(grid_vars)
                 self._identifier(i, lib_first, grid_vars)
+                if len(grid_vars) != known:  # a grid group's variable: its later uses are visited too
+                    for j in self.where(grid_vars):
+                        if j > i and j not in visited:
+                            visited.add(j)
+                            heappush(later, j)
         for lib, (line, count) in lib_first.items():
             self.add("no_dropin_library", line, f"{lib}: {count} use(s) in this file")
         return sorted(self.found.values(), key=lambda h: (h.line, h.kind))
+
+    def _lane_math(self, i: int) -> None:
+        t = self.t
+        v = int_value(t[i].text)
+        if v not in _LANE_VALUES or i == 0:
+            return
+        op = t[i - 1].text
+        lane_math = (v == 31 and op in ("&", "&=")) or (v == 32 and op in ("%", "/", "%=", "/=")) \
+            or (v == 5 and op in (">>", ">>="))
+        if lane_math and self.in_hinted_statement(i):
+            self.add("warp_size_32", t[i].line, f"lane math '{op} {t[i].text}'")
+
+    def _syncwarp(self, i: int) -> None:
+        t = self.t
+        k = i - 1
+        while k > 0 and self.depth(k) > 0:  # back to the start of the enclosing function body
+            k -= 1
+        for j in range(k, i):
+            if t[j].text == "if" and t[j].kind == "id" and j + 1 < i and t[j + 1].text == "(":
+                close = self._paren_end(j + 1)
+                if close and any(x.kind == "id" and _is_thread_hint(x.text) for x in t[j + 1:close]):
+                    self.add("independent_thread_scheduling", t[i].line)
+                    return
+
+    def _next(self, i: int, text: str) -> bool:
+        return i + 1 < len(self.t) and self.t[i + 1].text == text
+
+    def _paren_end(self, i: int) -> int | None:
+        parsed = call_args(self.t, i)
+        return parsed[1] if parsed else None
 
     def _header(self, tok: Token, lib_first: dict) -> None:
         inner = tok.text[1:-1]
@@ -357,17 +287,6 @@ class _Scan:
             if inner.startswith(prefixes):
                 line, count = lib_first.get(lib, (tok.line, 0))
                 lib_first[lib] = (min(line, tok.line), count + 1)
-
-    def _lane_math(self, i: int) -> None:
-        t = self.t
-        v = int_value(t[i].text)
-        if v not in (31, 32, 5) or i == 0:
-            return
-        op = t[i - 1].text
-        lane_math = (v == 31 and op in ("&", "&=")) or (v == 32 and op in ("%", "/", "%=", "/=")) \
-            or (v == 5 and op in (">>", ">>="))
-        if lane_math and self.stmt[i] in self.hint_stmts:
-            self.add("warp_size_32", t[i].line, f"lane math '{op} {t[i].text}'")
 
     def _define(self, i: int) -> None:
         t = self.t
@@ -392,7 +311,7 @@ class _Scan:
         config, _ = launch_config(t, i, limit=200)
         parts = [t[a:b + 1] for a, b in config]
         if len(parts) >= 3:
-            v = _ConstEval(self.consts).value(parts[2])
+            v = ConstEval(self.consts).value(parts[2])
             if v is not None and v > LDS_BYTES:
                 self.add("shared_memory_64k", t[i].line, f"launch asks for {v} bytes of dynamic shared memory")
 
@@ -449,7 +368,7 @@ class _Scan:
                 a1, a2 = parsed[0][1], parsed[0][2]
                 attr = " ".join(x.text for x in t[a1[0]:a1[1] + 1])
                 if "MaxDynamicSharedMemorySize" in attr or "MAX_DYNAMIC_SHARED_SIZE" in attr:
-                    v = _ConstEval(self.consts).value(t[a2[0]:a2[1] + 1])
+                    v = ConstEval(self.consts).value(t[a2[0]:a2[1] + 1])
                     if v is not None and v > LDS_BYTES:
                         self.add("shared_memory_64k", line, f"requests {v} bytes of dynamic shared memory")
         elif name == "for" and nxt == "(":
@@ -524,18 +443,6 @@ class _Scan:
                 return
             j += 1
 
-    def _syncwarp(self, i: int) -> None:
-        t = self.t
-        k = i - 1
-        while k > 0 and self.depth[k] > 0:  # back to the start of the enclosing function body
-            k -= 1
-        for j in range(k, i):
-            if t[j].text == "if" and t[j].kind == "id" and j + 1 < i and t[j + 1].text == "(":
-                close = self._paren_end(j + 1)
-                if close and any(x.kind == "id" and _is_thread_hint(x.text) for x in t[j + 1:close]):
-                    self.add("independent_thread_scheduling", t[i].line)
-                    return
-
     def _sync_mask(self, i: int) -> None:
         t = self.t
         parsed = call_args(t, i + 1)
@@ -576,6 +483,17 @@ class _Scan:
                 self.add("ballot_32bit", line, f"{var} holds a 32-bit {t[i].text} result")
 
 
-def find_hazards(text: str, tokens: list[Token], hip_version: tuple[int, ...] = (99, 0, 0)) -> list[Hazard]:
-    """Hazards in one C/C++/CUDA source, sorted by line."""
-    return _Scan(text, tokens, hip_version).run()
+def _without(items: list, drop: list[int]) -> list:
+    """items less the (few) indices in drop."""
+    out, at = [], 0
+    for k in sorted(set(drop)):
+        out += items[at:k]
+        at = k + 1
+    return out + items[at:]
+
+
+def find_hazards(text: str, tokens: list[Token], hip_version: tuple[int, ...] = (99, 0, 0),
+                 columns: tuple[list[str], list[str]] | None = None) -> list[Hazard]:
+    """Hazards in one C/C++/CUDA source, sorted by line (columns: the tokens' kinds and texts,
+    when the caller has them)."""
+    return _Scan(text, tokens, hip_version, columns).run()

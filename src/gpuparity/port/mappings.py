@@ -20,7 +20,7 @@ from gpuparity.errors import UserError
 NEWEST_HIP = "7.0"
 
 # The HIPIFY tables lag HIP. Each entry here replaces the table row for that name.
-# 'legacy' is what to emit for targets older than 'added' (see translate.py for the rewrite).
+# 'legacy' is what to emit for targets older than 'added' (see warp_sync.py for the rewrite).
 _WARP_SYNC_ADDED = "6.2.0"  # amd_warp_sync_functions.h first shipped in HIP 6.2
 OVERRIDES: dict[str, dict] = {
     "__shfl_sync": {"hip": "__shfl_sync", "added": _WARP_SYNC_ADDED, "family": "device", "legacy": "__shfl"},
@@ -57,14 +57,14 @@ ROC_OVERRIDES: dict[str, dict] = {
     "curandStateXORWOW_t": {"name": "rocrand_state_xorwow", "added": "1.5.0"},
     "curandStateXORWOW": {"name": "rocrand_device::xorwow_engine", "added": "1.5.0"},
     # cuBLAS names the ROC table leaves empty although rocBLAS has the call or an equivalent:
-    # SgemmEx is gemm_ex with FP32 compute (rewrites.py); rocBLAS uses its matrix cores by default.
+    # SgemmEx is gemm_ex with FP32 compute (roc_rewrites.py); rocBLAS uses its matrix cores by default.
     "cublasSgemmEx": {"name": "rocblas_gemm_ex", "added": "1.8.2"},
     "CUBLAS_TENSOR_OP_MATH": {"name": "rocblas_default_math", "added": "5.7.0"},
     "CUBLAS_PEDANTIC_MATH": {"name": "rocblas_default_math", "added": "5.7.0"},
     "CUBLAS_TF32_TENSOR_OP_MATH": {"name": "rocblas_xf32_xdl_math_op", "added": "5.7.0"},
     "mtgp32_kernel_params": {"name": "mtgp32_params", "added": "1.5.0"},
     "mtgp32_kernel_params_t": {"name": "mtgp32_params", "added": "1.5.0"},
-    "curandMakeMTGP32Constants": {"name": "", "added": "1.5.0"},  # the call is replaced (rewrites.py)
+    "curandMakeMTGP32Constants": {"name": "", "added": "1.5.0"},  # the call is replaced (roc_rewrites.py)
     # cuSPARSE's generic triangular solves: rocSPARSE's one call per stage (sparse_roc.py)
     "cusparseSpSV_bufferSize": {"name": "rocsparse_spsv", "added": "5.1.0"},
     "cusparseSpSV_analysis": {"name": "rocsparse_spsv", "added": "5.1.0"},
@@ -76,7 +76,7 @@ ROC_OVERRIDES: dict[str, dict] = {
 # Names HIPIFY's tables lack: cuRAND's MTGP32 kernel parameters (hipRAND keeps the name).
 EXTRA_APIS = {name: {"family": "curand", "hip": name, "added": "1.5.0"}
               for name in ("mtgp32_kernel_params", "mtgp32_kernel_params_t")}
-# Names the tables leave empty that rewrites.py ports to rocSOLVER (its calls allocate their
+# Names the tables leave empty that roc_rewrites.py ports to rocSOLVER (its calls allocate their
 # own workspace and some write no info), and the workspace queries, which become an
 # expression (name ""). rocSOLVER's first releases (ROCm 3.2) had getrf/getrs/potrf/geqrf;
 # potrs came with 4.1, syevd with 4.5.

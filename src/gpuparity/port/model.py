@@ -46,3 +46,4 @@ class Translation:
     rewrites: list[Rewrite] = field(default_factory=list)
     engine: str = ""
     tokens: list[Token] = field(default_factory=list)
+    columns: tuple[list[str], list[str]] | None = None  # the tokens' kinds and texts, for the hazard scan

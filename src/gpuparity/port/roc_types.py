@@ -4,7 +4,7 @@ rocBLAS, rocSOLVER and rocSPARSE take rocblas_float_complex / rocblas_half ... p
 HIP's hipFloatComplex / __half. In a host-only library file (no kernels, no cuComplex helper
 calls: the types are storage) the declarations take the library's type names, as HIPIFY writes
 them, and the calls need no casts. Elsewhere (kernels use cuCaddf, __hadd ... on the same
-values) the HIP types stay and the calls cast their pointers (rewrites.py).
+values) the HIP types stay and the calls cast their pointers (roc_rewrites.py).
 rocSPARSE has its own complex types: a file that uses only cuSPARSE gets typedefs that make
 HIPIFY's rocblas_* names rocSPARSE's (rocBLAS, which defines them, is not included there).
 """

@@ -8,6 +8,7 @@ source keeps its bytes.
 from __future__ import annotations
 
 import difflib
+import gc
 import os
 import tempfile
 import time
@@ -186,14 +187,24 @@ def write_atomically(path: Path, text: str) -> None:
 
 def translate_file(sf: SourceFile, opts: Options, want_diff: bool = False) -> tuple[FileReport, str]:
     """Report for one source (with its diff when asked) and its translated text."""
+    collecting = gc.isenabled()
+    gc.disable()  # a file makes some 20,000 token tuples, freed by reference counts: the collector
+    try:          # would walk them dozens of times for nothing
+        return _translate_file(sf, opts, want_diff)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _translate_file(sf: SourceFile, opts: Options, want_diff: bool) -> tuple[FileReport, str]:
     if sf.language == "cmake":
         tr = translate_cmake(sf.text, roc=opts.roc)
         hazards: list[Hazard] = []
     else:
         rel = sf.rel.lower()
         tr = translate_source(sf.text, opts, c_only=rel.endswith(".c"), cuda_source=rel.endswith((".cu", ".cuh")))
-        hazards = find_hazards(sf.text, tr.tokens, opts.hip_version)
-        tr.tokens = []  # free memory: large trees
+        hazards = find_hazards(sf.text, tr.tokens, opts.hip_version, tr.columns)
+        tr.tokens, tr.columns = [], None  # free memory: large trees
     blocking = sum(h.severity == BLOCKS_BUILD for h in hazards)
     return FileReport(
         rel=sf.rel, language=sf.language, engine=tr.engine, lines=len(sf.text.splitlines()),
@@ -218,6 +229,7 @@ def _translate_all(files: list[SourceFile], opts: Options, jobs: int | None, wan
         return
     from concurrent.futures import ProcessPoolExecutor
 
+    mappings.load_table()  # before the workers start: forked ones share it instead of each parsing it
     n = len(files)
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         yield from pool.map(translate_file, files, [opts] * n, [want_diff] * n, chunksize=4)
@@ -276,12 +288,17 @@ def port(src: Path, dst: Path | None = None, *, hip_version: str | None = None, 
     jobs: worker processes for large trees (default: one per CPU).
     hip_version None: the installed hipcc's HIP, else the newest. headers: mappings.LAYOUTS
     (None: the libraries' folders when the target is the installed HIP, else HIPIFY's names)."""
+    collecting = gc.isenabled()
+    gc.disable()  # the reports (a tree's worth of uses) hold no cycles: collecting meanwhile only costs time
     try:
         return _port(src, dst, hip_version=hip_version, launch=launch, check=check, engine=engine,
                      want_diff=want_diff and not examine, roc=roc, examine=examine, toolchain=toolchain,
                      jobs=jobs, headers=headers)
     except PermissionError as exc:  # anything not caught where it happens: one line, no traceback
         raise UserError(f"cannot port {src}: {exc.strerror or exc} ({exc.filename or src})") from exc
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _port(src: Path, dst: Path | None, *, hip_version: str | None, launch: str, check: bool, engine: str,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from gpuparity.port.rewrites import Args, CallSite, Refused, Rewrite, arg_texts
+from gpuparity.port.call_site import Args, CallSite, Refused, Rewrite, arg_texts
 
 SOLVE = "rocsparse_solve_policy_auto"
 ANALYSIS = "rocsparse_analysis_policy_force"
