@@ -139,6 +139,16 @@ def test_a_contended_side_is_named_and_never_faster_or_slower(tmp_path):
     assert "contended" in out["rows"][0]["flags"]
 
 
+def test_two_runs_beside_the_same_load_name_it_once(tmp_path):
+    a = make_run([make_result("gemm", {"m": 0}, noisy(100, 0.005, 30, 0))])
+    reason = "other processes used 50% of the CPUs it could use in the median timed window"
+    bs = [make_run([make_result("gemm", {"m": 0}, noisy(100, 0.005, 30, 1 + i))], run_id=f"b{i}") for i in range(2)]
+    for b in bs:
+        b["machine"] = {"start": {}, "end": {}, "contention": {"contended": True, "reasons": [reason]}}
+    text = compare_runs([a], bs)["sides"]["b"]["load"]["text"]
+    assert text.count(reason) == 1 and text.endswith("no faster/slower verdict"), text
+
+
 def busy_loops(n: int = 2) -> list[subprocess.Popen]:
     return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
 

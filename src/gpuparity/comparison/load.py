@@ -90,8 +90,9 @@ def load_words(side, share: np.ndarray) -> str | None:
     if top is None and not side.contended:
         return None
     if side.contended:
-        return "CPU load beside its results: " + ("; ".join(r for c in side.contended for r in c["reasons"][:1])
-                                                  or "contended") + ": no faster/slower verdict"
+        # each distinct reason once: two runs beside the same load say the same words
+        reasons = dict.fromkeys(r for c in side.contended for r in c["reasons"][:1])
+        return "CPU load beside its results: " + ("; ".join(reasons) or "contended") + ": no faster/slower verdict"
     busy = int((seen >= WIDEN_SHARE).sum())
     if not busy:
         n = sum(int(w["n"]) for w in windows)
