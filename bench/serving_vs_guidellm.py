@@ -51,7 +51,7 @@ def ours(url: str, c: int, args, tmp: str) -> dict:
     cmd = [sys.executable, "-m", "gpuparity", "run", "serving", "--set", f"url={url}", "--set", f"concurrency={c}",
            "--set", f"num_prompts={args.requests}", "--set", f"input_len={args.input_len}",
            "--set", f"output_len={args.output_len}", "--set", "ignore_eos=true", "--set", "warmup=0",
-           "--no-store", "--json", out]
+           "--no-store", "-f", "json", "-o", out]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
     if not os.path.exists(out):
         raise SystemExit(f"gpuparity failed: {p.stderr[-2000:]}")
