@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE=1
 gpuparity info
 # exit 1 means a result failed (it is in the table and the report); 2 and up: stop here
 rc=0
-gpuparity run --suite quick --json quick-run.json || rc=$?
+gpuparity run --suite quick -f json -o quick-run.json || rc=$?
 if [ "$rc" -ge 2 ]; then exit "$rc"; fi
 gpuparity report latest -o report.html
 echo "report: $(pwd)/report.html"

@@ -40,7 +40,7 @@ def cli():
 
 @pytest.fixture(scope="session")
 def quick_suite_run(tmp_path_factory):
-    """The quickstart's run, once per test session: `gpuparity run --suite quick --json
+    """The quickstart's run, once per test session: `gpuparity run --suite quick -f json -o
     quick-run.json` into its own store (a few minutes on two busy cores). Returns (doc, db, json
     path, env, the run's printed table). $GPUPARITY_QUICK_RUN names an existing quick-run.json to
     reuse instead (imported into the store, so store-reading tests still see it)."""
@@ -57,7 +57,7 @@ def quick_suite_run(tmp_path_factory):
         assert p.returncode == 0, p.stderr
         table = run_cli("show", "latest", env=env).stdout
     else:
-        p = run_cli("run", "--suite", "quick", "--json", out, env=env)
+        p = run_cli("run", "--suite", "quick", "-f", "json", "-o", out, env=env)
         assert p.returncode in (0, 1), p.stderr
         table = p.stdout
     with open(out, encoding="utf-8") as fh:

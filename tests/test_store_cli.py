@@ -410,7 +410,7 @@ def test_llm_load_draws_no_progress_bar(capfd):
 def test_quickstart_output_is_ignored_and_setup_uses_the_cpu_index():
     root = Path(__file__).parent.parent
     quick = (root / "scripts" / "quickstart.sh").read_text()
-    out = next(w for line in quick.splitlines() if "--json" in line for w in line.split() if w.endswith(".json"))
+    out = next(w for line in quick.splitlines() if "-o" in line.split() for w in line.split() if w.endswith(".json"))
     ignored = subprocess.run(["git", "check-ignore", "-q", "--no-index", out], cwd=root)
     assert ignored.returncode == 0, f"{out} (the quickstart's run file) is not ignored by .gitignore"
     setup = (root / "scripts" / "setup.sh").read_text().splitlines()
