@@ -65,15 +65,20 @@ def _point(trials: list[tuple], floor: float) -> tuple[float, float, float, floa
     return float(lx[0]), float(ly[0]), within(trials[0][2]), within(trials[0][3]), 1
 
 
-def _serving_per(side: Side) -> dict[str, str]:
-    """Per curve key, what its throughput is per: "GPU" where every point's server GPUs were
-    given (gpus=), "server" where none was, "GPU or server" where the points differ."""
-    kinds: dict[str, set] = {}
+def _serving_results(side: Side):
+    """(curve key, the point's per-trial infos) of each serving result of a side."""
     for i, extra in side.extras.items():
         if side.meta[i][1] != "serving":
             continue
         infos = extra.get("infos") or [extra.get("info") or {}]
-        ckey = (extra.get("info") or infos[-1]).get("curve_key")
+        yield (extra.get("info") or infos[-1]).get("curve_key"), infos
+
+
+def _serving_per(side: Side) -> dict[str, str]:
+    """Per curve key, what its throughput is per: "GPU" where every point's server GPUs were
+    given (gpus=), "server" where none was, "GPU or server" where the points differ."""
+    kinds: dict[str, set] = {}
+    for ckey, infos in _serving_results(side):
         if ckey:
             gpus = (infos[-1].get("serving") or {}).get("gpus")
             kinds.setdefault(str(ckey), set()).add("GPU" if gpus else "server")
@@ -88,11 +93,7 @@ def throughput_header(entries: list[dict], side: str) -> str:
 
 def _serving_points(side: Side, floor: float) -> dict[str, list[tuple]]:
     curves: dict[str, list] = {}
-    for i, extra in side.extras.items():
-        if side.meta[i][1] != "serving":
-            continue
-        infos = extra.get("infos") or [extra.get("info") or {}]
-        ckey = (extra.get("info") or infos[-1]).get("curve_key")
+    for ckey, infos in _serving_results(side):
         trials = []
         for info in infos:
             s = info.get("serving") or {}

@@ -43,11 +43,17 @@ def bar_labels(texts: list[str], width: int = 44, lines: int = 3) -> list[str]:
             rest = " ".join(rows[lines - 1:])
             rows = rows[:lines - 1] + [rest[:width - 1] + "…" if len(rest) > width else rest]
         out.append("<br>".join(html.escape(r, quote=False) for r in rows))
+    return numbered(out)
+
+
+def numbered(labels: list[str]) -> list[str]:
+    """Labels cut alike told apart: the second and later of a text get " (2)", " (3)", ... (a tick
+    must name one row)."""
     seen: dict[str, int] = {}
-    for i, label in enumerate(out):
+    out = []
+    for label in labels:
         seen[label] = seen.get(label, 0) + 1
-        if seen[label] > 1:
-            out[i] = f"{label} ({seen[label]})"
+        out.append(f"{label} ({seen[label]})" if seen[label] > 1 else label)
     return out
 
 
@@ -78,16 +84,11 @@ def _figure():
 
 def short_labels(rows: list[dict], limit: int = 44) -> list[str]:
     """Labels that name a result by what sets it apart (report.labels), escaped and shortened;
-    two cut alike are numbered, as bar_labels does (a tick must name one row)."""
+    two cut alike are numbered (numbered)."""
     from gpuparity.report.labels import short_labels as plain
 
     out = [t(lab, limit) for lab in plain(rows)]
-    seen: dict[str, int] = {}
-    for i, label in enumerate(out):
-        seen[label] = seen.get(label, 0) + 1
-        if seen[label] > 1:
-            out[i] = f"{label} ({seen[label]})"
-    return out
+    return numbered(out)
 
 
 RATIO_TICKS = (  # fine, 1-2-5, decades: the finest set that gives at most `most` ticks in range
