@@ -132,8 +132,11 @@ def main(argv: list[str] | None = None) -> int:
         perl = [(jobs, _hipify_perl(args, src, jobs)) for jobs in sorted({1, args.jobs})]
     score = report.score
     lines = report.lines
+    from gpuparity.port import lexer
+
     print(f"files: {len(report.files)}, lines: {lines}, hazards: {len(report.hazards)}, "
-          f"score: {score.percent()}, jobs: {args.jobs}", file=sys.stderr)
+          f"score: {score.percent()}, jobs: {args.jobs}, "
+          f"lexer: {'compiled (port/_lexc.c)' if lexer._lexc else 'Python (port/_lexc.c not built)'}", file=sys.stderr)
     print(f"port ({args.jobs} process(es)): {lines / seconds:.0f} lines/s ({seconds:.2f} s), "
           f"{lines / cpu:.0f} lines per CPU-second ({cpu:.2f} CPU-s)")
     if perl[0][1] is None:

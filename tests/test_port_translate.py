@@ -10,7 +10,7 @@ import pytest
 from gpuparity.port import mappings
 from gpuparity.port.build_tables import parse_table
 from gpuparity.port.cmake import translate_cmake
-from gpuparity.port.lexer import lex, lex_file
+from gpuparity.port.lexer import _lex_columns, lex, lex_file, lex_python
 from gpuparity.port.score import score_uses
 from gpuparity.port.tokens import tokenize, tree_sitter_available
 from gpuparity.port.translate import Options, translate_source
@@ -97,21 +97,26 @@ _TRICKY = ['#include <cuda.h>', '#include "a.h"', '# define X 1', '#', '##', '<<
            '#import "q"', '#include /*c*/ <a>', '#include <a/*b>', '/*\n#x\n*/', 'a<b<c<int>>> x;', 'k<<<1, 2>>>(p);']
 
 
-def test_the_whole_file_lexer_gives_the_per_token_lexers_tokens():
+def test_the_whole_file_lexers_give_the_per_token_lexers_tokens():
+    """The Python whole-file lexer (run where the compiled one was not built) and lex (compiled
+    where built) give lex_python's tokens."""
     import random
 
     rng = random.Random(7)
     decided = 0
     for _ in range(3000):
         text = "".join(rng.choice(_TRICKY) for _ in range(rng.randint(1, 30)))
-        fast = lex_file(text)
+        reference = lex_python(text)
+        assert lex(text) == reference, repr(text)
+        assert lex_file(text) == reference, repr(text)
+        fast = _lex_columns(text)
         if fast is not None:  # None: it defers to lex
             decided += 1
-            assert fast == lex(text), repr(text)
+            assert fast[0] == reference, repr(text)
     assert decided > 2000
     for name in COMPILED_SAMPLES + ["common/cuda_check.cuh", "hazards/clean.cu"]:
         text = (SAMPLES / name).read_text()
-        assert lex_file(text) == lex(text)
+        assert lex_file(text) == lex_python(text) == _lex_columns(text)[0]
 
 
 def test_auto_asks_tree_sitter_only_where_the_lexer_guessed():

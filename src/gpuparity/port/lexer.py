@@ -1,12 +1,15 @@
 """Split CUDA/C++ source into tokens: the hand-written lexer.
 
-Two ways to the same tokens: `lex` walks token by token and places a fragment (a macro body,
+`lex` runs the compiled lexer (_lexc.c) where the install built it; `lex_python` is its
+reference in Python, run elsewhere, and tests hold the two to the same tokens.
+
+In Python, two ways to the same tokens: `lex_python` walks token by token and places a fragment (a macro body,
 the code between tree-sitter's regions) inside its file; `lex_file` lexes a whole file at the
 regex engine's speed, building the columns (kind, text, offsets, line) with map/accumulate/
 compress, which run in C, and looking one by one only at the few tokens that change the
 lexer's state: a `#` that starts a directive (merged with its name, an #include's header name
 read whole), and `<<<` / `>>>` (a `>>>` with no open launch is two template closers). Where
-`lex_file` cannot be sure to match `lex` (a header name that straddles tokens, a character
+`lex_file` cannot be sure to match `lex_python` (a header name that straddles tokens, a character
 literal spanning lines, ...) it returns None and the caller uses `lex`.
 
 Whitespace is not kept: the text between two tokens is copied through unchanged.
@@ -20,6 +23,11 @@ from itertools import accumulate, compress, repeat
 from operator import add, itemgetter, sub
 from typing import NamedTuple
 
+try:  # built at install where a C compiler and Python's headers are (pyproject.toml)
+    from gpuparity.port import _lexc
+except ImportError:
+    _lexc = None
+
 
 class Token(NamedTuple):
     kind: str  # id num str chr comment punct pp header
@@ -29,6 +37,9 @@ class Token(NamedTuple):
     line: int  # 1-based line of the first character
     directive: str = ""  # '' in code; else the directive it sits in: include, define, if, pragma ...
 
+
+if _lexc is not None:
+    _lexc.configure(Token)
 
 # Leading blanks are folded into each match: half the matches would otherwise be spaces.
 # The last punct alternative takes any other character (e.g. \x1c, which regex counts as
@@ -59,9 +70,20 @@ _KIND = {"comment": "comment", "raw": "str", "str": "str", "num": "num", "chr": 
 
 def lex(text: str, base: int = 0, line: int = 1, in_directive: bool = False,
         line_start: bool = True, launches: list[int] | None = None) -> list[Token]:
-    """Hand-written lexer. `base`/`line` place a fragment (a macro body) inside its file;
+    """The tokens of text. `base`/`line` place a fragment (a macro body) inside its file;
     `line_start` says whether the fragment begins a line (a '#' there starts a directive);
-    `launches` carries the count of open `<<<` from one fragment to the next."""
+    `launches` carries the count of open `<<<` from one fragment to the next.
+    The compiled lexer (_lexc.c) where it was built, else lex_python: the same tokens."""
+    if _lexc is None:
+        return lex_python(text, base, line, in_directive, line_start, launches)
+    launches = launches if launches is not None else [0]
+    tokens, _, _, _, launches[0] = _lexc.lex(text, base, line, in_directive, line_start, launches[0])
+    return tokens
+
+
+def lex_python(text: str, base: int = 0, line: int = 1, in_directive: bool = False,
+               line_start: bool = True, launches: list[int] | None = None) -> list[Token]:
+    """The hand-written lexer in Python: lex's reference, run where _lexc.c was not built."""
     out: list[Token] = []
     append = out.append
     at_line_start = line_start and not in_directive
@@ -196,6 +218,8 @@ def lex_file(text: str) -> list[Token] | None:
 def lex_columns(text: str) -> tuple[list[Token], list[str], list[str], list[int]] | None:
     """lex_file's tokens with their kinds and texts as lists, and the indices of the
     directives (pp tokens): the columns the translation and the hazard scan filter on."""
+    if _lexc is not None:
+        return _lexc.lex(text, 0, 1, False, True, 0)[:4]
     collecting = gc.isenabled()
     gc.disable()  # tokens are tuples of strings and ints: no cycles to find while 20,000 are made
     try:

@@ -32,6 +32,9 @@ class ApiUse:
     supported: bool
     reason: str = ""
 
+    def __reduce__(self):  # a tree's uses cross from the workers by pickle: its values, not a dict each
+        return ApiUse, (self.name, self.line, self.family, self.hip, self.supported, self.reason)
+
 
 @dataclass
 class Rewrite:

@@ -13,6 +13,8 @@ import os
 import tempfile
 import time
 from dataclasses import dataclass, field
+from itertools import compress, count
+from operator import ne
 from pathlib import Path
 
 from gpuparity.errors import UserError
@@ -244,9 +246,12 @@ def unified_diff(rel: str, before: str, after: str, context: int = 3) -> str:
     old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
     if len(old) != len(new):
         return "".join(difflib.unified_diff(old, new, fromfile=f"a/{rel}", tofile=f"b/{rel}"))
-    changed = [i for i, (a, b) in enumerate(zip(old, new, strict=True)) if a != b]
+    changed = list(compress(count(), map(ne, old, new)))
     if not changed:
         return ""
+    for lines in (old, new):  # only the last line can lack its newline: say so, as diff does
+        if not lines[-1].endswith("\n"):
+            lines[-1] += "\n\\ No newline at end of file\n"
     out = [f"--- a/{rel}\n", f"+++ b/{rel}\n"]
     groups: list[list[int]] = [[changed[0]]]
     for i in changed[1:]:
@@ -254,27 +259,22 @@ def unified_diff(rel: str, before: str, after: str, context: int = 3) -> str:
             groups.append([i])
         else:
             groups[-1].append(i)
-
-    def line(text: str) -> str:
-        return text if text.endswith("\n") else text + "\n\\ No newline at end of file\n"
-
     for group in groups:
         lo, hi = max(0, group[0] - context), min(len(old), group[-1] + context + 1)
-        size = hi - lo
-        out.append(f"@@ -{lo + 1},{size} +{lo + 1},{size} @@\n")
-        members = set(group)
-        k = lo
+        out.append(f"@@ -{lo + 1},{hi - lo} +{lo + 1},{hi - lo} @@\n")
+        k, g = lo, 0
         while k < hi:
-            if k not in members:
-                out.append(" " + line(old[k]))
-                k += 1
-                continue
-            run_end = k
-            while run_end < hi and run_end in members:
-                run_end += 1
-            out.extend("-" + line(old[j]) for j in range(k, run_end))
-            out.extend("+" + line(new[j]) for j in range(k, run_end))
-            k = run_end
+            first = group[g] if g < len(group) else hi  # the next changed line
+            out.extend([" " + s for s in old[k:first]])
+            if first >= hi:
+                break
+            end = first
+            while g < len(group) and group[g] == end:  # a run of changed lines
+                g += 1
+                end += 1
+            out.extend(["-" + s for s in old[first:end]])
+            out.extend(["+" + s for s in new[first:end]])
+            k = end
     return "".join(out)
 
 
