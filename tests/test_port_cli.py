@@ -375,3 +375,29 @@ def test_port_speed_bench_prints_rate_and_ratio_last(tmp_path):
         assert re.fullmatch(r"hipify-perl \(-quiet-warnings, 2 process\(es\)\): " + rates, lines[-2])
         assert re.fullmatch(r"ratio: \d+\.\dx hipify-perl per CPU-second; wall-clock \d+\.\dx hipify-perl as it "
                             r"ships \(one process\), \d+\.\dx on the same 2 CPU\(s\) \(target >= 10x\)", lines[-1])
+
+
+def test_the_diff_applies_at_its_edges(tmp_path):
+    """Hunks that merge and split, no newline at the end on either side, CRLF lines: each diff,
+    applied by git, gives the translated text."""
+    import random
+
+    from gpuparity.port.run import unified_diff
+
+    rng = random.Random(11)
+    cases = [("a\nb", "a\nB"), ("a\nb\n", "a\nb"), ("a\nb", "a\nb\n"), ("x\r\ny\r\n", "X\r\ny\r\n")]
+    for _ in range(60):
+        old = [f"line {k}" for k in range(rng.randint(1, 30))]
+        new = [s + " changed" if rng.random() < 0.2 else s for s in old]
+        end_old, end_new = rng.choice(["\n", ""]), rng.choice(["\n", ""])
+        cases.append(("\n".join(old) + end_old, "\n".join(new) + end_new))
+    for k, (before, after) in enumerate(cases):
+        diff = unified_diff("f.cu", before, after)
+        if before == after:
+            assert diff == ""
+            continue
+        work = tmp_path / str(k)
+        work.mkdir()
+        (work / "f.cu").write_bytes(before.encode())
+        subprocess.run(["git", "apply", "--unidiff-zero", "-"], cwd=work, input=diff.encode(), check=True)
+        assert (work / "f.cu").read_bytes() == after.encode(), (before, after, diff)

@@ -179,9 +179,7 @@ static Py_ssize_t directive(Out *o, const Src *s, Py_ssize_t p, Py_ssize_t line)
     Py_ssize_t name1 = e;
     PyObject *name = PyUnicode_Substring(o->text, name0, name1);
     if (!name) return -1;
-    PyObject *hash = PyUnicode_FromString("#");
-    PyObject *piece = hash ? PyUnicode_Concat(hash, name) : NULL;
-    Py_XDECREF(hash);
+    PyObject *piece = PyUnicode_FromFormat("#%U", name);
     Py_DECREF(name);
     if (!piece) return -1;
     PyObject *index = PyLong_FromSsize_t(PyList_GET_SIZE(o->tokens));
