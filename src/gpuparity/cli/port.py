@@ -86,6 +86,20 @@ def register(app: typer.Typer) -> None:
         examine: bool = typer.Option(False, "--examine", help="Write nothing: count CUDA references converted "
                                      "and not converted per file and API family."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No per-file summary."),
+        experimental: bool = typer.Option(True, "--experimental/--no-experimental",
+                                          help="Also the APIs HIPIFY marks experimental (HIPIFY's default: without)."),
+        dnn: str = typer.Option("miopen", "--dnn", click_type=click.Choice(["miopen", "hipdnn"]),
+                                help="cuDNN to MIOpen (its argument order) or to hipDNN's names (HIPIFY's default "
+                                "without --miopen)."),
+        define: list[str] = typer.Option([], "--define", "-D", metavar="NAME[=V]",
+                                         help="A macro defined for --skip-excluded (as the compiler's -D)."),
+        skip_excluded: bool = typer.Option(False, "--skip-excluded",
+                                           help="Leave #if branches excluded under the -D macros untranslated "
+                                           "(HIPIFY's --skip-excluded-preprocessor-conditional-blocks)."),
+        amap: bool = typer.Option(False, "--amap", help="As much as possible: translate excluded #if branches "
+                                  "too (overrides --skip-excluded, as in HIPIFY)."),
+        hip_data_types: bool = typer.Option(False, "--hip-data-types", help="cudaDataType to hipDataType, not the "
+                                            "libraries' own enums (HIPIFY's --use-hip-data-types)."),
     ) -> None:
         """Translate CUDA to HIP, score portability and report AMD hazards."""
         from gpuparity.errors import UserError
@@ -119,8 +133,12 @@ def register(app: typer.Typer) -> None:
             sinks.append(Output(kind, path, inputs=others, trees=(src,), option=option, old=old))  # never in src
         if out is not None:
             _guard_destination(src, out)
+        from gpuparity.port.hipify_options import hipify_options
+
+        hipify = hipify_options(experimental=experimental, dnn=dnn, defines=define, skip_excluded=skip_excluded,
+                                amap=amap, hip_data_types=hip_data_types)
         result = port(src, out, hip_version=hip_version, launch=launch, check=check, roc=roc, examine=examine,
-                      headers=headers)
+                      headers=headers, hipify=hipify)
         if dry_run:
             _write_stdout("".join(f.diff for f in result.files if f.diff))
         if examine:
