@@ -74,6 +74,7 @@ class PortReport:
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
     compile: checking.CompileRate | None = None  # --check: the measured compile pass rate
+    run: object = None  # --run: run_programs.RunReport (built and run against HIP-CPU)
 
     @property
     def score(self) -> Score:
