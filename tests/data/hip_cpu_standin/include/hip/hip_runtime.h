@@ -193,6 +193,8 @@ inline hipError_t hipMalloc(void** p, std::size_t n) { *p = std::calloc(n ? n : 
 template<typename T> hipError_t hipMalloc(T** p, std::size_t n) { return hipMalloc(reinterpret_cast<void**>(p), n); }
 inline hipError_t hipHostMalloc(void** p, std::size_t n, unsigned = 0) { return hipMalloc(p, n); }
 template<typename T> hipError_t hipHostMalloc(T** p, std::size_t n, unsigned = 0) { return hipMalloc(reinterpret_cast<void**>(p), n); }
+inline hipError_t hipMallocManaged(void** p, std::size_t n, unsigned = 0) { return hipMalloc(p, n); }
+template<typename T> hipError_t hipMallocManaged(T** p, std::size_t n, unsigned = 0) { return hipMalloc(reinterpret_cast<void**>(p), n); }
 inline hipError_t hipFree(void* p) { std::free(p); return hipSuccess; }
 inline hipError_t hipHostFree(void* p) { std::free(p); return hipSuccess; }
 inline hipError_t hipMemcpy(void* d, const void* s, std::size_t n, hipMemcpyKind) { std::memcpy(d, s, n); return hipSuccess; }
