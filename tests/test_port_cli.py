@@ -27,9 +27,10 @@ def _all_verbs_importable() -> bool:
     return all(importlib.util.find_spec(f"gpuparity.cli.{v}") is not None for v in VERBS)
 
 
-def port_cli(*args: str, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
-    """`python -m gpuparity port ARGS` in a subprocess, as a user runs it."""
-    env = dict(os.environ, COLUMNS="200")
+def port_cli(*args: str, cwd: Path | None = None, timeout: float = 600,
+             env: dict | None = None) -> subprocess.CompletedProcess:
+    """`python -m gpuparity port ARGS` in a subprocess, as a user runs it (env: variables changed)."""
+    env = dict(os.environ, COLUMNS="200", **(env or {}))
     if _all_verbs_importable():
         cmd = [sys.executable, "-m", "gpuparity", "port", *args]
     else:  # other verbs still being written: the real main, registering only `port`

@@ -92,3 +92,41 @@ def test_scorer_fails_what_filecheck_fails(filecheck, tmp_path):
     bad = hs.score(hs.Case(check, "t.cu", "t"), "// hipMalloc(&p, 4);\ncudaMalloc(&p, 4);\nhipFree(p);\n",
                    filecheck)
     assert (bad.passed, bad.found) == (False, 1) and "expected string not found" in bad.complaint
+
+
+# ---------------------------------------------------------------- the same translation through the CLI
+
+# Tests whose translation each HIPIFY option changes (--skip-excluded with -D, --amap, --dnn both ways,
+# --no-experimental, --hip-data-types, --roc, --launch ggl).
+CLI_CASES = ["pp/pp_if_else_conditionals.cu", "synthetic/driver_enums.cu", "synthetic/libraries/cudnn2miopen_before_9000.cu",
+             "libraries/cuDNN/cudnn_softmax.cu", "synthetic/runtime_functions.cu",
+             "synthetic/libraries/cusparse2rocsparse_10010.cu"]
+
+
+def test_the_cli_options_give_the_scorers_translation(tmp_path):
+    """`gpuparity port FILE --out F` with hs.cli_args(case) writes what hs.translate(case) gives; the
+    README's CLI-only suite command (bench/hipify_suite_cli.py) relies on it."""
+    from test_port_cli import port_cli
+
+    by_rel = {c.rel: c for c in hs.cases(SUITE)}
+    for k, rel in enumerate(CLI_CASES):
+        case = by_rel[rel]
+        out = tmp_path / f"{k}.hip"
+        proc = port_cli(str(case.path), "--out", str(out), *hs.cli_args(case))
+        assert proc.returncode == 0, proc.stderr
+        assert out.read_text(errors="surrogateescape") == hs.translate(case), rel
+    swap = {"--experimental": "--no-experimental", "--no-experimental": "--experimental"}
+    flipped = [swap.get(a, a) for a in hs.cli_args(by_rel[CLI_CASES[4]])]
+    proc = port_cli(str(by_rel[CLI_CASES[4]].path), "--out", str(tmp_path / "x.hip"), *flipped)
+    assert (tmp_path / "x.hip").read_text() != hs.translate(by_rel[CLI_CASES[4]])  # the option is not ignored
+
+
+def test_bad_hipify_options_are_one_line_errors(tmp_path):
+    from test_port_cli import port_cli
+
+    src = tmp_path / "a.cu"
+    src.write_text("__global__ void k() {}\n")
+    for bad in (["-D", "1X"], ["-D", "A B"], ["--dnn", "cudnn"]):
+        proc = port_cli(str(src), "--out", str(tmp_path / "o.hip"), *bad)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+        assert not (tmp_path / "o.hip").exists()

@@ -86,6 +86,39 @@ def register(app: typer.Typer) -> None:
         examine: bool = typer.Option(False, "--examine", help="Write nothing: count CUDA references converted "
                                      "and not converted per file and API family."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No per-file summary."),
+        experimental: bool = typer.Option(True, "--experimental/--no-experimental",
+                                          help="Also the APIs HIPIFY marks experimental (HIPIFY's default: without)."),
+        dnn: str = typer.Option("miopen", "--dnn", click_type=click.Choice(["miopen", "hipdnn"]),
+                                help="cuDNN to MIOpen (its argument order) or to hipDNN's names (HIPIFY's default "
+                                "without --miopen)."),
+        define: list[str] = typer.Option([], "--define", "-D", metavar="NAME[=V]",
+                                         help="A macro defined for --skip-excluded (as the compiler's -D)."),
+        skip_excluded: bool = typer.Option(False, "--skip-excluded",
+                                           help="Leave #if branches excluded under the -D macros untranslated "
+                                           "(HIPIFY's --skip-excluded-preprocessor-conditional-blocks)."),
+        amap: bool = typer.Option(False, "--amap", help="As much as possible: translate excluded #if branches "
+                                  "too (overrides --skip-excluded, as in HIPIFY)."),
+        hip_data_types: bool = typer.Option(False, "--hip-data-types", help="cudaDataType to hipDataType, not the "
+                                            "libraries' own enums (HIPIFY's --use-hip-data-types)."),
+        run: bool = typer.Option(False, "--run", help="Build each program of the translation (a unit with main) "
+                                 "against HIP-CPU with g++ and run it, on the CPU: built, ran, exit status, and the "
+                                 "PASS/FAIL it prints."),
+        program_args: Optional[list[str]] = typer.Argument(None, metavar="[-- ARGS]",
+                                                           help="With --run: arguments for every program."),
+        hip_cpu_dir: Optional[Path] = typer.Option(None, "--hip-cpu", metavar="DIR",
+                                                   help="With --run: this HIP-CPU checkout instead of the packaged "
+                                                   "copy."),
+        expect: Optional[str] = typer.Option(None, "--expect", metavar="REGEX", help="With --run: a program passes "
+                                             "when its output matches REGEX and it exits 0 (default: PASS/FAIL)."),
+        compare_to: Optional[Path] = typer.Option(None, "--compare-to", metavar="DIR",
+                                                  help="With --run: build and run the programs of this HIP tree "
+                                                  "(e.g. a human port) too, and compare the outputs."),
+        run_timeout: float = typer.Option(60.0, "--timeout", metavar="SECONDS",
+                                          help="With --run: a program still running after this is killed."),
+        jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="With --run: builds and runs at once "
+                                           "(default: one per CPU)."),
+        rtol: float = typer.Option(1e-5, "--rtol", help="With --compare-to: relative tolerance for numbers."),
+        atol: float = typer.Option(1e-8, "--atol", help="With --compare-to: absolute tolerance for numbers."),
     ) -> None:
         """Translate CUDA to HIP, score portability and report AMD hazards."""
         from gpuparity.errors import UserError
@@ -119,8 +152,18 @@ def register(app: typer.Typer) -> None:
             sinks.append(Output(kind, path, inputs=others, trees=(src,), option=option, old=old))  # never in src
         if out is not None:
             _guard_destination(src, out)
+        hc = _run_prerequisites(run, out, examine, hip_cpu_dir, program_args, run_timeout, expect, compare_to, jobs)
+        from gpuparity.port.hipify_options import hipify_options
+
+        hipify = hipify_options(experimental=experimental, dnn=dnn, defines=define, skip_excluded=skip_excluded,
+                                amap=amap, hip_data_types=hip_data_types)
         result = port(src, out, hip_version=hip_version, launch=launch, check=check, roc=roc, examine=examine,
-                      headers=headers)
+                      headers=headers, hipify=hipify)
+        if hc is not None:
+            from gpuparity.port.run_programs import run_tree
+
+            result.run = run_tree(hc, out, program_args, timeout=run_timeout, expect=expect, compare_to=compare_to,
+                                  jobs=jobs, rtol=rtol, atol=atol)
         if dry_run:
             _write_stdout("".join(f.diff for f in result.files if f.diff))
         if examine:
@@ -141,9 +184,35 @@ def register(app: typer.Typer) -> None:
             if sink.format in writers:      # whole or not at all; a hard link replaced
                 sink.produce(lambda tmp, write=writers[sink.format]: write(result, Path(tmp)))
             sink.note_old_spelling()
+        if result.run is not None and not to_stdout:
+            from gpuparity.cli.port_run_table import print_runs
+
+            print_runs(result.run)
         if old_tree:
             from gpuparity.cli.output import deprecated
 
             deprecated(*old_tree)
         if check and result.check_counts().get(FAIL_TRANSLATION):
             raise typer.Exit(1)
+        if result.run is not None and result.run.failed:
+            raise typer.Exit(1)
+
+
+def _run_prerequisites(run: bool, out: Optional[Path], examine: bool, hip_cpu_dir: Optional[Path],
+                       program_args: Optional[list[str]], timeout: float, expect: Optional[str],
+                       compare_to: Optional[Path], jobs: Optional[int]):
+    """--run's options and tools checked before any work: the HIP-CPU copy and g++ to build with."""
+    from gpuparity.errors import UserError
+
+    given = [name for name, v in (("--hip-cpu", hip_cpu_dir), ("--expect", expect), ("--compare-to", compare_to),
+                                  ("program arguments", program_args)) if v]
+    if not run:
+        if given:
+            raise UserError(f"{given[0]} goes with --run")
+        return None
+    if out is None or examine:
+        raise UserError("--run builds the translation: give --out DIR (and no --examine)")
+    from gpuparity.port import hip_cpu, run_programs
+
+    run_programs.validate(timeout, expect, compare_to, jobs)
+    return hip_cpu.locate(hip_cpu_dir)

@@ -67,14 +67,29 @@ def cases(root: Path) -> list[Case]:
 
 def options(case: Case) -> Options:
     """Our translator's options for what the RUN line asks of hipify-clang."""
+    from gpuparity.port.hipify_options import hipify_options
+
     args = {a.lstrip("-") for a in case.hipify_args}
-    return Options(launch="ggl" if "hip-kernel-execution-syntax" in args else "chevron",
-                   roc="roc" in args, experimental="experimental" in args,
-                   hip_data_types="use-hip-data-types" in args,
-                   # --amap ("as much as possible") overrides the skipping, as in hipify-clang
-                   skip_excluded="skip-excluded-preprocessor-conditional-blocks" in args and "amap" not in args,
-                   dnn="miopen" if "miopen" in args else "hipdnn",
-                   defines=tuple(a[2:] for a in case.clang_args if a.startswith("-D")))
+    return Options(launch="ggl" if "hip-kernel-execution-syntax" in args else "chevron", roc="roc" in args,
+                   **hipify_options(experimental="experimental" in args, dnn="miopen" if "miopen" in args else "hipdnn",
+                                    defines=[a[2:] for a in case.clang_args if a.startswith("-D")],
+                                    skip_excluded="skip-excluded-preprocessor-conditional-blocks" in args,
+                                    amap="amap" in args, hip_data_types="use-hip-data-types" in args))
+
+
+def cli_args(case: Case) -> list[str]:
+    """`gpuparity port` options for what the RUN line asks (the same translation as options(case),
+    through the command line: bench/hipify_suite_cli.py)."""
+    args = {a.lstrip("-") for a in case.hipify_args}
+    out = ["--hip-version", "7.0", "--headers", "hipify", "-q",
+           "--experimental" if "experimental" in args else "--no-experimental",
+           "--dnn", "miopen" if "miopen" in args else "hipdnn"]
+    out += ["--launch", "ggl"] if "hip-kernel-execution-syntax" in args else []
+    out += ["--roc"] if "roc" in args else []
+    out += ["--skip-excluded"] if "skip-excluded-preprocessor-conditional-blocks" in args else []
+    out += ["--amap"] if "amap" in args else []
+    out += ["--hip-data-types"] if "use-hip-data-types" in args else []
+    return out + [x for a in case.clang_args if a.startswith("-D") for x in ("-D", a[2:])]
 
 
 def translate(case: Case) -> str:

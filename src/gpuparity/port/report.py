@@ -91,6 +91,7 @@ def to_dict(r: PortReport) -> dict:
         "hazards": [{"file": shown(rel), "line": h.line, "kind": h.kind, "severity": h.severity, "why": h.why,
                      "fix": h.fix, "detail": shown(h.detail), "code": shown(h.code)} for rel, h in _by_severity(r)],
         "skipped": [{"path": shown(s.rel), "reason": shown(s.reason)} for s in r.skipped],
+        "run": r.run.as_dict() if r.run is not None else None,
     }
 
 

@@ -74,6 +74,7 @@ class PortReport:
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
     compile: checking.CompileRate | None = None  # --check: the measured compile pass rate
+    run: object = None  # --run: run_programs.RunReport (built and run against HIP-CPU)
 
     @property
     def score(self) -> Score:
@@ -281,19 +282,21 @@ def unified_diff(rel: str, before: str, after: str, context: int = 3) -> str:
 def port(src: Path, dst: Path | None = None, *, hip_version: str | None = None, launch: str = "chevron",
          check: bool = False, engine: str = "auto", want_diff: bool = True, roc: bool = False,
          examine: bool = False, toolchain: checking.Toolchain | None = None, jobs: int | None = None,
-         headers: str | None = None) -> PortReport:
+         headers: str | None = None, hipify: dict | None = None) -> PortReport:
     """Port SRC (a folder or one file). Without dst it is a dry run (diffs only).
     roc: cuBLAS/cuSPARSE/cuRAND/cuSOLVER straight to the ROCm libraries.
     examine: count what would be converted; write nothing, make no diff.
     jobs: worker processes for large trees (default: one per CPU).
     hip_version None: the installed hipcc's HIP, else the newest. headers: mappings.LAYOUTS
-    (None: the libraries' folders when the target is the installed HIP, else HIPIFY's names)."""
+    (None: the libraries' folders when the target is the installed HIP, else HIPIFY's names).
+    hipify: HIPIFY's conventions as Options fields (experimental, dnn, defines, skip_excluded,
+    hip_data_types), as the CLI's options of those names give them."""
     collecting = gc.isenabled()
     gc.disable()  # the reports (a tree's worth of uses) hold no cycles: collecting meanwhile only costs time
     try:
         return _port(src, dst, hip_version=hip_version, launch=launch, check=check, engine=engine,
                      want_diff=want_diff and not examine, roc=roc, examine=examine, toolchain=toolchain,
-                     jobs=jobs, headers=headers)
+                     jobs=jobs, headers=headers, hipify=hipify or {})
     except PermissionError as exc:  # anything not caught where it happens: one line, no traceback
         raise UserError(f"cannot port {src}: {exc.strerror or exc} ({exc.filename or src})") from exc
     finally:
@@ -303,7 +306,7 @@ def port(src: Path, dst: Path | None = None, *, hip_version: str | None = None, 
 
 def _port(src: Path, dst: Path | None, *, hip_version: str | None, launch: str, check: bool, engine: str,
           want_diff: bool, roc: bool, examine: bool, toolchain: checking.Toolchain | None,
-          jobs: int | None, headers: str | None) -> PortReport:
+          jobs: int | None, headers: str | None, hipify: dict) -> PortReport:
     started = time.perf_counter()
     if launch not in ("chevron", "ggl"):
         raise UserError(f"--launch must be 'chevron' or 'ggl', not {launch!r}")
@@ -315,7 +318,7 @@ def _port(src: Path, dst: Path | None, *, hip_version: str | None, launch: str, 
     headers = headers or ("folder" if installed else "hipify")
     if headers not in mappings.LAYOUTS:
         raise UserError(f"--headers must be one of {', '.join(mappings.LAYOUTS)}, not {headers!r}")
-    opts = Options(hip_version=target, launch=launch, engine=engine, roc=roc, headers=headers)
+    opts = Options(hip_version=target, launch=launch, engine=engine, roc=roc, headers=headers, **hipify)
     report = PortReport(str(src), str(dst) if dst else None, mappings.version_text(target), launch,
                         roc=roc, examine=examine, toolchain=tc.describe() if tc else "", notes=notes)
     files, skips = find_sources(src_real)
