@@ -115,5 +115,5 @@ def check_job_files(spec, protect: list[tuple[str, str]], environ=None, cwd: str
                 path = os.path.normpath(os.path.join(base, expanded))
                 what = _hits(path, protect)
                 if what is not None:
-                    raise UserError(f"{where} {terminal_safe(pattern)}: SLURM could write the job's log over "
-                                    f"{what} (or read it as the job's input): give a log file elsewhere")
+                    raise UserError(f"{where} {terminal_safe(pattern)}: could be {what}: refusing to write over it "
+                                    "(SLURM writes the job's log there, or reads its input)")
