@@ -103,6 +103,8 @@ def connect_sqlite(store) -> sqlite3.Connection:
             if "locked" in str(exc) and time.monotonic() < deadline:
                 time.sleep(0.01 + random.random() * 0.05)
                 continue
+            if disk_full(path):         # SQLite says "disk I/O error" where it cannot grow its -shm
+                raise UserError(f"{path}: the store's disk is full ({exc}): nothing was written") from None
             raise UserError(f"{path}: not a usable SQLite store ({exc})") from None
         except sqlite3.DatabaseError as exc:
             if conn is not None:
@@ -138,6 +140,14 @@ def read_only_uri(path: str) -> str:
         return base
     raise UserError(f"{path}: its -wal file holds writes not yet in the store and no -shm file is beside it; the "
                     "store cannot be written here, so they cannot be read: open it once where it can be written")
+
+
+def disk_full(path: str) -> bool:
+    """Whether the file system of a SQLite store has no room left (what a failed write meant)."""
+    try:
+        return os.statvfs(os.path.dirname(os.path.abspath(path))).f_bavail == 0
+    except OSError:
+        return False
 
 
 def check_header(path: str) -> None:
@@ -218,6 +228,10 @@ def failed(store, exc: BaseException) -> UserError | None:
         return UserError(f"{store.path}: the store refused the write ({exc})")
     if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
         return UserError(f"{store.path}: the store is busy ({exc}): try again")
+    if isinstance(exc, sqlite3.OperationalError) and (
+            getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or disk_full(store.path)):
+        return UserError(f"{store.path}: the store's disk is full ({exc}): this write was not kept, the store is "
+                         "as it was")
     if isinstance(exc, sqlite3.DatabaseError):
         return UserError(f"{store.path}: the store is damaged or unreadable ({exc})")
     if store.postgres:
