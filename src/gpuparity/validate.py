@@ -470,6 +470,27 @@ def terminal_safe(text: Any) -> str:
     return _CONTROL.sub(lambda m: ascii(m.group())[1:-1], s) if _CONTROL.search(s) else s
 
 
+# A cell a spreadsheet reads as a formula (=, +, -, @; tab, CR and LF, which some strip first); a
+# plain number (-5, +1.5e3) is left as it is: it is read as that number.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """A CSV cell that a spreadsheet shows as text, never runs: text that starts like a formula gets
+    a leading ' (the quote spreadsheets take for 'text', OWASP's advice on CSV injection); numbers,
+    and text that is a plain number, stay as they are. A CR inside text becomes a line break
+    (LF): the csv module quotes a cell with LF but writes a lone CR bare, which readers take as
+    the end of the row (the rest of the cell would start a row of its own). Every CSV writer's
+    cells go through it."""
+    if not isinstance(value, str):
+        return value
+    value = value.replace("\r\n", "\n").replace("\r", "\n")
+    if value.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~&])")   # with [ ] escaped, ( ) and ! cannot form a link
 
 
