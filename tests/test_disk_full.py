@@ -14,7 +14,7 @@ from test_compare import main_inprocess, make_result, make_run, noisy
 
 from gpuparity.results.store import Store
 
-WORKLOADS = str(Path(__file__).parent / "data" / "disk_workloads.py")
+WORKLOADS = str(Path(__file__).parent / "data" / "slow_workloads.py")     # t_quick, t_fill
 
 
 @pytest.fixture
@@ -40,18 +40,11 @@ def tiny_fs(tmp_path):
 
 
 def fill(folder: Path, leave: int = 0) -> Path:
-    """Fill the file system of `folder`, then free `leave` bytes; returns the filler file."""
+    """Take all the room of the file system of `folder` but `leave` bytes; returns the filler file."""
+    room = os.statvfs(folder)
     filler = folder / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        while True:
-            os.write(fd, b"\0" * 65536)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-    if leave:
-        os.truncate(filler, max(0, filler.stat().st_size - leave))
+    with open(filler, "wb") as fh:
+        os.posix_fallocate(fh.fileno(), 0, max(1, room.f_bavail * room.f_frsize - leave))
     return filler
 
 
@@ -75,14 +68,14 @@ def test_a_disk_that_fills_during_a_run_stops_it_and_the_finished_trials_are_sav
     spool = tiny_fs("spool", "1m")
     db = tmp_path / "s.db"
     env = {"GPUPARITY_SPOOL": str(spool / "gp"), "GPUPARITY_TEST_FILL": str(spool / "filler")}
-    p = cli("run", "t_small", "t_fill", "--in-order", "--workload-file", WORKLOADS, "--db", str(db), env=env)
+    p = cli("run", "t_quick", "t_fill", "--in-order", "--workload-file", WORKLOADS, "--db", str(db), env=env)
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
     said = errors(p.stderr)
     assert len(said) == 1 and "journal" in said[0] and "No space left on device" in said[0], p.stderr
     with Store(str(db)) as store:               # the store is on another disk: both results are in it
         (row,) = store.list_runs()
         doc = store.get_run(row["run_id"])
-    assert doc["status"] == "interrupted" and [r["workload"] for r in doc["results"]] == ["t_small", "t_fill"]
+    assert doc["status"] == "interrupted" and [r["workload"] for r in doc["results"]] == ["t_quick", "t_fill"]
     assert not list((spool / "gp" / "journal").glob("*.jsonl"))     # saved: its journal is gone
 
 
@@ -107,7 +100,7 @@ def test_a_run_whose_store_spool_and_temp_dir_fill_keeps_its_journal(tiny_fs):
     as_tmp += [sys.executable, "-m", "gpuparity"]
     env = {**os.environ, "GPUPARITY_SPOOL": "/tmp/gp", "GPUPARITY_TEST_FILL": "/tmp/filler", "COLUMNS": "200"}
     env.pop("TMPDIR", None)
-    p = subprocess.run([*as_tmp, "run", "t_small", "t_fill", "--in-order", "--workload-file", WORKLOADS,
+    p = subprocess.run([*as_tmp, "run", "t_quick", "t_fill", "--in-order", "--workload-file", WORKLOADS,
                         "--db", "/tmp/s.db"], capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
     said = errors(p.stderr)
@@ -116,7 +109,7 @@ def test_a_run_whose_store_spool_and_temp_dir_fill_keeps_its_journal(tiny_fs):
     (journal,) = (disk / "gp" / "journal").glob("*.jsonl")
     records = [json.loads(line) for line in journal.read_text().splitlines()]       # whole records only
     assert [r["type"] for r in records] == ["header", "start", "trial", "start"]
-    # room again: the next command stores what finished (t_small) from the journal
+    # room again: the next command stores what finished (t_quick) from the journal
     (disk / "filler").unlink()
     p = subprocess.run([*as_tmp, "list", "--json", "--db", "/tmp/s.db"], capture_output=True, text=True, env=env,
                        timeout=300)
