@@ -48,7 +48,8 @@ class UsedGpu:
         return Sample(t=0.0, power_w=300.0, sm_mhz=1900.0, temp_c=55.0)
 
     def use(self, k):
-        return {"pids": list(self.pids) if self.pids is not None else None, "util_pct": self.util}
+        # sorted, as the NVML and amdsmi samplers give them (the neighbour's pid may be lower than ours)
+        return {"pids": sorted(self.pids) if self.pids is not None else None, "util_pct": self.util}
 
 
 @pytest.fixture

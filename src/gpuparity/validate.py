@@ -329,9 +329,13 @@ def check_output_file(path: str | None, option: str, protect: list[tuple[str, st
 
 
 def _same_file(real: str, st, other: str) -> bool:
-    """Whether a target (its real path, its stat or None) is `other`: the same real path, or the
-    same file under another name (a hard link)."""
+    """Whether a target (its real path, its stat or None) is `other`: the same real path, the same
+    file under another name (a hard link), or the same name in the same folder reached another
+    way (a bind mount of the folder: a -wal file that does not exist yet is still the store's)."""
     if os.path.realpath(other) == real:
+        return True
+    if os.path.basename(real) == os.path.basename(os.path.realpath(other)) and same_folder(
+            os.path.dirname(real), os.path.dirname(os.path.realpath(other))):
         return True
     if st is None:
         return False
@@ -340,6 +344,27 @@ def _same_file(real: str, st, other: str) -> bool:
     except OSError:
         return False
     return (o.st_dev, o.st_ino) == (st.st_dev, st.st_ino)
+
+
+def same_file(path: str, other: str) -> bool:
+    """Whether `path` (existing or not) is `other` by any alias (see _same_file)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        st = None
+    return _same_file(os.path.realpath(path), st, other)
+
+
+def same_folder(a: str, b: str) -> bool:
+    """Whether two folder names are one folder: the same real path, or the same device and inode
+    (a bind mount shows one folder under two paths that realpath cannot join)."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        x, y = os.stat(a), os.stat(b)
+    except OSError:
+        return False
+    return (x.st_dev, x.st_ino) == (y.st_dev, y.st_ino)
 
 
 def _tree_files(root: str) -> set[tuple[int, int]]:
@@ -400,7 +425,7 @@ def replacing(path: str, mode: int | None = None) -> Iterator[str]:
 
 # -- secrets and text from the command line ------------------------------------------------------
 _URL_PASSWORD = re.compile(r"(://[^:/@\s\"']*:)[^\s\"']*@")     # greedy: a password may hold @ or /
-_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&\s\"']*", re.IGNORECASE)
+_QUERY_PASSWORD = re.compile(r"([?&](?:ssl)?password=)[^&\s\"']*", re.IGNORECASE)
 
 
 def mask_secrets(text: Any) -> str:
@@ -443,6 +468,27 @@ def terminal_safe(text: Any) -> str:
     what is shown. Every writer of document or file text to a terminal uses it (cli.common.escape)."""
     s = str(text)
     return _CONTROL.sub(lambda m: ascii(m.group())[1:-1], s) if _CONTROL.search(s) else s
+
+
+# A cell a spreadsheet reads as a formula (=, +, -, @; tab, CR and LF, which some strip first); a
+# plain number (-5, +1.5e3) is left as it is: it is read as that number.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """A CSV cell that a spreadsheet shows as text, never runs: text that starts like a formula gets
+    a leading ' (the quote spreadsheets take for 'text', OWASP's advice on CSV injection); numbers,
+    and text that is a plain number, stay as they are. A CR inside text becomes a line break
+    (LF): the csv module quotes a cell with LF but writes a lone CR bare, which readers take as
+    the end of the row (the rest of the cell would start a row of its own). Every CSV writer's
+    cells go through it."""
+    if not isinstance(value, str):
+        return value
+    value = value.replace("\r\n", "\n").replace("\r", "\n")
+    if value.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~&])")   # with [ ] escaped, ( ) and ! cannot form a link

@@ -119,3 +119,28 @@ class Sleeper(Workload):
 
 
 WORKLOADS += [Tick(), Segfault(), Sleeper()]
+
+
+class Fill(Workload):
+    """Fills the file system holding $GPUPARITY_TEST_FILL while it is prepared, as another program
+    filling the disk mid-run would (the full-disk tests)."""
+    name = "t_fill"
+    category = "kernel"
+    suites = ()
+
+    def cases(self, suite, ctx):
+        return [{"n": 1}]
+
+    def prepare(self, params, ctx):
+        fd = os.open(os.environ["GPUPARITY_TEST_FILL"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            while True:
+                os.write(fd, b"\0" * 65536)
+        except OSError:         # full
+            pass
+        finally:
+            os.close(fd)
+        return Prepared(fn=lambda: sum(range(100)), work={"items": 1.0})
+
+
+WORKLOADS += [Fill()]

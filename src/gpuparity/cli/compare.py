@@ -172,11 +172,13 @@ def write_csv(rows: list[dict]) -> None:
     import json
     import sys
 
+    from gpuparity.validate import spreadsheet_safe
+
     fields = list(dict.fromkeys(k for r in rows for k in r))     # "note" is on some rows only
     w = csv.writer(sys.stdout, lineterminator="\n")
     w.writerow(fields)
-    w.writerows([json.dumps(v, sort_keys=True) if isinstance(v, dict) else v for v in map(r.get, fields)]
-                for r in rows)
+    w.writerows([spreadsheet_safe(json.dumps(v, sort_keys=True) if isinstance(v, dict) else v)
+                 for v in map(r.get, fields)] for r in rows)
 
 
 def params_text(params: dict) -> str:

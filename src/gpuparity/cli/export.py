@@ -68,15 +68,18 @@ def _named(text: str, names: str) -> str:
 
 
 def _csv(rows: list[dict]) -> str:
-    """One line per request; itl_us as microseconds separated by spaces."""
+    """One line per request; itl_us as microseconds separated by spaces; a server's text (an error)
+    never a live formula (validate.spreadsheet_safe)."""
     import csv
     import io
+
+    from gpuparity.validate import spreadsheet_safe
 
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: " ".join(map(str, v)) if isinstance(v, list) else ("" if v is None else v)
+        writer.writerow({k: spreadsheet_safe(" ".join(map(str, v)) if isinstance(v, list) else ("" if v is None else v))
                          for k, v in row.items()})
     return buf.getvalue()
 

@@ -25,10 +25,11 @@ def register(app: typer.Typer) -> None:
         and writes are committed in batches. A bad file stops the import there: the runs before it are
         stored, nothing from it on. A run id already stored is left as it is (run it again once fixed)."""
         from gpuparity.results.peers import load_import_file  # a peer's result file becomes a run document
-        from gpuparity.results.store import Store
+        from gpuparity.results.store import Store, check_writable
         from gpuparity.results.store_rows import RunWriter
         from gpuparity.validate import terminal_safe
 
+        check_writable(db, "nothing imported; give a writable --db")      # a read-only share: said before reading
         done: list[str] = []            # lines of runs written since the last commit
         stored = [0]                    # runs committed (imported or found stored)
 

@@ -58,10 +58,11 @@ def import_cmd(
     import os
 
     from gpuparity.evidence.reference import import_file, read_input
-    from gpuparity.results.store import Store
+    from gpuparity.results.store import Store, check_writable
 
     trees = (path,) if os.path.isdir(path) else ()      # a training tree: no report into it
     sink = Output(out_format, output, as_json, db=db, inputs=(path,), trees=trees)     # the guard, first
+    check_writable(db, "nothing imported; give a writable --db")      # a read-only share: said before parsing
     parsed = read_input(fmt_name, path, strict=strict, round=round_)     # a bad input opens no store
     with Store(db) as store:
         summary = import_file(store, fmt_name, path, strict=strict, round=round_, parsed=parsed)

@@ -328,6 +328,11 @@ def _run(names, suite, options, db, sink, profile, no_store, trials, mode, seed,
     held = hold.held
     if not writer:
         return 0
+    if code == "unsaved":               # neither the store nor the spool took it (a full disk): the journal has it
+        return 2
+    if doc.get("interrupted_by") == "journal" and not held:     # the journal's disk failed: stopped, saved
+        out.print(f"[red]error: {escape(doc['stopped'])}[/]", soft_wrap=True)
+        return 2
     if doc["status"] == "interrupted" or held:
         by = doc.get("interrupted_by") or ("SIGTERM" if held and held[0] == signal.SIGTERM else "SIGINT")
         return 143 if by == "SIGTERM" else 130      # 128 + signal number
@@ -375,7 +380,8 @@ def _finish(doc: dict, db, sink, no_store, out, wide: bool = False) -> str:
         try:
             save_or_spool(doc, db, out)
         except UserError as exc:       # neither the store nor the spool took it: keep the journal
-            out.print(f"[red]error: {escape(exc)}; the run stays in its journal and is recovered next time[/]")
+            out.print(f"[red]error: {escape(exc)}; the run stays in its journal and is recovered next time[/]",
+                      soft_wrap=True)
             return "unsaved"
     return status
 

@@ -12,6 +12,7 @@ could write to it, and a password is refused in a URL (SLURM keeps the script).
 from __future__ import annotations
 
 import os
+import re
 import sys
 from typing import List, Optional
 
@@ -74,9 +75,8 @@ def register(app: typer.Typer) -> None:
         for name, value in (("--partition", partition), ("--account", account), ("--job-name", job_name),
                             ("--output", output)):
             _check_word(name, value)
-        if output and "%" not in output:        # SLURM writes the job's log there: never the store
-            _check_log(output, db)
         slurm.time_seconds(time_limit)
+        slurm.script_value("--python", python)
         if not os.path.isabs(python):
             raise UserError(f"--python {python}: give the absolute path of the nodes' Python")
         spec = slurm.JobSpec(
@@ -85,6 +85,10 @@ def register(app: typer.Typer) -> None:
             partition=partition, account=account, time_limit=time_limit.strip(),
             job_name=job_name or f"gpuparity-{suite}", output=output, exclusive=not shared,
             extra=[slurm.check_option(o) for o in sbatch_opts or []])
+        from gpuparity.execute.slurm_logs import check_job_files
+        from gpuparity.results.store_url import store_files
+
+        check_job_files(spec, store_files(None) + store_files(spec.db))   # SLURM's log is never the store
         script = slurm.batch_script(spec)
         if dry_run:
             sys.stdout.write(script)
@@ -123,18 +127,20 @@ def _run_args(workloads, suite, trials, sets, dtype, label) -> tuple[list[str], 
     if len(comm) > 1:
         raise UserError("collectives and scaling run across the nodes under torchrun, the other workloads once per "
                         "node: submit them as two jobs")
+    from gpuparity.execute.slurm import script_value
+
     args = [*(workloads or []), "--suite", suite]
     if trials:
         args += ["--trials", str(trials)]
     for item in sets or []:
-        args += ["--set", item]
+        args += ["--set", script_value("--set", item)]
     if dtypes:
         args += ["--dtype", ",".join(dtypes)]
     if label is not None:
         from gpuparity.validate import clean_text
 
         try:
-            args += ["--label", clean_text(label, "--label", 200)]
+            args += ["--label", script_value("--label", clean_text(label, "--label", 200))]
         except ValueError as exc:
             raise UserError(str(exc)) from None
     return args, comm == {True}
@@ -147,42 +153,30 @@ def _check_word(option: str, value: str | None) -> None:
         raise UserError(f"{option} {value!r}: give one word, without spaces or shell characters")
 
 
-def _check_log(output: str, db: str | None) -> None:
-    """A log file named outright (no %j) is never the store or its -wal/-shm files, by any alias."""
-    from gpuparity.results.store_url import store_files
-
-    real = os.path.realpath(output)
-    for what, path in store_files(None) + (store_files(db) if db else []):
-        try:
-            same = os.path.samefile(output, path)
-        except OSError:
-            same = False
-        if same or os.path.realpath(path) == real:
-            raise UserError(f"--output {output}: is {what}: refusing to write over it (SLURM writes the job's log "
-                            "there)")
-
-
 def _store(db: str | None, nodes: int, array: int) -> str:
     """The store every task writes into, as the script names it: a postgresql:// URL without a
-    password, or (a job on one node only) the absolute path of a file store."""
-    from urllib.parse import urlsplit
-
-    from gpuparity.results.store_url import default_db, is_postgres
+    password in any form (user:pass@, ?password=, ?sslpassword=), or (a job on one node only) the
+    absolute path of a file store."""
+    from gpuparity.execute.slurm import script_value
+    from gpuparity.results.store_url import default_db, is_postgres, url_secrets
 
     url = db or default_db()
     if is_postgres(url):
         try:
-            password = urlsplit(url).password
+            secrets = url_secrets(url)
         except ValueError:
             raise UserError("--db: not a valid postgresql:// URL") from None
-        if password is not None:
-            raise UserError("--db holds a password: SLURM keeps the batch script (scontrol write batch_script), so "
-                            "keep it out of the URL: ~/.pgpass on the nodes, or PGPASSWORD in the environment "
-                            "sbatch passes on")
+        if secrets:
+            raise UserError(f"--db holds a password ({', '.join(secrets)}): SLURM keeps the batch script (scontrol "
+                            "write batch_script), so keep it out of the URL: ~/.pgpass or PGPASSFILE on the nodes "
+                            "(or ?passfile=PATH), or PGPASSWORD in the environment sbatch passes on")
         if any(c.isspace() for c in url) or not url.isprintable():
             raise UserError("--db: a URL without spaces or control characters")
         return url
-    path = os.path.abspath(url.removeprefix("sqlite:///"))
+    if re.search(r"(?:^|\s)(?:ssl)?password\s*=", url, re.IGNORECASE):
+        raise UserError("--db: a connection string with a password is not a store file: give "
+                        "postgresql://user@host/db, its password in ~/.pgpass or PGPASSFILE on the nodes")
+    path = script_value("--db", os.path.abspath(url.removeprefix("sqlite:///")))
     if nodes > 1 or array > 1:
         raise UserError(f"the store {path} is a file: {'a job on ' + str(nodes) + ' nodes' if nodes > 1 else 'an array'}"
                         f"{'' if nodes > 1 else ' (its tasks run on any nodes)'} would write to it from several nodes "

@@ -23,6 +23,7 @@ import json
 import os
 from typing import Any
 
+from gpuparity.errors import UserError
 from gpuparity.results.spool import private_folder, save_or_spool, spool_dir
 from gpuparity.results.store_connect import creating
 from gpuparity.results.store_url import without_password
@@ -32,6 +33,11 @@ def journal_dir() -> str:
     return os.path.join(spool_dir(), "journal")
 
 
+class JournalUnwritable(UserError):
+    """The journal could not be written (a full disk, a quota, an I/O error): the run stops and
+    saves what finished (execute/runner.py), its message one line."""
+
+
 class Journal:
     """Append-only record of one run in progress (see the module notes)."""
 
@@ -39,12 +45,13 @@ class Journal:
         self.doc, self.db = doc, db
         self.path = os.path.join(journal_dir(), f"{doc['run_id']}.jsonl")
         self._fh = None             # opened by the first start(): nothing measured, nothing to keep
+        self.failed: str | None = None      # why a write failed: nothing more is written
 
     def _open(self) -> list[dict]:
         private_folder(spool_dir())
         private_folder(journal_dir())
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        self._fh = os.fdopen(fd, "a", encoding="utf-8")
+        self._fh = os.fdopen(fd, "ab", buffering=0)      # unbuffered: a failed write is known at once
         fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         header = {k: v for k, v in self.doc.items() if k != "results"}
         # the store without its password: recovery takes it from the command that recovers, or libpq
@@ -52,10 +59,28 @@ class Journal:
         return [{"type": "header", "doc": header, "db": db, "pid": os.getpid()}]
 
     def _write(self, record: dict) -> None:
-        records = self._open() if self._fh is None else []
-        self._fh.write("".join(json.dumps(r, default=str) + "\n" for r in [*records, record]))   # one write
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        """Append records whole (one write, then fsync) or not at all: a write that fails part-way
+        (a full disk) is cut off again, and JournalUnwritable says why in one line."""
+        if self.failed:
+            raise JournalUnwritable(self.failed)
+        good = None
+        try:
+            records = self._open() if self._fh is None else []
+            fd = self._fh.fileno()
+            good = os.fstat(fd).st_size
+            data = memoryview("".join(json.dumps(r, default=str) + "\n" for r in [*records, record]).encode())
+            while data:
+                data = data[os.write(fd, data):]
+            os.fsync(fd)
+        except OSError as exc:
+            if good is not None:
+                try:
+                    os.ftruncate(self._fh.fileno(), good)     # no torn record; frees what it took
+                except OSError:
+                    pass
+            self.failed = (f"the run's journal {self.path} could not be written ({exc.strerror or exc}): the run "
+                           "stopped; what finished before is kept")
+            raise JournalUnwritable(self.failed) from None
 
     def start(self, case: int, trial: int, what: str) -> None:
         self._write({"type": "start", "case": case, "trial": trial, "what": what})
@@ -64,9 +89,13 @@ class Journal:
         self._write({"type": "trial", "case": case, "trial": trial, "result": result})
 
     def end(self, status: str, by: str | None = None) -> None:
-        """The run has stopped measuring (complete or interrupted); what follows is its save."""
-        if self._fh is not None:
-            self._write({"type": "end", "status": status, "by": by})
+        """The run has stopped measuring (complete or interrupted); what follows is its save. A
+        journal that could not be written stays as it is (its trials recover as a crashed run)."""
+        if self._fh is not None and not self.failed:
+            try:
+                self._write({"type": "end", "status": status, "by": by})
+            except JournalUnwritable:
+                pass                # the save that follows keeps the run; else the journal has its trials
 
     def close(self, remove: bool) -> None:
         """Release the journal; `remove` once the run is stored or spooled."""
@@ -187,8 +216,6 @@ def recover(out=None, only_dead: bool = True, db: str | None = None) -> list[str
 
 
 def _recover_one(path: str, out, db: str | None) -> str | None:
-    from gpuparity.errors import UserError
-
     header, records = read(path)
     if header is None or not records:      # no case had started: nothing was measured
         os.remove(path)

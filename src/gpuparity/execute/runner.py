@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from typing import Callable, Iterator
 
 from gpuparity.errors import Terminated, is_oom
+from gpuparity.execute.journal import JournalUnwritable
 from gpuparity.results.schema import mark, new_result, now_iso
 
 CASE_TIMEOUT_S = 900.0          # watchdog default; a workload may set its own `timeout_s`
@@ -246,9 +247,9 @@ def execute_plan(pairs: list[tuple], ctx, doc: dict, on_result: Callable[[dict],
     def finished(i: int, t: int, position: int, result: dict) -> None:
         result.setdefault("info", {}).update(trial=t + 1, position=position)
         with signals_held() as held:      # a finished result is journalled whole, then the signal acts
+            done.setdefault(i, []).append((t, result))      # kept by the run even if the journal fails
             if journal is not None:
                 journal.trial(i, t + 1, result)
-            done.setdefault(i, []).append((t, result))
         if held:
             raise Terminated() if held[0] == signal.SIGTERM else KeyboardInterrupt()
         if on_result:
@@ -283,6 +284,12 @@ def execute_plan(pairs: list[tuple], ctx, doc: dict, on_result: Callable[[dict],
         doc["status"] = "interrupted"
         doc["interrupted_by"] = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
         print(f"\ninterrupted ({doc['interrupted_by']}): keeping the results that finished", file=sys.stderr)
+    except JournalUnwritable as exc:      # a full disk: measuring on without the journal would risk it all
+        if hold is not None:
+            hold.start()
+        doc["status"] = "interrupted"
+        doc["interrupted_by"] = "journal"
+        doc["stopped"] = str(exc)
     if hold is not None:
         hold.start()
     from gpuparity.results.schema import finite_json

@@ -57,7 +57,8 @@ class JobSpec:
 def time_seconds(text: str) -> int:
     """A SLURM time limit (sbatch --time: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS) in seconds."""
     t = text.strip()
-    m = re.fullmatch(r"(?:(\d{1,4})-)?(\d{1,6})(?::(\d{1,2}))?(?::(\d{1,2}))?", t)
+    # ASCII digits only: Python's \d also takes other scripts' digits (١٠), which sbatch cannot read
+    m = re.fullmatch(r"(?:(\d{1,4})-)?(\d{1,6})(?::(\d{1,2}))?(?::(\d{1,2}))?", t, re.ASCII)
     if not m:
         raise UserError(f"--time {text}: give a SLURM time limit (MM, HH:MM:SS or D-HH:MM:SS, e.g. 01:30:00)")
     days, a, b, c = (int(g) if g else None for g in m.groups())
@@ -74,19 +75,40 @@ def time_seconds(text: str) -> int:
     return seconds
 
 
+def script_value(what: str, value: str) -> str:
+    """A value written into the batch script: text without control characters (a newline or CR
+    would end the line it is on: the rest would run as shell, or be read as an #SBATCH directive,
+    or end sbatch's directives early), else refused in one line."""
+    from gpuparity.validate import terminal_safe
+
+    if terminal_safe(value) != value:        # it holds a control, bidi or line-separator character
+        raise UserError(f"{what} {terminal_safe(value)[:200]!r}: holds a control character (a newline, CR, tab, "
+                        "escape): the batch script takes one line per value")
+    return value
+
+
 def check_option(text: str) -> str:
     """A further sbatch option (--sbatch): one '--name' or '--name=value', no newline or shell text."""
     t = text.strip()
-    if not re.fullmatch(r"--[A-Za-z][A-Za-z0-9-]*(=[^\s'\"\\`$;|&<>]+)?", t):
+    if not re.fullmatch(r"--[A-Za-z][A-Za-z0-9-]*(=[^\s'\"\\`$;|&<>]+)?", t, re.ASCII) or not t.isprintable():
         raise UserError(f"--sbatch {text!r}: give one sbatch option as --name or --name=value (e.g. "
                         "--sbatch=--qos=high, --sbatch=--constraint=h100)")
+    name = t[2:].partition("=")[0]
+    if len(name) >= 2 and "wrap".startswith(name):
+        raise UserError(f"--sbatch {text!r}: --wrap runs a command instead of the script: give sbatch options only")
     return t
 
 
 def batch_script(spec: JobSpec) -> str:
     """The sbatch script of a submission (see the module notes)."""
     q = shlex.quote
-    what = " ".join(spec.run_args) or "the quick suite"
+    for value in (*spec.run_args, spec.db, spec.python, spec.partition, spec.account, spec.time_limit,
+                  spec.job_name, spec.output, *spec.extra):
+        if value is not None:                # every value again: a caller's JobSpec too
+            script_value("a value of the batch script", str(value))
+    time_seconds(spec.time_limit)
+    # The comment quotes the very words of the command below, so it reads as they will run.
+    what = " ".join(q(a) for a in spec.run_args) or "the quick suite"
     lines = [
         "#!/bin/bash",
         f"# gpuparity submit: `gpuparity run {what}`"

@@ -343,6 +343,12 @@ def _port(src: Path, dst: Path | None, *, hip_version: str | None, launch: str, 
                 if out is not None and not isinstance(out, str):
                     write_atomically(out, new_text)
             except OSError as exc:
+                import errno
+
+                if exc.errno in (errno.ENOSPC, errno.EDQUOT):       # a full disk: every later file would fail too
+                    kept = sum(1 for f in report.files if f.written)
+                    raise UserError(f"cannot write {sf.rel}: the disk is full ({exc.strerror}); the {kept} files "
+                                    "written before it are kept: free some room and port again") from None
                 out = f"cannot write: {exc.strerror or exc}"
             if isinstance(out, str):
                 report.skipped.append(Skip(sf.rel, out))

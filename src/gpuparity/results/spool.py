@@ -10,6 +10,7 @@ import stores exactly what an uninterrupted save would have stored.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sqlite3
@@ -45,7 +46,10 @@ def save_or_spool(doc: dict, db: str | None, out=None) -> str:
             shown = store.shown
     except _store_errors() as exc:
         reason = redact(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__)
-        path = spool(doc)
+        try:
+            path = spool(doc)
+        except UserError as lost:       # both said in the one line (a full disk under the store and the spool)
+            raise UserError(f"store did not take the run: {reason}; {lost}") from None
         if out is not None:
             from rich.markup import escape
 
@@ -79,11 +83,14 @@ def private_folder(folder: str) -> str:
     return folder
 
 
+PROBE_BYTES = 64 * 1024       # a journal's header and first trials; what check_spool writes once
+
+
 def check_spool() -> str:
     """Before a run measures: its spool folder ($GPUPARITY_SPOOL, else the user data dir's) is a
     folder this user can write, or can be made where it is named (its journal goes there from the
     first case on); otherwise exit 2 now, never a traceback after the work. Nothing is made here
-    (a probe file is written and removed)."""
+    (a probe file of PROBE_BYTES is written and removed: a full disk is refused too)."""
     from gpuparity.validate import terminal_safe
 
     folder = spool_dir()
@@ -97,9 +104,17 @@ def check_spool() -> str:
                         "(a run keeps its journal and spooled saves in a folder)")
     try:
         fd, probe = tempfile.mkstemp(dir=probe_in, prefix=".gpuparity-probe.")
-        os.close(fd)
-        os.remove(probe)
+        try:        # room for the journal's first records: a full disk is said now, not after measuring
+            if os.write(fd, b"\0" * PROBE_BYTES) < PROBE_BYTES:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+            os.remove(probe)
     except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise UserError(f"{name}: its disk is full ({exc.strerror}): the run's journal needs room there; free "
+                            "some, give GPUPARITY_SPOOL a folder with room, or --no-store") from None
         raise UserError(f"{name}: not a writable folder ({exc.strerror or exc}): give GPUPARITY_SPOOL a folder "
                         "of yours, or --no-store") from None
     return folder
@@ -112,12 +127,14 @@ def spool(doc: dict) -> str:
 
     last: OSError | None = None
     uid = os.getuid() if hasattr(os, "getuid") else ""
-    for folder in (spool_dir(), os.path.join(tempfile.gettempdir(), f"gpuparity-spool-{uid}")):
-        path = os.path.join(folder, f"{doc['run_id']}.json")
+    for folder in (spool_dir(), None):
         try:
+            if folder is None:      # the temp dir, found only now (on a full disk there may be none)
+                folder = os.path.join(tempfile.gettempdir(), f"gpuparity-spool-{uid}")
+            path = os.path.join(folder, f"{doc['run_id']}.json")
             private_folder(folder)
             write_file(path, json.dumps(doc), mode=0o600)
             return path
         except OSError as exc:
-            last = exc
+            last = last or exc      # the spool folder's own reason is the one to tell
     raise UserError(f"cannot spool run {doc['run_id']}: {last}")

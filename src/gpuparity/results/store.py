@@ -279,10 +279,11 @@ class StorePool:
         self.close()
 
 
-def check_writable(url: str | None) -> None:
-    """Before work that ends in a save (`run`): the store opens and takes writes (a new one: could
-    be made in its folder), or exit 2 now. A PostgreSQL store is not probed: one that is down
-    when the run ends gets the run spooled (results/spool.py)."""
+def check_writable(url: str | None, why: str = "a run could not be saved there; give a writable --db, or --no-store"
+                   ) -> None:
+    """Before work that ends in a save (`run`, `import`, `reference import`): the store opens and
+    takes writes (a new one: could be made in its folder), or exit 2 now, `why` said. A PostgreSQL
+    store is not probed: one that is down when the run ends gets the run spooled (results/spool.py)."""
     if url and is_postgres(url):
         return
     path = (url or default_db()).removeprefix("sqlite:///")
@@ -295,10 +296,8 @@ def check_writable(url: str | None) -> None:
         while not os.path.isdir(folder) and os.path.dirname(folder) != folder:
             folder = os.path.dirname(folder)              # the default store's folder is made where it is named
         if not os.access(folder, os.W_OK):
-            raise UserError(f"{path}: its folder {folder} is read-only: a run could not be saved there; give a "
-                            "writable --db, or --no-store")
+            raise UserError(f"{path}: its folder {folder} is read-only: {why}")
         return
     with Store(url) as store:
         if store.read_only:
-            raise UserError(f"{store.path}: the store is read-only (or its folder is): a run could not be saved "
-                            "there; give a writable --db, or --no-store")
+            raise UserError(f"{store.path}: the store is read-only (or its folder is): {why}")

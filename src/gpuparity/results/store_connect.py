@@ -74,11 +74,17 @@ def connect_sqlite(store) -> sqlite3.Connection:
     if os.path.exists(path) and not (os.access(path, os.W_OK) and os.access(folder, os.W_OK)):
         # A read-only store still lists, shows and compares; a save is refused (and spooled).
         store.read_only = True
+        conn = None
         try:
-            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30, isolation_level=None)
+            conn = sqlite3.connect(read_only_uri(path), uri=True, timeout=30, isolation_level=None)
+            check_foreign(store, conn)
         except sqlite3.Error as exc:
+            if conn is not None:
+                conn.close()
             raise UserError(f"{path}: not a usable SQLite store ({exc})") from None
-        check_foreign(store, conn)
+        except UserError:
+            conn.close()
+            raise
         return conn
     deadline = time.monotonic() + 30
     while True:
@@ -97,6 +103,8 @@ def connect_sqlite(store) -> sqlite3.Connection:
             if "locked" in str(exc) and time.monotonic() < deadline:
                 time.sleep(0.01 + random.random() * 0.05)
                 continue
+            if disk_full(path):         # SQLite says "disk I/O error" where it cannot grow its -shm
+                raise UserError(f"{path}: the store's disk is full ({exc}): nothing was written") from None
             raise UserError(f"{path}: not a usable SQLite store ({exc})") from None
         except sqlite3.DatabaseError as exc:
             if conn is not None:
@@ -108,6 +116,38 @@ def connect_sqlite(store) -> sqlite3.Connection:
             raise
         except OSError as exc:
             raise UserError(f"{path}: cannot open store ({exc.strerror})") from None
+
+
+def read_only_uri(path: str) -> str:
+    """The SQLite URI that reads a store this process cannot write (a read-only share, a 0444 file,
+    a folder without write permission) without writing anything beside it. The path is %-quoted:
+    a '?' or '#' in a file name is part of the name, never the URI's query (`r?mode=rwc&x.db`).
+    mode=ro alone would still make -shm and -wal files beside it (or fail where it cannot: WAL
+    needs them), so with no -wal file (no writer has it open, nothing is waiting in a WAL) it is
+    read as immutable: no locks, no -shm. With a -wal that holds writes, a reader needs the
+    writer's -shm beside it; without one it is refused (one line) rather than read without them."""
+    import urllib.parse
+
+    wal, shm = path + "-wal", path + "-shm"
+    base = f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=ro"
+    try:
+        pending = os.path.getsize(wal) > 0
+    except OSError:
+        pending = False
+    if not pending:
+        return base + "&immutable=1"
+    if os.path.exists(shm):
+        return base
+    raise UserError(f"{path}: its -wal file holds writes not yet in the store and no -shm file is beside it; the "
+                    "store cannot be written here, so they cannot be read: open it once where it can be written")
+
+
+def disk_full(path: str) -> bool:
+    """Whether the file system of a SQLite store has no room left (what a failed write meant)."""
+    try:
+        return os.statvfs(os.path.dirname(os.path.abspath(path))).f_bavail == 0
+    except OSError:
+        return False
 
 
 def check_header(path: str) -> None:
@@ -188,6 +228,10 @@ def failed(store, exc: BaseException) -> UserError | None:
         return UserError(f"{store.path}: the store refused the write ({exc})")
     if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
         return UserError(f"{store.path}: the store is busy ({exc}): try again")
+    if isinstance(exc, sqlite3.OperationalError) and (
+            getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL or disk_full(store.path)):
+        return UserError(f"{store.path}: the store's disk is full ({exc}): this write was not kept, the store is "
+                         "as it was")
     if isinstance(exc, sqlite3.DatabaseError):
         return UserError(f"{store.path}: the store is damaged or unreadable ({exc})")
     if store.postgres:

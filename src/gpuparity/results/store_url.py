@@ -58,6 +58,26 @@ def check_url(url: str, what: str = "--db") -> str:
     return url
 
 
+# libpq's connection parameters that hold a secret (a URI's query names them, %-escapes decoded);
+# passfile, sslkey and service name files, which keep their secrets out of the URL.
+SECRET_KEYS = ("password", "sslpassword")
+
+
+def url_secrets(url: str) -> list[str]:
+    """Where a postgresql:// URL holds a secret: 'user:password@' and each query key of SECRET_KEYS
+    (?password=...), as libpq reads them (keys %-decoded, any case refused). ValueError: no URL."""
+    import urllib.parse
+
+    rest = url.split("://", 1)[-1]
+    userinfo = re.match(r"[^@/]*@", rest)           # libpq: up to the first '@' met before a '/'
+    found = ["user:password@"] if (userinfo and ":" in userinfo.group()) or \
+        urllib.parse.urlsplit(url).password is not None else []
+    query = rest.partition("?")[2]                  # libpq knows no #fragment: all of it is the query
+    found += [f"the {k} parameter" for k in dict.fromkeys(
+        key.lower() for key, _ in urllib.parse.parse_qsl(query, keep_blank_values=True)) if k in SECRET_KEYS]
+    return found
+
+
 def hide_password(text: str, url: str) -> str:
     """Text about a store (a driver's error) with every URL password masked, and the store's own
     password, as typed or decoded, shown as ***: libpq repeats one it cannot parse (a bad %-escape)."""
@@ -71,7 +91,8 @@ def hide_password(text: str, url: str) -> str:
     netloc, _, query = url.split("://", 1)[1].partition("?")
     userinfo = netloc.partition("/")[0].rpartition("@")[0]
     found = [userinfo.partition(":")[2]] if ":" in userinfo else []
-    found += [value for key, _, value in (p.partition("=") for p in query.split("&")) if key.lower() == "password"]
+    found += [value for key, _, value in (p.partition("=") for p in query.split("&"))
+              if urllib.parse.unquote(key).lower() in SECRET_KEYS]
     for secret in sorted({s for f in found for s in (f, urllib.parse.unquote(f)) if s}, key=len, reverse=True):
         text = text.replace(secret, "***")
     return text
@@ -88,7 +109,7 @@ def without_password(url: str) -> str:
     base, _, query = url.partition("?")
     if not query:
         return base
-    kept = [(k, v) for k, v in urllib.parse.parse_qsl(query, keep_blank_values=True) if k.lower() != "password"]
+    kept = [(k, v) for k, v in urllib.parse.parse_qsl(query, keep_blank_values=True) if k.lower() not in SECRET_KEYS]
     return base + ("?" + urllib.parse.urlencode(kept) if kept else "")
 
 
