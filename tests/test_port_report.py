@@ -177,3 +177,15 @@ def test_html_and_json_carry_the_same_numbers(wide_report):
     assert f"<td>API uses with no HIP counterpart</td><td>{s['not_converted']}</td>" in html
     for f in report["files"]:
         assert f"<td>{f['needs_human']}</td>" in html
+
+
+def test_examine_csv_keeps_a_formula_like_file_name_as_text(tmp_path):
+    """A file named like a spreadsheet formula is written as text in --csv (a leading ')."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "=HYPERLINK(1).cu").write_text("#include <cuda_runtime.h>\nvoid f() { cudaDeviceSynchronize(); }\n")
+    table = tmp_path / "r.csv"
+    proc = port_cli(str(src), "--examine", "--csv", str(table))
+    assert proc.returncode == 0, proc.stderr
+    files = {row["file"] for row in csv.DictReader(io.StringIO(table.read_text())) if row["file"] != "*"}
+    assert files == {"'=HYPERLINK(1).cu"}

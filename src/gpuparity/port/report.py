@@ -17,7 +17,7 @@ from pathlib import Path
 from gpuparity.port.hazards import KINDS, SEVERITIES, SEVERITY
 from gpuparity.port.run import FileReport, PortReport
 from gpuparity.port.walk import shown
-from gpuparity.validate import terminal_safe
+from gpuparity.validate import spreadsheet_safe, terminal_safe
 
 SCHEMA = "gpuparity.port/2"
 _SEVERITY_RANK = {s: k for k, s in enumerate(SEVERITIES)}
@@ -129,7 +129,7 @@ def to_csv(r: PortReport) -> str:
     w.writerow(["file", "family", "converted", "not_converted"])
     for f in r.files:
         for family, row in f.by_family().items():
-            w.writerow([shown(f.rel), family, row["converted"], row["not_converted"]])
+            w.writerow([spreadsheet_safe(shown(f.rel)), family, row["converted"], row["not_converted"]])
     for family, row in r.by_family().items():
         w.writerow(["*", family, row["converted"], row["not_converted"]])
     return out.getvalue()
