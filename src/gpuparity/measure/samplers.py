@@ -24,12 +24,11 @@ trustworthy index (measure.device_map), and says which in describe().
 
 from __future__ import annotations
 
-import math
 import os
 from typing import Any, Callable
 
 from gpuparity.measure import throttle as thr
-from gpuparity.measure.device_map import same_bus, same_uuid
+from gpuparity.measure.device_map import same_uuid
 from gpuparity.measure.energy import Sample
 from gpuparity.measure.throttle import (  # noqa: F401 - decoders re-exported for callers and tests
     AMD_BIT_GROUPS,
