@@ -67,6 +67,7 @@ def peak_bandwidth_gbs(spec: dict | None) -> float | None:
 #   bytes:interconnect  GPU-to-GPU fabric per direction (the bidirectional figure / 2), for
 #                       collectives' bus bandwidth (nccl-tests' busbw convention)
 #   bytes:host          the host link per direction (host <-> device copies)
+#   bytes:nic           the NIC per direction, for collectives across nodes: no row holds it (no % of peak)
 def peak_for(spec: dict | None, kind: str | None) -> tuple[float, str] | None:
     """(peak, unit) for a peak kind, or None where the spec has no such figure."""
     if not spec or not kind:
