@@ -264,3 +264,26 @@ def test_detect_through_the_nvml_fake(monkeypatch):
     assert d0["uuid"].startswith("GPU-") and d0["bus_id"] == "00000000:3B:00.0"
     assert info["driver_version"] == "580.159.04" and info["cuda_driver_version"] == 13000
     only_real_names(nv, "pynvml")
+
+
+def test_a_comparison_says_when_one_side_could_not_observe_throttling():
+    from test_compare import make_result, make_run, noisy
+
+    from gpuparity.comparison.compare import compare_runs
+
+    def run(run_id, spec_id, telemetry, center, started):
+        res = [make_result("gemm", {"m": m}, noisy(center, 0.005, 30, m + center)) for m in range(2)]
+        doc = make_run(res, spec_id=spec_id, run_id=run_id, started_at=started)
+        doc["fingerprint"]["telemetry"] = telemetry
+        return doc
+
+    h100 = {"method": "nvml", "throttle_sources": [thr.NVML]}
+    blind = {"method": "none", "reason": "amdsmi unavailable: AttributeError: undefined symbol"}
+    out = compare_runs([run("a", "h100-sxm", h100, 100, "2026-01-01T00:00:00+00:00")],
+                       [run("b", "mi300x", blind, 110, "2026-01-02T00:00:00+00:00")])
+    (note,) = [n for n in out["notes"] if "could not observe throttling" in n]
+    assert note.startswith("side B") and "AttributeError" in note
+    clocks = {"method": "amdsmi", "throttle_sources": [thr.CLOCK]}          # the clock alone still sees it
+    out = compare_runs([run("a", "h100-sxm", h100, 100, "2026-01-01T00:00:00+00:00")],
+                       [run("b", "mi300x", clocks, 110, "2026-01-02T00:00:00+00:00")])
+    assert not [n for n in out["notes"] if "could not observe throttling" in n]
