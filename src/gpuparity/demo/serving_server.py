@@ -48,8 +48,9 @@ class Engine:
     def encode(self, prompt) -> list[int]:
         if isinstance(prompt, list) and all(isinstance(t, int) for t in prompt):
             return prompt
-        if self.tok is None:
-            raise ValueError("this model has no tokenizer: send the prompt as a list of token ids")
+        if self.tok is None:       # a synthetic model has no vocabulary: the text's bytes are its tokens
+            vocab = int(getattr(self.model.config, "vocab_size", 256) or 256)
+            return [b % vocab for b in str(prompt).encode()] or [0]
         return self.tok(str(prompt)).input_ids
 
     def chat_ids(self, messages: list[dict]) -> list[int]:
