@@ -3,7 +3,7 @@ none: never a look-alike's (platform.spec_match). Memory is what torch reports (
 
 import pytest
 
-from gpuparity.platform.spec_match import identify
+from gpuparity.platform.specs import identify
 
 GIB = 2**30 / 1e9
 

@@ -13,8 +13,8 @@ import socket
 from functools import lru_cache
 from typing import Any
 
-from gpuparity.platform.spec_match import generic, identify
-from gpuparity.platform.specs import cpu_spec
+from gpuparity.platform.spec_match import generic
+from gpuparity.platform.specs import cpu_spec, identify
 from gpuparity.platform.vendor_libs import load, quiet_stdout
 
 # Environment variables that change results; recorded with every run.

@@ -114,13 +114,9 @@ def generic(name: str | None) -> bool:
     return n in GENERIC_NAMES or bool(re.fullmatch(r"(amd )?(radeon )?graphics( device)?|device [0-9a-f]{4}", n))
 
 
-def identify(name: str | None, target: str | None = None, memory_gb: float | None = None,
-             partition: str | None = None, specs: dict | None = None) -> tuple[dict | None, str]:
-    """(the row, how it was found) or (None, why there is none)."""
-    if specs is None:
-        from gpuparity.platform.specs import all_specs
-
-        specs = all_specs()
+def match(specs: dict, name: str | None, target: str | None = None, memory_gb: float | None = None,
+          partition: str | None = None) -> tuple[dict | None, str]:
+    """(the row of `specs` (id -> row), how it was found) or (None, why there is none)."""
     toks, mem, mig = words(name or "")
     shown = (name or "").strip() or (target or "this device")
     if mig:

@@ -86,13 +86,20 @@ def peak_for(spec: dict | None, kind: str | None) -> tuple[float, str] | None:
     return (float(p), "GB/s") if p else None
 
 
+def identify(name: str | None, target: str | None = None, memory_gb: float | None = None,
+             partition: str | None = None) -> tuple[dict | None, str]:
+    """(the spec row of a device, how it was found) or (None, why none: "no datasheet ... % of peak
+    not shown"), by identity (platform.spec_match: its own row or none; the arch target and memory
+    decide only for an empty or generic name)."""
+    from gpuparity.platform.spec_match import match
+
+    return match(all_specs(), name, target, memory_gb, partition)
+
+
 def match_spec(name: str | None, target: str | None = None, memory_gb: float | None = None,
                partition: str | None = None) -> dict | None:
-    """The spec row of a device by identity (platform.spec_match: its own row or none; the arch
-    target and memory decide only for an empty or generic name)."""
-    from gpuparity.platform.spec_match import identify
-
-    return identify(name, target, memory_gb, partition, all_specs())[0]
+    """The spec row of a device by identity, or None (identify says why)."""
+    return identify(name, target, memory_gb, partition)[0]
 
 
 def lookup(ref: str) -> dict | None:
