@@ -63,6 +63,29 @@ def build(name: str, api: dict, members: dict) -> StrictModule:
     return mod
 
 
+def logged(calls: list):
+    """A decorator that records each call's function name in `calls` (inspect.signature still
+    sees the real parameters, which build() checks)."""
+    def log(fn):
+        def wrapped(*args, **kwargs):
+            calls.append(fn.__name__)
+            return fn(*args, **kwargs)
+        wrapped.__name__, wrapped.__wrapped__ = fn.__name__, fn
+        return wrapped
+    return log
+
+
+def readers(table: dict, param: str, device, log) -> dict:
+    """Functions name(<param>) -> device(<param>).<attribute> for a {name: attribute} table: the
+    interface's plain getters, each with the real parameter name."""
+    out = {}
+    for name, attr in table.items():
+        fn = eval(f"lambda {param}: getattr(device({param}), attr)", {"device": device, "attr": attr})  # noqa: S307
+        fn.__name__ = name
+        out[name] = log(fn)
+    return out
+
+
 def install(monkeypatch, module) -> None:
     """Make `import <module.__name__>` give this module for the test (and gpuparity's readers)."""
     monkeypatch.setitem(sys.modules, module.__name__, module)

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from fakes import build, real_api
+from fakes import build, logged, readers, real_api
 
 U16, U32, U64 = 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF
 NOT_SUPPORTED, INVAL, NOT_FOUND = 2, 1, 31
@@ -128,12 +128,7 @@ def make(version: str = "7.0.2", gpus: list[AmdGpu] | None = None, init_error: b
             return raw
         return "N/A" if raw == fill else bool(raw)
 
-    def log(fn):
-        def wrapped(*args, **kwargs):
-            calls.append(fn.__name__)
-            return fn(*args, **kwargs)
-        wrapped.__name__, wrapped.__wrapped__ = fn.__name__, fn
-        return wrapped
+    log = logged(calls)
 
     @log
     def amdsmi_init(flag=None):
@@ -162,14 +157,6 @@ def make(version: str = "7.0.2", gpus: list[AmdGpu] | None = None, init_error: b
         raise AmdSmiLibraryException(NOT_FOUND)
 
     @log
-    def amdsmi_get_gpu_device_bdf(processor_handle):
-        return gpu(processor_handle).bdf
-
-    @log
-    def amdsmi_get_gpu_device_uuid(processor_handle):
-        return gpu(processor_handle).uuid
-
-    @log
     def amdsmi_get_gpu_enumeration_info(processor_handle):
         g = gpu(processor_handle)
         return {"drm_render": 128 + g.hip_id, "drm_card": g.hip_id, "hsa_id": g.hip_id + 1, "hip_id": g.hip_id,
@@ -192,14 +179,6 @@ def make(version: str = "7.0.2", gpus: list[AmdGpu] | None = None, init_error: b
         g = gpu(processor_handle)
         return {"power_cap": g.power_cap_uw, "default_power_cap": g.power_cap_uw, "dpm_cap": 0,
                 "min_power_cap": 0, "max_power_cap": g.power_cap_uw}
-
-    @log
-    def amdsmi_get_gpu_compute_partition(processor_handle):
-        return gpu(processor_handle).compute_partition
-
-    @log
-    def amdsmi_get_gpu_memory_partition(processor_handle):
-        return gpu(processor_handle).memory_partition
 
     @log
     def amdsmi_get_clock_info(processor_handle, clock_type):
@@ -299,6 +278,9 @@ def make(version: str = "7.0.2", gpus: list[AmdGpu] | None = None, init_error: b
         return {"hops": 1, "type": 2}       # AMDSMI_IOLINK_TYPE_XGMI
 
     members = {k: f for k, f in locals().items() if k.startswith("amdsmi_") and k in api["functions"]}
+    members.update(readers({"amdsmi_get_gpu_device_bdf": "bdf", "amdsmi_get_gpu_device_uuid": "uuid",
+                            "amdsmi_get_gpu_compute_partition": "compute_partition",
+                            "amdsmi_get_gpu_memory_partition": "memory_partition"}, "processor_handle", gpu, log))
     members.update({k: e for k, e in locals().items() if k.startswith("AmdSmi") and k.endswith("Exception")})
     members.update(enums)
     mod = build("amdsmi", api, members)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass, field
 
-from fakes import build, real_api
+from fakes import build, logged, readers, real_api
 
 
 @dataclass
@@ -93,12 +93,7 @@ def make(gpus: list[NvGpu] | None = None, driver_loaded: bool = True):
         def __init__(self, g):
             self.gpu, self.memory = g.util, 0
 
-    def log(fn):
-        def wrapped(*args, **kwargs):
-            calls.append(fn.__name__)
-            return fn(*args, **kwargs)
-        wrapped.__name__, wrapped.__wrapped__ = fn.__name__, fn
-        return wrapped
+    log = logged(calls)
 
     @log
     def nvmlInit():
@@ -149,24 +144,8 @@ def make(gpus: list[NvGpu] | None = None, driver_loaded: bool = True):
         return gpus.index(gpu(handle))
 
     @log
-    def nvmlDeviceGetName(handle):
-        return gpu(handle).name
-
-    @log
-    def nvmlDeviceGetUUID(handle):
-        return gpu(handle).uuid
-
-    @log
     def nvmlDeviceGetPciInfo(handle):
         return PciInfo(gpu(handle))
-
-    @log
-    def nvmlDeviceGetPowerUsage(handle):
-        return gpu(handle).power_mw
-
-    @log
-    def nvmlDeviceGetTotalEnergyConsumption(handle):
-        return gpu(handle).energy_mj
 
     @log
     def nvmlDeviceGetFieldValues(handle, fieldIds):
@@ -229,10 +208,6 @@ def make(gpus: list[NvGpu] | None = None, driver_loaded: bool = True):
         return ctypes.c_uint(1 if gpu(device).mig_device else 0)
 
     @log
-    def nvmlDeviceGetEnforcedPowerLimit(handle):
-        return gpu(handle).power_limit_mw
-
-    @log
     def nvmlDeviceGetSerial(handle):
         gpu(handle)
         return "1650123456789"
@@ -251,6 +226,9 @@ def make(gpus: list[NvGpu] | None = None, driver_loaded: bool = True):
         return 13000
 
     members = {k: v for k, v in locals().items() if k.startswith("nvml")}
+    members.update(readers({"nvmlDeviceGetName": "name", "nvmlDeviceGetUUID": "uuid", "nvmlDeviceGetPowerUsage": "power_mw",
+                            "nvmlDeviceGetTotalEnergyConsumption": "energy_mj",
+                            "nvmlDeviceGetEnforcedPowerLimit": "power_limit_mw"}, "handle", gpu, log))
     members.update(c)
     members.update(errors)
     members["NVMLError"] = NVMLError
