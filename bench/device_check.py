@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -43,24 +44,31 @@ def write_atomic(path: str, doc: dict) -> None:
 
 
 def run_step(name: str, out: str, timeout: float) -> tuple[list[dict], str]:
-    """The step in its own process (this interpreter); its rows, or a FAIL row saying why not."""
+    """The step in its own process group (this interpreter); its rows, or a FAIL row saying why
+    not. At the timeout the whole group goes (a server or co-tenant it started too)."""
     cmd = [sys.executable, os.path.join(HERE, "device_steps.py"), name, "--out", out]
-    log = os.path.join(out, "steps.log")
     t0 = time.perf_counter()
-    with open(log, "a") as fh:
-        fh.write(f"\n=== {name} (timeout {timeout:.0f} s)\n")
-        fh.flush()
+    with open(os.path.join(out, "steps.log"), "a") as log:
+        log.write(f"\n=== {name} (timeout {timeout:.0f} s)\n")
+        log.flush()
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True, start_new_session=True)
         try:
-            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=fh, text=True, timeout=timeout,
-                               start_new_session=True)
-        except subprocess.TimeoutExpired as exc:
-            fh.write((exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or ""))
+            stdout, _ = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            stdout, _ = p.communicate()
+            log.write(stdout or "")
             return [{"row": name, "figure": "-", "target": "-", "verdict": "FAIL",
                      "reason": f"timed out after {timeout:.0f} s"}], f"{time.perf_counter() - t0:.1f}"
-        fh.write(p.stdout)
-    rows = [json.loads(line[5:]) for line in p.stdout.splitlines() if line.startswith("ROWS ")]
+        finally:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)     # anything the step left running
+            except ProcessLookupError:
+                pass
+        log.write(stdout)
+    rows = [json.loads(line[5:]) for line in stdout.splitlines() if line.startswith("ROWS ")]
     if not rows:
-        tail = p.stdout.strip().splitlines()[-1:] or [""]
+        tail = stdout.strip().splitlines()[-1:] or [""]
         return [{"row": name, "figure": "-", "target": "-", "verdict": "FAIL",
                  "reason": f"exit {p.returncode} without rows (see steps.log) {tail[0][:160]}"}], \
             f"{time.perf_counter() - t0:.1f}"

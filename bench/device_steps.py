@@ -205,7 +205,7 @@ def cache_flush(args) -> list[dict]:
 
     ctx = context()
     llc = ((ctx.fingerprint.get("devices") or [{}])[0]).get("llc_bytes") or 2**25
-    x = torch.randn(max(2**20, llc // 8) // 4, device="cuda")
+    x = torch.randn(max(2**20, llc // 2) // 4, device="cuda")      # half the LLC: warm, it stays there
     cfg = LoopConfig.for_suite("quick", "cuda")
     warm = measure(lambda: x.sum(), "cuda", cfg)
     cold = measure(lambda: x.sum(), "cuda", replace(cfg, cold=True, flush_bytes=flush_bytes(ctx)))

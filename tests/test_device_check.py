@@ -83,3 +83,9 @@ def _estimate(name, params, ctx):
     from gpuparity.workloads.base import get
 
     return get(name).expected_s(params, ctx)
+
+
+def test_a_step_past_its_timeout_costs_its_row_only(tmp_path):
+    rows, _ = device_check.run_step("fp8", str(tmp_path), 0.05)      # no interpreter starts in 50 ms
+    assert rows == [{"row": "fp8", "figure": "-", "target": "-", "verdict": "FAIL", "reason": "timed out after 0 s"}]
+    assert "=== fp8" in (tmp_path / "steps.log").read_text()
