@@ -66,6 +66,8 @@ def test_amdsmi_clocks_power_energy_on_every_version(monkeypatch, version):
     assert s.power_w == (615 if version >= "7" else 612)          # 7.0's socket_power, else the average
     assert s.energy_j == pytest.approx(2_000_000 * 15.259 / 1e6)
     assert src.devices[0]["max_sm_mhz"] == 2100 and src.devices[0]["name"] == "AMD Instinct MI300X"
+    smi.gpus[0].pids, smi.gpus[0].gfx_activity = [77, 4242], 93      # handles in 6.0, dicts from 6.1
+    assert src.use(0) == {"pids": [77, 4242], "util_pct": 93.0}
     only_real_names(smi, "amdsmi")
 
 
@@ -255,13 +257,22 @@ def test_detect_and_topology_through_the_amdsmi_fake(monkeypatch, version):
     only_real_names(smi, "amdsmi")
 
 
+def test_nvml_topology_through_the_fake(monkeypatch):
+    nv = nvml(monkeypatch, [fake_pynvml.NvGpu(), fake_pynvml.NvGpu(bus_id="00000000:4C:00.0"),
+                            fake_pynvml.NvGpu(bus_id="00000000:5D:00.0", nvlinks=0, level=50)])
+    topo = dist.topology("cuda")
+    assert topo["gpus"] == 3 and topo["nvlinks_per_gpu"] == [18, 18, 0]
+    assert [lk["nvlink"] for lk in topo["links"]] == [True, False, False] and topo["links"][1]["path"] == "SYS"
+    only_real_names(nv, "pynvml")
+
+
 def test_detect_through_the_nvml_fake(monkeypatch):
-    nv = nvml(monkeypatch, [fake_pynvml.NvGpu()])
+    nv = nvml(monkeypatch, [fake_pynvml.NvGpu(mig_mode=1)])
     unknown: dict = {}
     info = detect._nvml_info(unknown)
     d0 = info["devices"][0]
     assert d0["name"] == "NVIDIA H100 80GB HBM3" and d0["power_limit_w"] == 700 and d0["max_sm_clock_mhz"] == 1980
-    assert d0["uuid"].startswith("GPU-") and d0["bus_id"] == "00000000:3B:00.0"
+    assert d0["uuid"].startswith("GPU-") and d0["bus_id"] == "00000000:3B:00.0" and d0["mig_mode"] == 1
     assert info["driver_version"] == "580.159.04" and info["cuda_driver_version"] == 13000
     only_real_names(nv, "pynvml")
 

@@ -28,6 +28,9 @@ class NvGpu:
     pids: list = field(default_factory=list)
     util: int = 0
     mig_device: bool = False                  # a MIG device handle (the slice torch sees)
+    mig_mode: int | None = None               # nvmlDeviceGetMigMode's current mode; None: not MIG-capable
+    nvlinks: int = 18                         # active NVLink links (0: none, NotSupported)
+    level: int = 10                           # topology level to every other GPU (NVML_TOPOLOGY_SINGLE)
     power_limit_mw: int = 700_000
 
 
@@ -216,6 +219,33 @@ def make(gpus: list[NvGpu] | None = None, driver_loaded: bool = True):
     def nvmlDeviceGetVbiosVersion(handle):
         gpu(handle)
         return "96.00.99.00.01"
+
+    @log
+    def nvmlDeviceGetMigMode(device):
+        g = gpu(device)
+        if g.mig_mode is None:
+            raise err(3)
+        return [g.mig_mode, g.mig_mode]
+
+    @log
+    def nvmlDeviceGetNvLinkState(device, link):
+        g = gpu(device)
+        if not g.nvlinks:
+            raise err(3)
+        if not 0 <= link < c["NVML_NVLINK_MAX_LINKS"]:
+            raise err(2)
+        return c["NVML_FEATURE_ENABLED"] if link < g.nvlinks else c["NVML_FEATURE_DISABLED"]
+
+    @log
+    def nvmlDeviceGetTopologyCommonAncestor(device1, device2):
+        return max(gpu(device1).level, gpu(device2).level)
+
+    @log
+    def nvmlDeviceGetP2PStatus(device1, device2, p2pIndex):
+        a, b = gpu(device1), gpu(device2)
+        if p2pIndex == c["NVML_P2P_CAPS_INDEX_NVLINK"]:
+            return c["NVML_P2P_STATUS_OK"] if a.nvlinks and b.nvlinks else c["NVML_P2P_STATUS_NOT_SUPPORTED"]
+        return c["NVML_P2P_STATUS_OK"]
 
     @log
     def nvmlSystemGetDriverVersion():
