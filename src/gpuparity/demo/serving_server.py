@@ -7,7 +7,9 @@ Speaks what the serving benchmark (and vLLM, SGLang, llama.cpp's server) speak:
 POST /v1/completions and /v1/chat/completions with "stream": true -> server-sent events
 ("data: {json}" lines, one chunk per generated token, then "data: [DONE]"), GET /v1/models,
 GET /health. Greedy decoding, one generation at a time (a lock): a reference server for tests
-and for checking a client, not a fast one. Prints "serving MODEL at URL" once it is ready.
+and for checking a client, not a fast one. Prints "serving MODEL at URL" once it is ready. A
+synthetic model has no vocabulary: a text prompt's bytes are its tokens (nothing to download;
+bench/device_check.sh serves one on the GPU).
 
 With --faults, every route is also served under /fault/<mode>/ (so a client pointed at
 http://HOST:PORT/fault/<mode>/v1 meets that misbehaviour): see FAULTS; LIES are well-formed
