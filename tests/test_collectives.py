@@ -167,3 +167,4 @@ def test_two_nodes_through_the_c10d_rendezvous(tmp_path):
     (r,) = doc["results"]
     assert r["status"] == "ok" and r["params"] == {"op": "all_reduce", "bytes": 1024, "ranks": 2, "nodes": 2,
                                                    "dtype": "fp32"}
+    assert r["info"]["peak_kind"] == "bytes:nic" and "no peak" in r["info"]["peak_note"]   # not the NVLink figure

@@ -74,8 +74,8 @@ def test_custom_thermal_variant_is_its_own_product():
     (g,) = pair(rows, Rules.make(pool_variants=True))
     assert g["b"]["best"] == rows[2]["result_id"] and g["b"]["variants"] == [rows[2]["variant"]]
     assert pair([rows[0], rows[2]]) == []
-    nvl = row("NVIDIA H200-NVL-141GB", 9000)
-    assert (nvl["spec_id"], nvl["base_spec_id"], nvl["variant"]) == (None, "h200-sxm", "NVL")
+    nvl = row("NVIDIA H200-NVL-141GB", 9000)          # the NVL card has its own datasheet row: its own part
+    assert (nvl["spec_id"], nvl["base_spec_id"], nvl["variant"]) == ("h200-nvl", None, None)
 
 
 def test_like_scale_per_accelerator():

@@ -247,7 +247,7 @@ def test_divisions_and_nodes_kept_apart():
 @pytest.mark.parametrize("text, spec_id, mixed", [
     ("AMD Instinct MI300X-NPS1-SPX-192GB-750W", "mi300x", False),
     ("Virtualized NVIDIA H200-SXM-141GB", "h200-sxm", False),
-    ("NVIDIA H100-NVL-94GB", None, False),
+    ("NVIDIA H100-NVL-94GB", "h100-nvl", False),             # its own row: never the SXM part
     ("NVIDIA GB300", "gb300", False),
     ("NVIDIA B300-SXM-270GB", "b300", False),
     ("Nvidia B300-SXM-270GB", "b300", False),              # a vendor's spelling: the same part

@@ -57,19 +57,25 @@ def test_each_part_matches_only_itself():
 def test_rocm_generic_name_resolved_by_target_and_memory():
     assert match_spec("", "gfx942:sramecc+:xnack-", 256)["id"] == "mi325x"
     assert match_spec("", "gfx942", 192)["id"] == "mi300x"
-    assert match_spec("", "gfx950", 288)["id"] in ("mi350x", "mi355x")
+    assert match_spec("AMD Radeon Graphics", "gfx942", 128)["id"] == "mi300a"
     assert match_spec("", "gfx950", 144)["id"] == "mi350p"
-    assert match_spec("", "sm_103", 270)["id"] == "b300" and match_spec("", "sm_103", 279)["id"] == "gb300"
-    assert match_spec("", "sm_121")["id"] == "gb10"
+    assert match_spec("", "sm_121", 128.5)["id"] == "gb10"
+    # Only one row within 10% of the memory, else none: MI350X and MI355X share gfx950 and 288 GB,
+    # B300 and GB300 sm_103 and 270 / 279 GB; no memory known: no guess.
+    assert match_spec("", "gfx950", 288) is None and match_spec("", "sm_103", 270) is None
+    assert match_spec("", "sm_121") is None and match_spec("", "gfx942", 64) is None
     assert match_spec("Some Unknown GPU", "sm_999") is None
 
 
 def test_spec_data_has_sources_and_dense_peaks():
     specs = all_specs()
-    assert len(specs) == 24
+    assert len(specs) == 31
     for s in specs.values():
-        assert s["source"] and s["tdp_w"] and s["memory_gb"] and s["memory_bw_tbs"] and s["host_link_gbs"]
+        assert s["source"] and s["tdp_w"] and s["memory_gb"] and s["memory_bw_tbs"]
         assert "Host link per direction" in s["notes"]
+        assert s["host_link_gbs"] or "Host link per direction: none" in s["notes"]      # an APU has none
+    for added in ("h100-nvl", "h200-nvl", "gh200", "gh200-144gb", "a100-sxm-40gb", "l40s", "mi300a"):
+        assert "https://" in specs[added]["source"] and specs[added]["bf16_tflops"], added
     assert peak_tflops(specs["h100-sxm"], "bf16") == 989.5
     assert peak_tflops(specs["a100-sxm-80gb"], "fp8") is None  # no fp8 units on A100
     assert peak_tflops(specs["mi355x"], "tf32") is None

@@ -49,19 +49,36 @@ def console(stderr: bool = False):
     return Console(stderr=stderr, highlight=False, soft_wrap=False, width=width)
 
 
+def _stdlib_json(obj: Any) -> bytes:
+    """The same JSON through the standard library (slower): NaN and infinities null, numpy as
+    numbers, unknown types str."""
+    import json
+
+    from gpuparity.results.schema import finite_json
+
+    def default(value):
+        tolist = getattr(value, "tolist", None)       # numpy arrays and scalars
+        return finite_json(tolist()) if callable(tolist) else str(value)
+
+    return (json.dumps(finite_json(obj), indent=2, default=default, ensure_ascii=False) + "\n").encode()
+
+
 def print_json(obj: Any) -> None:
-    """Indented JSON on stdout; NaN and infinities become null (strict JSON), unknown types str."""
-    import orjson
-
-    opts = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_APPEND_NEWLINE
+    """Indented JSON on stdout; NaN and infinities become null (strict JSON), unknown types str.
+    Without orjson (an image with torch but not gpuparity's dependencies) the standard library
+    writes it: a run's measurements are never lost to a missing encoder."""
     try:
-        data = orjson.dumps(obj, default=str, option=opts)
-    except orjson.JSONEncodeError:          # an integer past 64 bits (a row stored by an earlier version)
-        import json
-
-        from gpuparity.results.schema import finite_json
-
-        data = (json.dumps(finite_json(obj), indent=2, default=str, ensure_ascii=False) + "\n").encode()
+        import orjson
+    except ImportError:
+        orjson = None
+    if orjson is None:
+        data = _stdlib_json(obj)
+    else:
+        opts = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_APPEND_NEWLINE
+        try:
+            data = orjson.dumps(obj, default=str, option=opts)
+        except orjson.JSONEncodeError:          # an integer past 64 bits (a row stored by an earlier version)
+            data = _stdlib_json(obj)
     if _UNSAFE_UTF8.search(data):       # C1 and bidi controls as \u escapes: the same JSON, inert on a terminal
         data = _UNSAFE_UTF8.sub(lambda m: ("\\u%04x" % ord(m.group().decode())).encode(), data)
     sys.stdout.flush()

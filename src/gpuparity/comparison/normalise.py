@@ -21,12 +21,25 @@ def peak_kind_of(workload: str | None, unit: str | None, dtype: str | None, kind
     if unit == "TFLOP/s":
         return f"flop:{dtype or ''}"
     if unit == "GB/s":
-        if workload == "collectives":
-            return "bytes:interconnect"
+        if workload == "collectives":      # across nodes the NIC's, which no datasheet holds
+            nodes = _param(params, "nodes")
+            return "bytes:interconnect" if not isinstance(nodes, int) or nodes <= 1 else "bytes:nic"
         if workload == "memory":
             text = params if isinstance(params, str) else str((params or {}).get("op"))
             return "bytes:host" if ("h2d" in text or "d2h" in text) else "bytes:hbm"
     return None
+
+
+def _param(params: dict | str | None, name: str):
+    """One parameter of a result's params (a dict, or the JSON text a store holds)."""
+    if isinstance(params, str):
+        import json
+
+        try:
+            params = json.loads(params)
+        except ValueError:
+            return None
+    return params.get(name) if isinstance(params, dict) else None
 
 
 def peak_of(spec: dict | None, kind: str | None, unit: str | None) -> float | None:

@@ -39,8 +39,36 @@ def _contention_notes(core: Core, a: Side, b: Side) -> list[str]:
     return notes
 
 
+def throttle_sight(side: Side) -> str | None:
+    """Why a side's GPU runs could not observe throttling at all (measure.throttle.observable on
+    each run's telemetry description); None when every GPU run could, or it has none."""
+    from gpuparity.measure.throttle import observable
+
+    for run in side.runs:
+        fp = run.get("fingerprint") or {}
+        if fp.get("backend") in ("cuda", "rocm"):
+            seen, how = observable(fp.get("telemetry"))
+            if not seen:
+                return how
+    return None
+
+
+def _throttle_sight_notes(a: Side, b: Side) -> list[str]:
+    """One side's driver and clocks could not be read: its throttled batches were neither dropped
+    nor flagged, while the other side's were, so the two were not held to one rule."""
+    blind = {side.label: throttle_sight(side) for side in (a, b)}
+    out = []
+    for side, other in ((a, b), (b, a)):
+        if blind[side.label] and not blind[other.label] and any(
+                (r.get("fingerprint") or {}).get("backend") in ("cuda", "rocm") for r in other.runs):
+            out.append(f"side {side.label} could not observe throttling ({blind[side.label]}): its throttled "
+                       f"batches were neither dropped nor flagged, while side {other.label}'s were")
+    return out
+
+
 def document_notes(a: Side, b: Side, core: Core, aa: dict, watt_mixed: int, doc_scope: dict) -> list[str]:
     notes = _contention_notes(core, a, b)
+    notes += _throttle_sight_notes(a, b)
     notes += _spread_notes([a, b], [core.est_a, core.est_b])
     if aa.get("identical"):
         notes.append("A/A: both sides have identical fingerprints (same host, hardware, driver and stack); "

@@ -7,7 +7,9 @@ Speaks what the serving benchmark (and vLLM, SGLang, llama.cpp's server) speak:
 POST /v1/completions and /v1/chat/completions with "stream": true -> server-sent events
 ("data: {json}" lines, one chunk per generated token, then "data: [DONE]"), GET /v1/models,
 GET /health. Greedy decoding, one generation at a time (a lock): a reference server for tests
-and for checking a client, not a fast one. Prints "serving MODEL at URL" once it is ready.
+and for checking a client, not a fast one. Prints "serving MODEL at URL" once it is ready. A
+synthetic model has no vocabulary: a text prompt's bytes are its tokens (nothing to download;
+bench/device_check.sh serves one on the GPU).
 
 With --faults, every route is also served under /fault/<mode>/ (so a client pointed at
 http://HOST:PORT/fault/<mode>/v1 meets that misbehaviour): see FAULTS; LIES are well-formed
@@ -48,8 +50,9 @@ class Engine:
     def encode(self, prompt) -> list[int]:
         if isinstance(prompt, list) and all(isinstance(t, int) for t in prompt):
             return prompt
-        if self.tok is None:
-            raise ValueError("this model has no tokenizer: send the prompt as a list of token ids")
+        if self.tok is None:       # a synthetic model has no vocabulary: the text's bytes are its tokens
+            vocab = int(getattr(self.model.config, "vocab_size", 256) or 256)
+            return [b % vocab for b in str(prompt).encode()] or [0]
         return self.tok(str(prompt)).input_ids
 
     def chat_ids(self, messages: list[dict]) -> list[int]:

@@ -32,9 +32,10 @@ def clean_accelerator(text: str) -> str:
 @lru_cache(maxsize=4096)
 def map_accelerator(text: str) -> dict:
     """{'name', 'spec_id', 'vendor', 'mixed', 'variant', 'base_spec_id'}; spec_id None when the part
-    has no spec row. A product variant (custom thermal 'CTS', 'NVL' or 'PCIe' of an SXM part) is
-    its own product: its spec_id is None and base_spec_id names the part it varies, so a
-    comparison pools the two only when asked to."""
+    has no spec row. A product variant without its own row (custom thermal 'CTS', or an 'NVL' or
+    'PCIe' edition of a part that has none) is its own product: its spec_id is None and
+    base_spec_id names the part it varies, so a comparison pools the two only when asked to; an
+    edition with its own row (H100 NVL, H200 NVL) is that row's part."""
     none = {"name": None, "spec_id": None, "vendor": None, "mixed": False, "variant": None, "base_spec_id": None}
     parts = [clean_accelerator(p) for p in _JOINS.split((text or "")[:300]) if p.strip()]
     parts = [p for p in parts if p]
@@ -51,18 +52,20 @@ def map_accelerator(text: str) -> dict:
 
 
 def _spec_for(name: str) -> tuple[dict | None, dict | None, str | None]:
-    """(spec, base spec of a variant, variant name): one of the first two is None."""
+    """(spec, base spec of a variant, variant name): one of the first two is None. A part with its
+    own row is its own product (the H200 NVL); a variant without one ('CTS' custom thermal) keeps
+    the row of the part it varies as its base."""
     from gpuparity.platform.specs import match_spec
 
     spec = match_spec(name)
-    if not spec:
-        return None, None, None
-    low, product = name.lower(), spec["product"].lower()
-    # "H200-NVL" is not the SXM part even though the chip is the same: other power, cooling and links.
+    if spec:
+        mem = _MEMORY.search(name)
+        if mem and spec.get("memory_gb") and abs(int(mem.group(1)) - spec["memory_gb"]) > 0.1 * spec["memory_gb"]:
+            return None, None, None
+        return spec, None, None
     for key, label in _VARIANTS.items():
-        if re.search(rf"\b{key}\b", low) and key not in product:
-            return None, spec, label
-    mem = _MEMORY.search(name)
-    if mem and spec.get("memory_gb") and abs(int(mem.group(1)) - spec["memory_gb"]) > 0.1 * spec["memory_gb"]:
-        return None, None, None
-    return spec, None, None
+        if re.search(rf"\b{key}\b", name, re.I):
+            base = match_spec(re.sub(rf"\b{key}\b", " ", name, flags=re.I))
+            if base:
+                return None, base, label
+    return None, None, None

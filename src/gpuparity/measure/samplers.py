@@ -7,23 +7,37 @@ is None for that sample. Opening raises `Unavailable` with the reason when nothi
 - NVML (nvidia-ml-py, `import pynvml`): instant power field where the driver has it (the plain
   power reading is a 1 s average on Ampere and newer), else nvmlDeviceGetPowerUsage (mW);
   total energy counter (mJ, Volta+); SM / memory clocks; temperature; clock event reasons.
-- amdsmi: socket power (W), energy accumulator * counter_resolution (uJ), GFX / memory clocks,
-  hotspot temperature, gpu_metrics throttle_status. rocm-smi is never used for power: it has
-  reported 0-2 W on MI325X where amdsmi reads 450-670 W.
+- amdsmi (6.0 to 7.x): socket power (W), energy accumulator * counter_resolution (uJ; the key is
+  `power` before 6.4), GFX / memory clocks (`cur_clk` before 6.2, `clk` from 6.2), hotspot
+  temperature, throttling (measure.throttle). rocm-smi is never used for power: it has reported
+  0-2 W on MI325X where amdsmi reads 450-670 W.
 - RAPL (powercap sysfs): CPU package energy_uj, wrapping at max_energy_range_uj.
 
 Every reading passes `plausible()`: the all-ones fill values libraries use for "not supported"
 (amdsmi's UINT16/32/64_MAX), and values outside a physical range, become None, never a number.
-Throttling is the driver's own reasons, decoded into power / current / thermal / hw-slowdown.
+Throttling is one notion on both vendors (measure.throttle): each device's best source (NVML
+reasons; amdsmi violation status or throttle flags; else clock dips) is named in describe().
+Both libraries are imported through platform.vendor_libs: whatever their import raises is a
+reason, and what they print stays off stdout. A source finds its device by PCI bus id, UUID or a
+trustworthy index (measure.device_map), and says which in describe().
 """
 
 from __future__ import annotations
 
-import math
 import os
 from typing import Any, Callable
 
+from gpuparity.measure import throttle as thr
+from gpuparity.measure.device_map import same_uuid
 from gpuparity.measure.energy import Sample
+from gpuparity.measure.throttle import (  # noqa: F401 - decoders re-exported for callers and tests
+    AMD_BIT_GROUPS,
+    NVML_REASONS,
+    SENTINELS,
+    amd_reasons,
+    nvml_reasons,
+)
+from gpuparity.platform.vendor_libs import load, quiet_stdout
 
 
 class Unavailable(Exception):
@@ -38,7 +52,6 @@ def _probe(fn: Callable[[], Any]) -> bool:
         return False
 
 
-SENTINELS = (0xFFFF, 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF)   # "not supported" fill values
 RANGES = {   # what a reading can physically be; anything else is a fill value or a glitch
     "power_w": (0.0, 5000.0), "energy_j": (0.0, 1e15), "sm_mhz": (1.0, 10000.0), "mem_mhz": (1.0, 20000.0),
     "temp_c": (-40.0, 150.0),
@@ -75,48 +88,63 @@ def field_value(fv) -> float | None:
     return float(getattr(fv.value, member))
 
 
-# nvmlClocksEventReasons bits that limit clocks; idle (0x1), application clock settings (0x2),
-# sync boost (0x10) and display clock settings (0x100) are not throttling.
-NVML_REASONS = {0x4: "power", 0x80: "power", 0x8: "hw_slowdown", 0x20: "thermal", 0x40: "thermal"}
-
-
-def nvml_reasons(bits: int) -> tuple[str, ...]:
-    """Names of the clock-limiting reasons in an NVML clock event reason mask."""
-    if not isinstance(bits, int) or bits in SENTINELS:
-        return ()
-    return tuple(sorted({name for bit, name in NVML_REASONS.items() if bits & bit}))
-
-
 def nvml_throttled(bits: int) -> bool:
     """Whether a clock-limiting reason (power cap, thermal or hardware slowdown) is active."""
     return bool(nvml_reasons(bits))
 
 
+def _device_refs(indices, bus_ids, devices) -> list[list[dict]]:
+    """Each device's ways to be found (measure.device_map.refs), from any of the three spellings."""
+    if devices:
+        return devices
+    if bus_ids:
+        return [[{"bus_id": b}] for b in bus_ids]
+    return [[{"index": i, "pci_order": True}] for i in (indices or [0])]
+
+
+def _resolve(refs: list[dict], by_bus, by_uuid, by_index, lib: str):
+    """(handle, how) of the first ref that finds a device; Unavailable naming every try."""
+    tried = []
+    for ref in refs:
+        try:
+            if "bus_id" in ref:
+                return by_bus(ref["bus_id"]), f"PCI bus id {ref['bus_id']}"
+            if "uuid" in ref:
+                return by_uuid(ref["uuid"]), f"UUID {ref['uuid']}"
+            if "index" in ref:
+                handle, how = by_index(ref)
+                if handle is not None:
+                    return handle, how
+                tried.append(how)
+                continue
+        except Exception as exc:  # noqa: BLE001 - the next way may work
+            tried.append(f"{next(iter(ref))} {next(iter(ref.values()))}: {type(exc).__name__}: {str(exc)[:120]}")
+    raise Unavailable(f"cannot map the torch device to a {lib} device ({'; '.join(tried) or 'no identity known'})")
+
+
 class NvmlSource:
     method = "nvml"
 
-    def __init__(self, indices: list[int] | None = None, bus_ids: list[str] | None = None):
+    def __init__(self, indices: list[int] | None = None, bus_ids: list[str] | None = None,
+                 devices: list[list[dict]] | None = None):
+        nv, why = load("pynvml")
+        if nv is None:
+            raise Unavailable(why)
         try:
-            import pynvml
-        except ImportError as exc:
-            raise Unavailable("nvidia-ml-py not installed (pip install 'gpuparity[nvidia]')") from exc
-        try:
-            pynvml.nvmlInit()
+            with quiet_stdout():
+                nv.nvmlInit()
         except Exception as exc:
             raise Unavailable(f"NVML init failed: {exc}") from exc
-        self.nv = nv = pynvml
-        try:
-            if bus_ids:
-                self.handles = [nv.nvmlDeviceGetHandleByPciBusId(b) for b in bus_ids]
-            else:
-                self.handles = [nv.nvmlDeviceGetHandleByIndex(i) for i in (indices or [0])]
-        except Exception as exc:
-            raise Unavailable(f"NVML device lookup failed: {exc}") from exc
-        self.devices = []
+        self.nv = nv
+        found = [_resolve(refs, nv.nvmlDeviceGetHandleByPciBusId, self._by_uuid, self._by_index, "NVML")
+                 for refs in _device_refs(indices, bus_ids, devices)]
+        self.handles = [h for h, _ in found]
+        self.mapped_by = [how for _, how in found]
+        self.devices, self.throttle_sources = [], []
         self._readers: list[dict[str, Callable[[], Any]]] = []
         self.power_source = "field NVML_FI_DEV_POWER_INSTANT"
         reasons_fn = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
-            nv.nvmlDeviceGetCurrentClocksThrottleReasons
+            getattr(nv, "nvmlDeviceGetCurrentClocksThrottleReasons", None)
         for h in self.handles:
             readers = {
                 "power_w": lambda h=h: self._instant_power(h),
@@ -129,15 +157,35 @@ class NvmlSource:
             if not _probe(readers["power_w"]):
                 readers["power_w"] = lambda h=h: nv.nvmlDeviceGetPowerUsage(h) / 1e3
                 self.power_source = "nvmlDeviceGetPowerUsage (averaged on Ampere and newer)"
-            self._readers.append({k: fn for k, fn in readers.items() if _probe(fn)})
-            dev = {"index": nv.nvmlDeviceGetIndex(h), "name": _s(nv.nvmlDeviceGetName(h)), "wrap_j": None}
-            try:
-                dev["max_sm_mhz"] = nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM)
-            except Exception:
-                dev["max_sm_mhz"] = None
+            works = {k: fn for k, fn in readers.items() if (reasons_fn or k != "throttle_reasons") and _probe(fn)}
+            self._readers.append(works)
+            self.throttle_sources.append(thr.NVML if "throttle_reasons" in works else
+                                         thr.CLOCK if "sm_mhz" in works else None)
+            dev = {"index": _or_none(lambda h=h: nv.nvmlDeviceGetIndex(h)), "name": _s(nv.nvmlDeviceGetName(h)),
+                   "wrap_j": None, "max_sm_mhz": _or_none(lambda h=h: nv.nvmlDeviceGetMaxClockInfo(h, nv.NVML_CLOCK_SM))}
+            mig = _or_none(lambda h=h: nv.nvmlDeviceIsMigDeviceHandle(h))
+            if bool(getattr(mig, "value", mig)):     # a c_uint: its value, not the object, says yes
+                dev["mig"] = True
             self.devices.append(dev)
         if not any("power_w" in r or "energy_j" in r for r in self._readers):
-            raise Unavailable("NVML reports neither power nor energy for this device")
+            raise Unavailable("NVML reports neither power nor energy for this device"
+                              + (" (a MIG slice: NVML reads power for the whole GPU only)"
+                                 if any(d.get("mig") for d in self.devices) else ""))
+
+    def _by_uuid(self, uuid: str):
+        text = uuid if uuid.upper().startswith(("GPU-", "MIG-")) else f"GPU-{uuid}"
+        return self.nv.nvmlDeviceGetHandleByUUID(text)
+
+    def _by_index(self, ref: dict):
+        """An NVML index is CUDA's only where both enumerate in PCI order: CUDA_DEVICE_ORDER=PCI_BUS_ID,
+        one device, or devices all of one name (CUDA's fastest-first order then keeps PCI order)."""
+        nv, i = self.nv, ref["index"]
+        count = nv.nvmlDeviceGetCount()
+        names = {_s(nv.nvmlDeviceGetName(nv.nvmlDeviceGetHandleByIndex(k))) for k in range(count)}
+        if ref.get("pci_order") or count == 1 or len(names) == 1:
+            return nv.nvmlDeviceGetHandleByIndex(i), f"index {i}"
+        return None, (f"index {i}: CUDA orders {len(names)} kinds of GPU fastest first and NVML by PCI bus; "
+                      "set CUDA_DEVICE_ORDER=PCI_BUS_ID")
 
     def _instant_power(self, h) -> float:
         nv = self.nv
@@ -147,7 +195,8 @@ class NvmlSource:
         return mw / 1e3
 
     def describe(self) -> dict:
-        return {"readings": [sorted(r) for r in self._readers], "power_source": self.power_source}
+        return {"readings": [sorted(r) for r in self._readers], "power_source": self.power_source,
+                "throttle_sources": list(self.throttle_sources), "mapped_by": list(self.mapped_by)}
 
     def use(self, k: int) -> dict:
         """Processes on device k (pids; None when NVML cannot list them) and its utilisation (%)."""
@@ -173,6 +222,13 @@ class NvmlSource:
             self.nv.nvmlShutdown()
         except Exception:
             pass
+
+
+def _or_none(fn: Callable[[], Any]):
+    try:
+        return fn()
+    except Exception:  # noqa: BLE001 - an optional reading
+        return None
 
 
 def _s(value) -> str:
@@ -206,40 +262,18 @@ def amd_power_w(info: dict) -> float | None:
 
 def amd_energy_j(info: dict) -> float | None:
     """amdsmi_get_energy_count: accumulator x counter_resolution (uJ) -> J."""
-    acc = _num(info.get("energy_accumulator", info.get("power")))  # 'power' before ROCm 6.1
+    acc = _num(info.get("energy_accumulator", info.get("power")))  # 'power' before amdsmi 6.4
     res = _num(info.get("counter_resolution"))
     return acc * res / 1e6 if acc is not None and res else None
 
 
-# gpu_metrics indep_throttle_status (ASIC-independent, the kernel's SMU_THROTTLER_* bits):
-# 0-15 power (PPT, SPL, FPPT, SPPT), 16-31 current (TDC, EDC, APCC), 32-47 temperature
-# (GPU, memory, VR, hotspot, PROCHOT), 56-63 other (PPM, FIT).
-AMD_BIT_GROUPS = ((0, 16, "power"), (16, 32, "current"), (32, 48, "thermal"), (56, 64, "other"))
-
-
-def amd_reasons(metrics: dict) -> tuple[str, ...] | None:
-    """Throttle reasons from amdsmi_get_gpu_metrics_info: indep_throttle_status decoded by bit
-    group, else the ASIC-specific legacy throttle_status (any bit: "other"); None when neither is
-    supported (fill values)."""
-    bits = _bits(metrics.get("indep_throttle_status"))
-    if bits is not None:
-        return tuple(name for lo, hi, name in AMD_BIT_GROUPS if bits & (((1 << (hi - lo)) - 1) << lo))
-    legacy = _bits(metrics.get("throttle_status"))
-    if legacy is None:
-        return None
-    return ("other",) if legacy else ()
-
-
-def _bits(v) -> int | None:
-    """A status bit mask: a non-negative whole number that is not a fill value."""
-    v = _num(v)
-    if v is None or not math.isfinite(v) or v < 0 or v != int(v) or int(v) > 0xFFFFFFFFFFFFFFFF:
-        return None
-    return int(v)
+def amd_clock_mhz(info: dict) -> float | None:
+    """The current clock in amdsmi_get_clock_info: `clk` from amdsmi 6.2, `cur_clk` before."""
+    return _num(info.get("clk", info.get("cur_clk")))
 
 
 def amd_throttled(metrics: dict) -> bool | None:
-    """Whether any throttle reason is active; None: the device does not say."""
+    """Whether any gpu_metrics throttle flag is set; None: the device does not say."""
     reasons = amd_reasons(metrics)
     return None if reasons is None else bool(reasons)
 
@@ -247,49 +281,84 @@ def amd_throttled(metrics: dict) -> bool | None:
 class AmdsmiSource:
     method = "amdsmi"
 
-    def __init__(self, indices: list[int] | None = None, bus_ids: list[str] | None = None):
+    def __init__(self, indices: list[int] | None = None, bus_ids: list[str] | None = None,
+                 devices: list[list[dict]] | None = None):
+        smi, why = load("amdsmi")
+        if smi is None:
+            raise Unavailable(why)
+        self.smi = smi
         try:
-            import amdsmi
-        except (ImportError, KeyError, OSError) as exc:  # KeyError when libamd_smi.so is absent
-            raise Unavailable(f"amdsmi unavailable: {type(exc).__name__}: {exc}") from exc
-        self.smi = smi = amdsmi
-        try:
-            smi.amdsmi_init()
-            if bus_ids:
-                self.handles = [smi.amdsmi_get_processor_handle_from_bdf(b) for b in bus_ids]
-            else:
-                all_handles = smi.amdsmi_get_processor_handles()
-                self.handles = [all_handles[i] for i in (indices or [0])]
+            with quiet_stdout():
+                smi.amdsmi_init()
+            self._all = smi.amdsmi_get_processor_handles()
         except Exception as exc:
-            raise Unavailable(f"amdsmi device lookup failed: {exc}") from exc
+            raise Unavailable(f"amdsmi init failed: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}") from exc
+        found = [_resolve(refs, smi.amdsmi_get_processor_handle_from_bdf, self._by_uuid, self._by_index, "amdsmi")
+                 for refs in _device_refs(indices, bus_ids, devices)]
+        self.handles = [h for h, _ in found]
+        self.mapped_by = [how for _, how in found]
         gfx, mem = smi.AmdSmiClkType.GFX, smi.AmdSmiClkType.MEM
-        self.devices, self._readers = [], []
+        self.devices, self._readers, self.throttle_sources = [], [], []
         for i, h in enumerate(self.handles):
             readers = {
-                "power_w": lambda h=h: self._power(h),
-                "energy_j": lambda h=h: self._energy(h),
-                "sm_mhz": lambda h=h: _num(smi.amdsmi_get_clock_info(h, gfx)["clk"]),
-                "mem_mhz": lambda h=h: _num(smi.amdsmi_get_clock_info(h, mem)["clk"]),
+                "power_w": lambda h=h: amd_power_w(smi.amdsmi_get_power_info(h)),
+                "energy_j": lambda h=h: amd_energy_j(smi.amdsmi_get_energy_count(h)),
+                "sm_mhz": lambda h=h: amd_clock_mhz(smi.amdsmi_get_clock_info(h, gfx)),
+                "mem_mhz": lambda h=h: amd_clock_mhz(smi.amdsmi_get_clock_info(h, mem)),
                 "temp_c": lambda h=h: self._temp(h),
-                "throttle_reasons": lambda h=h: amd_reasons(self.smi.amdsmi_get_gpu_metrics_info(h)),
             }
-            self._readers.append({k: fn for k, fn in readers.items() if _probe(fn)})
-            dev = {"index": indices[i] if indices and not bus_ids else i, "name": "", "wrap_j": None,
-                   "max_sm_mhz": None}
-            try:
-                dev["max_sm_mhz"] = _num(smi.amdsmi_get_clock_info(h, gfx)["max_clk"])
-                dev["name"] = smi.amdsmi_get_gpu_asic_info(h).get("market_name", "")
-            except Exception:
-                pass
+            works = {k: fn for k, fn in readers.items() if _probe(fn)}
+            source, reasons = self._throttle_reader(h)
+            if reasons is not None:
+                works["throttle_reasons"] = reasons
+            self._readers.append(works)
+            self.throttle_sources.append(source or (thr.CLOCK if "sm_mhz" in works else None))
+            dev = {"index": i, "name": "", "wrap_j": None,
+                   "max_sm_mhz": _or_none(lambda h=h: _num(smi.amdsmi_get_clock_info(h, gfx)["max_clk"]))}
+            asic = _or_none(lambda h=h: smi.amdsmi_get_gpu_asic_info(h)) or {}
+            dev["name"] = asic.get("market_name", "") if isinstance(asic, dict) else ""
+            partition = _or_none(lambda h=h: smi.amdsmi_get_gpu_compute_partition(h))
+            if isinstance(partition, str) and partition and partition != "SPX":
+                dev["compute_partition"] = partition
             self.devices.append(dev)
         if not any("power_w" in r or "energy_j" in r for r in self._readers):
             raise Unavailable("amdsmi reports neither power nor energy for this device")
 
-    def _power(self, h) -> float | None:
-        return amd_power_w(self.smi.amdsmi_get_power_info(h))
+    def _by_uuid(self, uuid: str):
+        smi = self.smi
+        enum = getattr(smi, "amdsmi_get_gpu_enumeration_info", None)
+        for h in self._all:
+            ids = [_or_none(lambda h=h: smi.amdsmi_get_gpu_device_uuid(h))]
+            if enum is not None:
+                ids.append((_or_none(lambda h=h: enum(h)) or {}).get("hip_uuid"))
+            if any(same_uuid(uuid, x) for x in ids if isinstance(x, str)):
+                return h
+        raise Unavailable(f"no amdsmi device has UUID {uuid}")
 
-    def _energy(self, h) -> float | None:
-        return amd_energy_j(self.smi.amdsmi_get_energy_count(h))
+    def _by_index(self, ref: dict):
+        """amdsmi's order is not HIP's on every platform: an index maps through amdsmi's own HIP
+        id (6.4+), or on a machine with one device."""
+        smi, i = self.smi, ref["index"]
+        enum = getattr(smi, "amdsmi_get_gpu_enumeration_info", None)
+        if enum is not None:
+            for h in self._all:
+                if (_or_none(lambda h=h: enum(h)) or {}).get("hip_id") == i:
+                    return h, f"HIP id {i} (amdsmi_get_gpu_enumeration_info)"
+        if len(self._all) == 1 and i == 0:
+            return self._all[0], "index 0 (the only device)"
+        return None, (f"index {i}: amdsmi's device order may differ from HIP's and this amdsmi has no "
+                      "HIP ids (6.4+)")
+
+    def _throttle_reader(self, h) -> tuple[str | None, Callable[[], Any] | None]:
+        """(source, reader) of the best throttle reading this device answers (measure.throttle)."""
+        smi = self.smi
+        violation = getattr(smi, "amdsmi_get_violation_status", None)
+        if violation is not None and thr.amd_violation_reasons(_or_none(lambda: violation(h)) or {}) is not None:
+            return thr.AMD_VIOLATION, lambda: thr.amd_violation_reasons(violation(h))
+        source = thr.amd_metrics_source(_or_none(lambda: smi.amdsmi_get_gpu_metrics_info(h)) or {})
+        if source is not None:
+            return source, lambda: amd_reasons(smi.amdsmi_get_gpu_metrics_info(h))
+        return None, None
 
     def _temp(self, h) -> float | None:
         smi = self.smi
@@ -304,7 +373,8 @@ class AmdsmiSource:
         return None
 
     def describe(self) -> dict:
-        return {"readings": [sorted(r) for r in self._readers], "power_source": "amdsmi_get_power_info"}
+        return {"readings": [sorted(r) for r in self._readers], "power_source": "amdsmi_get_power_info",
+                "throttle_sources": list(self.throttle_sources), "mapped_by": list(self.mapped_by)}
 
     def use(self, k: int) -> dict:
         """Processes on device k (pids; None when amdsmi cannot list them) and its GFX activity (%)."""
@@ -332,8 +402,8 @@ class AmdsmiSource:
 
 
 def _amd_pid(smi, h, entry) -> int | None:
-    """The pid of one amdsmi_get_gpu_process_list entry: a dict (newer amdsmi) or a process
-    handle to look up (older)."""
+    """The pid of one amdsmi_get_gpu_process_list entry: a dict (amdsmi 6.1+) or a process
+    handle to look up (6.0)."""
     if isinstance(entry, dict):
         pid = entry.get("pid")
     else:

@@ -34,27 +34,13 @@ import time
 
 from gpuparity.measure.energy import DeviceTrace, Rules, Sample, analyze
 from gpuparity.measure.samplers import AmdsmiSource, NvmlSource, RaplSource, Unavailable
+from gpuparity.measure.throttle import DIP_REASONS, throttle_dip  # noqa: F401 - the loop's and compare's names
 
 DEFAULT_HZ = 20.0
 TELEMETRY_KEYS = ("mean_power_w", "energy_j", "energy_counter_j", "counter_agreement", "energy_per_invocation_j",
                   "tflops_per_w", "sample_hz", "n_samples", "throttled_share", "throttle_reasons", "max_clock_mhz",
                   "mean_clock_mhz")
 STATE_KEYS = ("sm_mhz", "mem_mhz", "temp_c", "power_w", "throttle", "throttle_reasons")
-DIP_REASONS = ("power", "current", "thermal", "hw_slowdown")   # driver reasons that mark a throttled batch
-
-
-def throttle_dip(state: list[dict] | None, reference: list[dict] | None, share: float) -> str | None:
-    """Why a device throttled (None if not): the driver reports a power / current / thermal /
-    hardware-slowdown reason and the SM clock is below `share` of its reference reading (the
-    warmed-up clock). Both are needed: a sustained power cap is the steady state, and a clock
-    without the driver's reason may be idle power saving. None without readings of both."""
-    for k, now in enumerate(state or []):
-        ref = (reference or [])[k] if k < len(reference or []) else {}
-        why = [r for r in now.get("throttle_reasons") or () if r in DIP_REASONS]
-        mhz, ref_mhz = now.get("sm_mhz"), (ref or {}).get("sm_mhz")
-        if why and isinstance(mhz, (int, float)) and isinstance(ref_mhz, (int, float)) and mhz < share * ref_mhz:
-            return f"device {k}: {'/'.join(why)} throttling, SM clock {mhz:g} MHz < {share:g} x {ref_mhz:g} MHz"
-    return None
 
 
 class NullSampler:
@@ -141,9 +127,12 @@ class ThreadedSampler:
     def snapshot(self) -> list[dict] | None:
         """Each device's clocks, temperature, power and throttle reasons now (None if it reads none)."""
         out = []
+        sources = getattr(self.source, "throttle_sources", None) or []
         for k in range(len(self.source.devices)):
             s = self.source.read(k)
             state = {key: getattr(s, key) for key in STATE_KEYS if getattr(s, key) not in (None, ())}
+            if state and k < len(sources) and sources[k]:
+                state["throttle_source"] = sources[k]     # which rule reads this device (measure.throttle)
             out.append({k: list(v) if isinstance(v, tuple) else v for k, v in state.items()})   # JSON-shaped
         return out if any(out) else None
 
@@ -243,55 +232,20 @@ def _local_index() -> int:
     return int(os.environ.get("LOCAL_RANK", "0"))
 
 
-def _pci_bdf(torch_index: int) -> str | None:
-    """PCI address of a torch device (newer torch), the one mapping that survives *_VISIBLE_DEVICES."""
-    try:
-        import torch
-
-        p = torch.cuda.get_device_properties(torch_index)
-        return f"{p.pci_domain_id:04x}:{p.pci_bus_id:02x}:{p.pci_device_id:02x}.0"
-    except Exception:
-        return None
-
-
-def _visible_index(torch_index: int, env_names: tuple[str, ...]) -> int | None:
-    """Physical index from a *_VISIBLE_DEVICES list of integers; None when it lists UUIDs."""
-    for name in env_names:
-        value = os.environ.get(name)
-        if value is not None and value.strip():
-            items = [v.strip() for v in value.split(",")]
-            try:
-                return int(items[torch_index])
-            except (ValueError, IndexError):
-                return None
-    return torch_index
-
-
 def open_sampler(fingerprint: dict, rate_hz: float | None = None):
     """The sampler for this machine's measured device, or a NullSampler with the reason."""
     rate = rate_hz or float(os.environ.get("GPUPARITY_POWER_HZ", DEFAULT_HZ))
     backend = fingerprint.get("backend", "cpu")
     try:
         if backend in ("cuda", "rocm"):
-            local = _local_index()
-            envs = ("CUDA_VISIBLE_DEVICES",) if backend == "cuda" else \
-                ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
-            bdf, idx = _pci_bdf(local), _visible_index(local, envs)
+            from gpuparity.measure.device_map import refs
+
             cls = NvmlSource if backend == "cuda" else AmdsmiSource
-            source = None
-            if bdf:
-                try:
-                    source = cls(bus_ids=[bdf])
-                except Unavailable:
-                    if idx is None:
-                        raise
-            if source is None:
-                if idx is None:
-                    raise Unavailable(f"cannot map torch device {local} to a management device "
-                                      f"({envs[0]} lists UUIDs)")
-                source = cls(indices=[idx])
+            source = cls(devices=[refs(_local_index(), backend)])
         else:
             source = RaplSource(os.environ.get("GPUPARITY_POWERCAP_ROOT", "/sys/class/powercap"))
     except Unavailable as exc:
         return NullSampler(str(exc))
+    except Exception as exc:  # noqa: BLE001 - a library answering out of shape must not stop the run
+        return NullSampler(f"telemetry could not start: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
     return ThreadedSampler(source, rate_hz=rate)

@@ -46,18 +46,18 @@ class FP8Linear(torch.nn.Module):
 
 def rowwise_supported(fp8_dtype: torch.dtype, device) -> bool:
     """Whether torch._scaled_mm takes per-row / per-column scales here (probed on 16 x 32 x 16)."""
-    try:
-        a = torch.ones(16, 32, device=device).to(fp8_dtype)
-        b = torch.ones(16, 32, device=device).to(fp8_dtype).t()
-        out = torch._scaled_mm(a, b, scale_a=torch.ones(16, 1, device=device), scale_b=torch.ones(1, 16, device=device),
-                               out_dtype=torch.bfloat16)
-        return float(out[0, 0]) == 32.0
-    except Exception:  # noqa: BLE001 - any refusal: per-tensor scales
-        return False
+    from gpuparity.models.scaled_mm import fp8_runs
+
+    return fp8_runs(str(device), str(fp8_dtype).removeprefix("torch."), "row")[0]
 
 
 def quantise(model: torch.nn.Module, fp8_format: str) -> dict:
     """Replace the model's eligible nn.Linear layers in place; what was done, for result info."""
+    from gpuparity.models.scaled_mm import fp8_floor
+
+    ok, why = fp8_floor(torch.__version__, None, None, "tensor")     # torch < 2.4's _scaled_mm: (out, amax)
+    if not ok:
+        raise ValueError(why)
     fdt = getattr(torch, fp8_format)
     device = next(model.parameters()).device
     rowwise = rowwise_supported(fdt, device)

@@ -13,7 +13,9 @@ import socket
 from functools import lru_cache
 from typing import Any
 
-from gpuparity.platform.specs import cpu_spec, match_spec
+from gpuparity.platform.spec_match import generic
+from gpuparity.platform.specs import cpu_spec, identify
+from gpuparity.platform.vendor_libs import load, quiet_stdout
 
 # Environment variables that change results; recorded with every run.
 ENV_PREFIXES = (
@@ -152,13 +154,13 @@ def cpu_info() -> dict:
 
 
 def _nvml_info(unknown: dict) -> dict:
-    try:
-        import pynvml
-    except ImportError:
-        unknown["nvml"] = "nvidia-ml-py not installed (pip install 'gpuparity[nvidia]')"
+    pynvml, why = load("pynvml")
+    if pynvml is None:
+        unknown["nvml"] = why
         return {}
     try:
-        pynvml.nvmlInit()
+        with quiet_stdout():
+            pynvml.nvmlInit()
     except Exception as exc:  # NVMLError_LibraryNotFound and friends
         unknown["nvml"] = f"NVML unavailable: {exc}"
         return {}
@@ -170,6 +172,9 @@ def _nvml_info(unknown: dict) -> dict:
             h = pynvml.nvmlDeviceGetHandleByIndex(i)
             dev: dict[str, Any] = {"index": i, "name": _s(pynvml.nvmlDeviceGetName(h))}
             for key, fn in (
+                ("uuid", lambda h=h: _s(pynvml.nvmlDeviceGetUUID(h))),
+                ("bus_id", lambda h=h: _s(pynvml.nvmlDeviceGetPciInfo(h).busId)),
+                ("mig_mode", lambda h=h: pynvml.nvmlDeviceGetMigMode(h)[0]),
                 ("power_limit_w", lambda h=h: pynvml.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0),
                 ("max_sm_clock_mhz", lambda h=h: pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM)),
                 ("max_mem_clock_mhz", lambda h=h: pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_MEM)),
@@ -193,14 +198,14 @@ def _nvml_info(unknown: dict) -> dict:
 
 
 def _amdsmi_info(unknown: dict) -> dict:
-    try:
-        import amdsmi
-    except (ImportError, KeyError, OSError) as exc:  # KeyError when libamd_smi.so is absent
-        unknown["amdsmi"] = f"amdsmi unavailable: {type(exc).__name__}: {exc}"
+    amdsmi, why = load("amdsmi")      # KeyError without libamd_smi.so, AttributeError over an older one
+    if amdsmi is None:
+        unknown["amdsmi"] = why
         return {}
     out: dict[str, Any] = {}
     try:
-        amdsmi.amdsmi_init()
+        with quiet_stdout():
+            amdsmi.amdsmi_init()
         handles = amdsmi.amdsmi_get_processor_handles()
         devices = []
         for i, h in enumerate(handles):
@@ -213,6 +218,9 @@ def _amdsmi_info(unknown: dict) -> dict:
                 ("power_limit_w", lambda h=h: amdsmi.amdsmi_get_power_cap_info(h)["power_cap"] / 1e6),
                 ("max_sm_clock_mhz", lambda h=h: amdsmi.amdsmi_get_clock_info(h, amdsmi.AmdSmiClkType.GFX)["max_clk"]),
                 ("max_mem_clock_mhz", lambda h=h: amdsmi.amdsmi_get_clock_info(h, amdsmi.AmdSmiClkType.MEM)["max_clk"]),
+                ("bus_id", lambda h=h: amdsmi.amdsmi_get_gpu_device_bdf(h)),
+                ("compute_partition", lambda h=h: amdsmi.amdsmi_get_gpu_compute_partition(h)),
+                ("memory_partition", lambda h=h: amdsmi.amdsmi_get_gpu_memory_partition(h)),
             ):
                 try:
                     dev[key] = fn()
@@ -333,18 +341,33 @@ def fingerprint() -> dict:
     else:
         d0 = fp["devices"][0]
         product = d0["name"]
-        if fp["backend"] == "rocm" and (not product or product.startswith("AMD Radeon Graphics")):
-            product = ""  # generic names under ROCm: let the target + memory decide
-        spec = match_spec(product, d0["arch_target"], d0["memory_bytes"] / 1e9)
-        if not product:
+        named, partition = _management_identity(fp.get("management"))
+        if generic(product) and named:
+            product = named       # ROCm's generic name: amdsmi's market name, one for every GPU here
+        spec, why = identify(product, d0["arch_target"], d0["memory_bytes"] / 1e9, partition)
+        fp["spec_match"] = why
+        if generic(product):
             product = spec["product"] if spec else d0["arch_target"]
         fp.update(vendor="AMD" if fp["backend"] == "rocm" else "NVIDIA", product=product,
                   arch_target=d0["arch_target"], memory_bytes=d0["memory_bytes"])
         fp["spec"] = spec
         if spec is None:
-            unknown["spec"] = f"no datasheet entry matches '{product}' ({d0['arch_target']})"
+            unknown["spec"] = why
     fp["support"] = support_status(fp["arch_target"] if fp["backend"] != "cpu" else None)
     return fp
+
+
+def _management_identity(devices) -> tuple[str | None, str | None]:
+    """(market name, compute partition) every management-library device agrees on, else None."""
+    names, parts = set(), set()
+    for d in devices or []:
+        asic = d.get("asic") if isinstance(d, dict) else None
+        names.add(asic.get("market_name") if isinstance(asic, dict) else None)
+        parts.add(d.get("compute_partition") if isinstance(d, dict) else None)
+    name = names.pop() if len(names) == 1 else None
+    part = parts.pop() if len(parts) == 1 else None
+    return (name if isinstance(name, str) and not generic(name) else None,
+            part if isinstance(part, str) else None)
 
 
 def torch_device(fp: dict) -> str:

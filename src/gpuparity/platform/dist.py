@@ -161,9 +161,17 @@ def topology(backend_name: str) -> dict:
     return {"source": None, "unknown": "no GPU"}
 
 
-def _nvml_topology() -> dict:
-    import pynvml
+def _library(name: str):
+    from gpuparity.platform.vendor_libs import load
 
+    module, why = load(name)      # never prints to stdout, whatever the import raises
+    if module is None:
+        raise RuntimeError(why)
+    return module
+
+
+def _nvml_topology() -> dict:
+    pynvml = _library("pynvml")
     pynvml.nvmlInit()
     handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
     nvlinks = []
@@ -191,8 +199,7 @@ def _nvml_topology() -> dict:
 
 
 def _amdsmi_topology() -> dict:
-    import amdsmi
-
+    amdsmi = _library("amdsmi")
     amdsmi.amdsmi_init()
     handles = amdsmi.amdsmi_get_processor_handles()
     links = []

@@ -1,14 +1,15 @@
 """Datasheet figures (dense peaks, memory, bandwidth, power) from the curated CSV shipped as data.
 
 The CSV is ../shared/reference/gpu_specs.csv plus one column, host_link_gbs (the host link per
-direction, PCIe generation x16 per PCI-SIG or NVLink-C2C), with its source in the notes.
+direction, PCIe generation x16 per PCI-SIG or NVLink-C2C), with its source in the notes, and rows
+for parts users have with published vendor figures (H100 NVL, H200 NVL, GH200 in both memory
+editions, A100 SXM4 40GB, L40S, MI300A). Which row a device gets: platform.spec_match.
 A CPU has no datasheet row: it gets an estimated peak from cores x clock x FMA width.
 """
 
 from __future__ import annotations
 
 import csv
-import re
 from functools import lru_cache
 from importlib import resources
 
@@ -66,6 +67,7 @@ def peak_bandwidth_gbs(spec: dict | None) -> float | None:
 #   bytes:interconnect  GPU-to-GPU fabric per direction (the bidirectional figure / 2), for
 #                       collectives' bus bandwidth (nccl-tests' busbw convention)
 #   bytes:host          the host link per direction (host <-> device copies)
+#   bytes:nic           the NIC per direction, for collectives across nodes: no row holds it (no % of peak)
 def peak_for(spec: dict | None, kind: str | None) -> tuple[float, str] | None:
     """(peak, unit) for a peak kind, or None where the spec has no such figure."""
     if not spec or not kind:
@@ -84,71 +86,24 @@ def peak_for(spec: dict | None, kind: str | None) -> tuple[float, str] | None:
     return (float(p), "GB/s") if p else None
 
 
-def _norm(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", " ", text.lower()).strip()
+def identify(name: str | None, target: str | None = None, memory_gb: float | None = None,
+             partition: str | None = None) -> tuple[dict | None, str]:
+    """(the spec row of a device, how it was found) or (None, why none: "no datasheet ... % of peak
+    not shown"), by identity (platform.spec_match: its own row or none; the arch target and memory
+    decide only for an empty or generic name)."""
+    from gpuparity.platform.spec_match import match
+
+    return match(all_specs(), name, target, memory_gb, partition)
 
 
-# Patterns over a normalised device name, most specific first. Names seen from torch, NVML and
-# amdsmi: "NVIDIA H200", "NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe", "AMD Instinct MI300X",
-# "NVIDIA GeForce RTX 4090", "Radeon RX 7900 XTX"; and in MLPerf: "NVIDIA B300-SXM-270GB" (also
-# "Nvidia ..."), "NVIDIA GB300", "NVIDIA Vera Rubin", "NVIDIA VR200". One part per pattern: a word
-# boundary keeps B300 from GB300, and another edition of a card (the RTX PRO 4500 Server Edition,
-# the RTX PRO 6000 Workstation Edition, Rubin CPX) has no row, so it matches none.
-_NAME_RULES = [
-    (r"\bgb300\b", "gb300"),
-    (r"\bb300\b", "b300"),
-    (r"\bgb200\b", "gb200"),
-    (r"\bb200\b", "b200"),
-    (r"\bgb10\b", "gb10"),
-    (r"^(?!.*\bcpx\b).*(\bvr200\b|\bvera rubin\b)", "vr200"),
-    (r"\brtx pro 6000 blackwell server edition\b", "rtx-pro-6000-blackwell"),
-    (r"\brtx pro 4500 blackwell\b(?! server)", "rtx-pro-4500-blackwell"),
-    (r"\bh200\b", "h200-sxm"),
-    (r"\bh100\b.*\bpcie\b", "h100-pcie"),
-    (r"\bh100\b", "h100-sxm"),
-    (r"\ba100\b", "a100-sxm-80gb"),
-    (r"\brtx 4090\b", "rtx-4090"),
-    (r"\brtx 4080\b", "rtx-4080"),
-    (r"\bmi355x?\b", "mi355x"),
-    (r"\bmi350p\b", "mi350p"),
-    (r"\bmi350x?\b", "mi350x"),
-    (r"\bmi325x?\b", "mi325x"),
-    (r"\bmi300x\b", "mi300x"),
-    (r"\bmi250x?\b", "mi250x"),
-    (r"\bmi100\b", "mi100"),
-    (r"\b7900 xtx\b", "rx-7900-xtx"),
-    (r"\b9070 xt\b", "rx-9070-xt"),
-    (r"\bw7900\b", "radeon-pro-w7900"),
-]
-
-
-def match_spec(name: str | None, target: str | None = None, memory_gb: float | None = None) -> dict | None:
-    """The spec row for a device, by name first, then by arch target and memory size.
-
-    AMD parts sometimes report an empty or generic name under ROCm; the gfx target and the
-    memory size still tell MI300X (192 GB) from MI325X (256 GB).
-    """
-    specs = all_specs()
-    if name:
-        norm = _norm(name)
-        for pattern, spec_id in _NAME_RULES:
-            if re.search(pattern, norm):
-                return specs[spec_id]
-        for spec in specs.values():
-            if _norm(spec["id"]) == norm or _norm(spec["product"]) == norm:
-                return spec
-    if target:
-        base = target.split(":")[0]
-        candidates = [s for s in specs.values() if s["target"] == base]
-        if len(candidates) == 1:
-            return candidates[0]
-        if candidates and memory_gb:
-            return min(candidates, key=lambda s: abs((s["memory_gb"] or 0) - memory_gb))
-    return None
+def match_spec(name: str | None, target: str | None = None, memory_gb: float | None = None,
+               partition: str | None = None) -> dict | None:
+    """The spec row of a device by identity, or None (identify says why)."""
+    return identify(name, target, memory_gb, partition)[0]
 
 
 def lookup(ref: str) -> dict | None:
-    """A spec by id or by a loose product name ('h100', 'MI300X', 'rtx-4090')."""
+    """A spec by id or by a product name ('h100', 'MI300X', 'rtx-4090'; platform.spec_match)."""
     specs = all_specs()
     if ref.lower() in specs:
         return specs[ref.lower()]

@@ -13,7 +13,9 @@ and rccl-tests output:
 Every rank runs the same samples: before each sample one all_reduce MAX carries rank 0's stop
 decision and lines the ranks up (the barrier); at the end one more gathers the samples. The
 metric is busbw in GB/s (the work counts S x the bus factor), measured against the fabric's
-per-direction peak; algbw, busbw and latency are also in `derived`.
+per-direction peak within a node, and against no peak across nodes (the NIC's figure is in no
+datasheet row); algbw, busbw and latency are also in `derived`. Timing blocks follow the loop's
+one rule (measure.loop.block_reps), never the vendor-dependent measured event overhead.
 
 Sizes are the suite's (1 KB up to MAX_BYTES per device class), never cut to the device's memory:
 a size whose buffers would take more than 1/8 of the smallest GPU's memory in the job is skipped
@@ -79,7 +81,7 @@ def measure_synchronized(fn, device: str, cfg, active: bool = True, on_sample=No
     on_sample(n) runs after each timed block (telemetry marks). Returns (samples,
     reps_per_sample, timed_out, warmup_invocations).
     """
-    from gpuparity.measure.loop import Timer
+    from gpuparity.measure.loop import Timer, block_reps
     from gpuparity.measure.stats import relative_noise
 
     timer = Timer(device)
@@ -95,9 +97,11 @@ def measure_synchronized(fn, device: str, cfg, active: bool = True, on_sample=No
     first = dist.reduce_max([block(1)])[0]
     warm = max(2, min(1000, math.ceil(cfg.warmup_s / max(first, 1e-9))))
     per_call = dist.reduce_max([block(warm) / warm])[0]
-    # Blocks long enough that the timer's own cost stays under its budget (same reps on every rank).
-    min_block_s = dist.reduce_max([timer.overhead_s()])[0] / cfg.timer_overhead_frac
-    reps = max(1, min(math.ceil(min_block_s / max(per_call, 1e-9)), int(cfg.max_time_s / 4 / per_call) or 1))
+    # Blocks sized by the loop's one rule (measure.loop.block_reps: at least min_block_s of device
+    # time, the clock's cost under its budget; device events cost nothing inside a block), never
+    # by the measured event overhead, which differs by vendor and would time small messages in
+    # other regimes on the two. The same reps on every rank.
+    reps = int(dist.reduce_max([float(block_reps(per_call, cfg, timer.clock))])[0])
 
     samples: list[float] = []
     timed_out, t0 = False, time.perf_counter()
@@ -206,7 +210,9 @@ class Collectives(Workload):
         # compares with the fabric's per-direction bandwidth whatever the collective and rank count.
         result["work"] = work_of(self.name, params)    # size x bus factor (results/work.py)
         measure_into(result, call, ctx)
-        derive(result, "bytes:interconnect", ctx.spec)
+        derive(result, peak_kind(params["nodes"]), ctx.spec)
+        if params["nodes"] > 1:
+            result["info"]["peak_note"] = MULTI_NODE_NOTE
         fill_workload_figures(result)       # algbw, busbw, latency from the median time (results.figure)
         return result
 
@@ -216,6 +222,16 @@ class Collectives(Workload):
         if merged["status"] == "ok":
             fill_workload_figures(merged)
         return merged
+
+
+MULTI_NODE_NOTE = ("multi-node: scored against no peak (the NVLink / XGMI figure is within a node, and the "
+                   "datasheets hold no NIC figure)")
+
+
+def peak_kind(nodes: int) -> str:
+    """What a collective's bus bandwidth is measured against: the GPU fabric within one node; across
+    nodes the NIC, which no datasheet row holds (platform.specs.peak_for: no % of peak)."""
+    return "bytes:interconnect" if nodes <= 1 else "bytes:nic"
 
 
 def measure_into(result: dict, fn, ctx: Context, active: bool = True) -> None:

@@ -92,6 +92,37 @@ def torch_has_scaled(dtype: str) -> tuple[bool, str]:
     return True, ""
 
 
+def device_present(ctx) -> bool:
+    """Whether ctx's device is on this machine (a plan or a test's GPU context on a CPU box is not)."""
+    if ctx.device == "cpu":
+        return True
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except Exception:  # noqa: BLE001 - no torch: nothing to probe
+        return False
+
+
+def scaled_runs(dtype: str, ctx, scaling: str | None = None, fast_accum: bool = False) -> tuple[bool, str]:
+    """Whether this torch runs a scaled GEMM (fp8, MXFP4) as gpuparity calls it: the documented
+    version floors, then a tiny real call on the device where it is here (models.scaled_mm)."""
+    import torch
+
+    from gpuparity.models.scaled_mm import fp8_floor, fp8_runs, mxfp4_recipe
+
+    fp = ctx.fingerprint or {}
+    if dtype == "fp8":
+        ok, why = fp8_floor(fp.get("torch_version") or torch.__version__, ctx.backend, fp.get("hip_version"), scaling)
+        if ok and device_present(ctx):
+            ok, why = fp8_runs(ctx.device, fp8_dtype_name(ctx), scaling or "tensor", fast_accum)
+        return ok, why
+    if dtype == "fp4" and device_present(ctx):
+        recipe, why = mxfp4_recipe(ctx.device, ctx.backend)
+        return recipe is not None, why
+    return True, ""
+
+
 def cpu_half_ok(dtype: str, ctx) -> tuple[bool, str]:
     """Half precision on a CPU without native units is emulated: slow but measurable when small."""
     cpu = ctx.fingerprint.get("cpu") or {}

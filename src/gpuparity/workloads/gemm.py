@@ -28,9 +28,10 @@ from gpuparity.workloads.dtypes import (
     TOLERANCE,
     fp8_dtype_name,
     gpu_has_units,
+    scaled_runs,
     torch_has_scaled,
 )
-from gpuparity.workloads.gemm_operands import OperandSet, float_set, fp8_set, int8_set, mxfp4_set
+from gpuparity.workloads.gemm_operands import OperandSet, float_set, fp8_set, int8_set, mx_recipe, mxfp4_set
 
 # Square sizes per suite and device class (a key never depends on the device itself): GPUs run
 # compute-bound sizes even in quick (a 1024^3 GEMM lasts microseconds on an H200: launch and tile
@@ -64,7 +65,7 @@ def _case(m, n, k, dt, layout="nn", scaling=None, operands=None, fast_accum=None
     return p
 
 
-def gemm_supports(dt: str, ctx: Context, scaling: str | None = None) -> tuple[bool, str]:
+def gemm_supports(dt: str, ctx: Context, scaling: str | None = None, fast_accum: bool = False) -> tuple[bool, str]:
     if dt not in GEMM_DTYPES:
         return False, f"unknown dtype {dt}; known: {', '.join(GEMM_DTYPES)}"
     if dt in SCALED_DTYPES and not ctx.planned:     # this machine's torch; a plan asks the spec only
@@ -81,10 +82,15 @@ def gemm_supports(dt: str, ctx: Context, scaling: str | None = None) -> tuple[bo
                 return False, f"torch {torch.__version__} has no torch._int_mm"
         if dt in ("fp4", "fp6"):
             return False, f"{dt} (MX block-scaled) GEMM needs Blackwell (sm_100+) or MI355X-class (gfx950) units"
+        if dt == "fp8" and not ctx.planned:
+            return scaled_runs(dt, ctx, scaling, fast_accum)
         return True, ""
     if dt in ("fp4", "fp6") and scaling not in (None, "mx"):
         return False, f"{dt} supports only mx scaling"
-    return gpu_has_units(dt, ctx)
+    ok, why = gpu_has_units(dt, ctx)
+    if ok and dt in SCALED_DTYPES and not ctx.planned:     # the version floor, then a tiny call on the device
+        return scaled_runs(dt, ctx, scaling, fast_accum)
+    return ok, why
 
 
 class Gemm(Workload):
@@ -131,8 +137,9 @@ class Gemm(Workload):
         return out
 
     def supports(self, params: dict, ctx: Context) -> tuple[bool, str]:
-        ok, why = gemm_supports(params["dtype"], ctx, params.get("scaling"))
-        if ok and params.get("fast_accum") and ctx.backend != "cuda":
+        fast = bool(params.get("fast_accum"))
+        ok, why = gemm_supports(params["dtype"], ctx, params.get("scaling"), fast and ctx.backend == "cuda")
+        if ok and fast and ctx.backend != "cuda":
             return False, "fast accumulation is a cuBLAS option of fp8 GEMMs; this platform has no such mode"
         return ok, why
 
@@ -188,7 +195,8 @@ def prepare_gemm(m: int, n: int, k: int, dt: str, ctx: Context, layout: str = "n
         def make_set():
             return fp8_set(m, n, k, scaling, ctx, gen, fast_accum)
     elif dt == "fp4":
-        info.update(scaling="mx", fp4_type="float4_e2m1fn_x2", scale_type="float8_e8m0fnu")
+        info.update(scaling="mx", fp4_type="float4_e2m1fn_x2", scale_type="float8_e8m0fnu",
+                    mx_recipe=mx_recipe(ctx))
 
         def make_set():
             return mxfp4_set(m, n, k, ctx, gen)

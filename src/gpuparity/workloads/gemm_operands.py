@@ -124,8 +124,9 @@ def mxfp4_set(m, n, k, ctx, gen) -> OperandSet:
     b_bytes = torch.randint(0, 256, (n, k // 2), generator=gen, device=dev, dtype=torch.uint8)
     a = a_bytes.view(torch.float4_e2m1fn_x2)
     b = b_bytes.view(torch.float4_e2m1fn_x2).t()       # (k/2, n) column-major
-    count_a, count_b = mx_scale_counts(m, n, k, ctx.backend)
-    swizzle = F.SwizzleType.NO_SWIZZLE if ctx.backend == "rocm" else F.SwizzleType.SWIZZLE_32_4_4
+    recipe = mx_recipe(ctx)
+    count_a, count_b = mx_scale_counts(m, n, k, ctx.backend, recipe["padded"])
+    swizzle = getattr(F.SwizzleType, recipe["swizzle"])
 
     def ones(count):  # e8m0 byte 127 = 2^0
         return torch.full((count,), 127, dtype=torch.uint8, device=dev).view(torch.float8_e8m0fnu)
@@ -148,14 +149,33 @@ def mxfp4_set(m, n, k, ctx, gen) -> OperandSet:
                       poison=poison, tensors={"a_bytes": a_bytes, "b_bytes": b_bytes})
 
 
-def mx_scale_counts(m: int, n: int, k: int, backend: str) -> tuple[int, int]:
-    """e8m0 scales A and B need: one per 32 values along K per row. ROCm takes plain (rows, K/32)
-    scales; cuBLAS takes them swizzled, rows padded to 128 and K blocks to 4."""
-    blocks = -(-k // 32)
-    if backend == "rocm":
-        return m * blocks, n * blocks
-    padded = -(-blocks // 4) * 4
-    return -(-m // 128) * 128 * padded, -(-n // 128) * 128 * padded
+def mx_recipe(ctx) -> dict:
+    """The scale recipe this build takes (models.scaled_mm probes it on the device); where it
+    cannot be probed, the platform's first: plain on ROCm, padded and swizzled on cuBLAS."""
+    from gpuparity.models.scaled_mm import MX_RECIPES, mxfp4_recipe
+
+    if ctx.device != "cpu":
+        try:
+            import torch
+
+            if torch.cuda.is_available():
+                recipe, _ = mxfp4_recipe(ctx.device, ctx.backend)
+                if recipe:
+                    return recipe
+        except Exception:  # noqa: BLE001 - no device: the platform's default
+            pass
+    swizzle, padded = MX_RECIPES.get(ctx.backend or "", MX_RECIPES["cuda"])[0]
+    return {"swizzle": swizzle, "padded": padded}
+
+
+def mx_scale_counts(m: int, n: int, k: int, backend: str, padded: bool | None = None) -> tuple[int, int]:
+    """e8m0 scales A and B need: one per 32 values along K per row. Plain recipes (ROCm before
+    7.13) take (rows, K/32) scales; padded ones (cuBLAS, ROCm 7.13+) round rows up to 128 and K
+    blocks up to 4. `padded` None: the backend's first recipe."""
+    from gpuparity.models.scaled_mm import mx_scale_count
+
+    padded = backend != "rocm" if padded is None else padded
+    return mx_scale_count(m, k, padded), mx_scale_count(n, k, padded)
 
 
 class _Latest:

@@ -132,6 +132,11 @@ class LLM(Workload):
             ok, reason = gpu_has_units("fp8", ctx)
             if not ok:
                 return ok, reason
+            from gpuparity.workloads.dtypes import scaled_runs
+
+            ok, reason = scaled_runs("fp8", ctx, "tensor")      # torch's fp8 GEMM as models.fp8 calls it
+            if not ok:
+                return ok, reason
             if kind == "synthetic":
                 return False, "fp8 quantises a checkpoint on load; synthetic models run bf16/fp16"
         loaded_now = self._loaded is not None and self._loaded[0] == self._key(params, ctx)
