@@ -29,7 +29,7 @@ def reference_store(db: str | None):
         raise
 
 
-sub = typer.Typer(help="Third-party reference results (MLPerf Inference and Training).", no_args_is_help=True)
+sub = typer.Typer(help="Third-party reference results (MLPerf Inference and Training, InferenceX).", no_args_is_help=True)
 SHOW_UNREADABLE = 20
 
 
@@ -44,7 +44,8 @@ def safe(text) -> str:
 def import_cmd(
     fmt_name: str = typer.Argument(..., metavar="FORMAT",
                                    help="mlperf (an MLPerf Inference summary_results.json, any round) | "
-                                        "mlperf-training (a training_results tree, or a submitter's summary.json)."),
+                                        "mlperf-training (a training_results tree, or a submitter's summary.json) | "
+                                        "inferencex (rows as the InferenceX API returns them)."),
     path: str = typer.Argument(..., metavar="PATH", help="The file (.json or .json.gz) or, for training, the folder."),
     strict: bool = typer.Option(False, "--strict", help="Refuse the whole input if any row is unreadable."),
     round_: Optional[str] = typer.Option(None, "--round", help="The round (e.g. 4.1) where the input does not say."),
@@ -75,9 +76,17 @@ def import_cmd(
 def _print_import(summary: dict, path: str) -> None:
     c = console()
     rounds = ", ".join(f"{n} of round {r}" for r, n in sorted(summary["rounds"].items()))
+    if summary.get("dates"):
+        rounds = f"measured {summary['dates'][0]} .. {summary['dates'][1]}"
     c.print(f"{summary['rows']} rows read from {safe(path)} ({rounds}): {summary['added']} added, "
             f"{summary['already_stored']} already stored; "
             + ", ".join(f"{n} {safe(k)}" for k, n in sorted(summary["categories"].items())))
+    for rnd, held in sorted(summary.get("held", {}).items()):
+        c.print(f"round {safe(rnd)} in the store: {'held whole' if held['whole'] else 'not held whole'} "
+                f"({safe(held['basis'])})")
+    if summary.get("figure_checks"):
+        c.print(f"marked, {summary['figure_checks']} rows: published figures that disagree with each other "
+                "(interactivity x TPOT, input + output throughput)")
     if "twins" in summary:
         c.print(f"accuracy twins (-99 / -99.9 of one submission): {summary['twins']} pairs, "
                 f"{summary['twins_same_result']} with the same result: {summary['distinct_results']} distinct results")

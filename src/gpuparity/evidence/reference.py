@@ -17,11 +17,12 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gpuparity.errors import UserError
-from gpuparity.evidence import mlperf, mlperf_training
+from gpuparity.evidence import inferencex, mlperf, mlperf_training
 from gpuparity.evidence import rules as evidence_rules
 
-FORMATS = {"mlperf": mlperf.SOURCE, "mlperf-inference": mlperf.SOURCE, "mlperf-training": mlperf_training.SOURCE}
-SOURCES = (mlperf.SOURCE, mlperf_training.SOURCE)
+FORMATS = {"mlperf": mlperf.SOURCE, "mlperf-inference": mlperf.SOURCE, "mlperf-training": mlperf_training.SOURCE,
+           "inferencex": inferencex.SOURCE}
+SOURCES = (mlperf.SOURCE, mlperf_training.SOURCE, inferencex.SOURCE)
 
 
 # -- import -----------------------------------------------------------------------------------------
@@ -35,6 +36,10 @@ def read_input(fmt: str, path: str | Path, *, strict: bool = False, round: str |
     if source == mlperf.SOURCE:
         rows, bad = mlperf.parse_rows(mlperf.load_file(path), round=round, strict=strict)
         unreadable = [{**b, "where": mlperf._where(b)} for b in bad]
+    elif source == inferencex.SOURCE:
+        rows, unreadable = inferencex.read(str(path))
+        if strict and unreadable:
+            raise UserError(f"{path}: {unreadable[0]['where']}: {unreadable[0]['reason']} (--strict: nothing stored)")
     else:
         rows, unreadable = mlperf_training.read(str(path), round)
         if strict and unreadable:
@@ -50,8 +55,11 @@ def import_file(store, fmt: str, path: str | Path, *, strict: bool = False, roun
     """Parse the whole input (or take read_input's `parsed`), then store every readable row in one
     transaction (a failure stores nothing; rows already stored are kept). Unreadable rows are
     listed; strict refuses them all."""
+    from gpuparity.evidence import completeness
+
     source, rows, unreadable = parsed or read_input(fmt, path, strict=strict, round=round)
     added = store.save_references(rows)
+    held = completeness.record(store, source, [r["round"] for r in rows if r.get("round")], str(path))
     for r in rows:
         evidence_rules.annotate(r)
     evidence_rules.mark_latency_units(rows)
@@ -60,7 +68,9 @@ def import_file(store, fmt: str, path: str | Path, *, strict: bool = False, roun
     summary = {
         "file": str(path), "source": source, "rows": len(rows), "added": added,
         "already_stored": len(rows) - added, "unreadable": unreadable,
-        "rounds": dict(Counter(r["round"] for r in rows)),
+        "rounds": dict(Counter(r["round"] for r in rows if r.get("round"))),
+        # what the store now holds of each round: whole (every published result) or not, and why
+        "held": {rnd: {k: rec[k] for k in ("whole", "basis")} for rnd, rec in held.items()},
         "categories": dict(Counter(r["category"] for r in rows)),
         "mapped": sum(1 for r in rows if r["spec_id"]),
         "no_accelerator": sum(1 for r in rows if not r["accelerator"]),
@@ -79,7 +89,10 @@ def import_file(store, fmt: str, path: str | Path, *, strict: bool = False, roun
         # Rows kept as an earlier import stored them, whose figure this import computes otherwise.
         "stored_differently": differ if added < len(rows) else [],
     }
-    if source == mlperf.SOURCE:
+    if source == inferencex.SOURCE:
+        summary["dates"] = [min(r["date"] for r in rows), max(r["date"] for r in rows)]
+        summary["figure_checks"] = sum(1 for r in rows if r.get("figure_checks"))
+    elif source == mlperf.SOURCE:
         summary["twins"] = sum(1 for r in rows if r["twin"]) // 2
         summary["twins_same_result"] = sum(1 for r in rows if r["twin_same_result"]) // 2
         summary["distinct_results"] = len(mlperf.distinct(rows))
@@ -131,8 +144,9 @@ def stored_rows(store, source: str | None = None) -> tuple[list[dict], int]:
     return evidence_rules.mark_latency_units(rows), skipped
 
 
-IMPORT_HINT = ("import with `gpuparity reference import mlperf summary_results.json` (MLPerf Inference, any round) "
-               "or `gpuparity reference import mlperf-training training_results_vX.Y/`")
+IMPORT_HINT = ("import with `gpuparity reference import mlperf summary_results.json` (MLPerf Inference, any round), "
+               "`gpuparity reference import mlperf-training training_results_vX.Y/` or "
+               "`gpuparity reference import inferencex FILE` (InferenceX API rows)")
 
 
 def require_rows(store, source: str | None = None) -> tuple[list[dict], int]:
