@@ -347,5 +347,75 @@ def _print_compare(result: dict, rules, statistic: str) -> None:
         c.print("left out by the rules: " + ", ".join(f"{n} {safe(k)}" for k, n in sorted(left.items())))
 
 
+@sub.command("trend")
+def trend_cmd(
+    accelerator: Optional[str] = typer.Option(None, "--accelerator", "--spec", help="GPU spec id or name (mi300x)."),
+    benchmark: Optional[str] = BENCHMARK_OPT,
+    scenario: Optional[str] = typer.Option(None, "--scenario", help="Offline | Server | Interactive | ..."),
+    source: Optional[str] = typer.Option(None, "--source", help="mlperf-inference | mlperf-training"),
+    division: Optional[str] = DIVISION_OPT,
+    status: Optional[str] = STATUS_OPT,
+    every: bool = typer.Option(False, "--all", help="Also systems seen in one round only."),
+    db: Optional[str] = db_option(),
+    out_format: str = format_option(("table", "json")),
+    output: Optional[str] = output_option(),
+    as_json: bool = json_option(),
+) -> None:
+    """Software over time on the same hardware: per submitter and system, each round's figure with its
+    software stack (inference: throughput per accelerator, derived; training: time to train)."""
+    from gpuparity.evidence.reference import require_rows, select
+    from gpuparity.evidence.rules import Rules
+    from gpuparity.evidence.series import fold_twins, public, series
+
+    sink = Output(out_format, output, as_json, db=db)      # the guard, before any work
+    rules = Rules.make(division=division, status=status)
+    part = None
+    if accelerator:
+        from gpuparity.evidence.reference import resolve_spec
+
+        part = resolve_spec(accelerator)
+    with reference_store(db) as store:
+        rows = require_rows(store, source)[0]
+    rows = select(rows, benchmark=benchmark, scenario=scenario)
+    items = fold_twins([s for s in series(rows, rules, part=part) if every or len(s["points"]) > 1])
+    if sink.json:
+        sink.print_json(public(items), f"{len(items)} series")
+        return
+    with sink.writing():
+        _print_trend(items, rules)
+
+
+def _trend_figure(point: dict, s: dict) -> str:
+    if s["source"] == "mlperf-training":
+        return f"{point['value']:,.2f} min"
+    return f"{point['value'] / max(s['accelerators'] or 1, 1):,.0f}/acc."
+
+
+def _print_trend(items: list[dict], rules) -> None:
+    from rich.table import Table
+
+    from gpuparity.evidence.citations import url_of
+
+    c = console()
+    rounds = sorted({p["round"] for s in items for p in s["points"]}, key=lambda r: tuple(map(int, r.split("."))))
+    c.print(f"rules: {safe(rules.header(tuple(rounds)) if len(rounds) > 1 else rules.header())}")
+    t = Table(title=f"{len(items)} systems across rounds: each round's figure with its software stack "
+                    "(inference: per accelerator, derived, not verified by MLCommons; training: time to train)")
+    for col in ("benchmark", "part", "acc.", "submitter / system", "rounds: figure (stack)", "later / earlier", "links"):
+        t.add_column(col, overflow="fold", justify="right" if col == "later / earlier" else "left")
+    for s in items:
+        steps = "\n".join(f"v{p['round']}: {_trend_figure(p, s)} ({safe(p['stack'])}) {safe(url_of(p['row']) or '')}"
+                          + "".join(f"\n  also {safe(a['result_id'])}: {safe(a['stack'])}" for a in p["also"])
+                          for p in s["points"])
+        bench = " ".join(x for x in (s["benchmark"], s["scenario"], s["precision"]) if x)
+        bench += f" (and {s['twin']}: the same results)" if s.get("twin") else ""
+        t.add_row(safe(bench), safe(s["part"]), f"{s['nodes']}x{s['accelerators'] // max(s['nodes'] or 1, 1)}",
+                  safe(f"{s['submitter']} / {s['system']}"), steps,
+                  f"x{s['uplift']:.3g}" if s["uplift"] else "-", safe("; ".join(s["links"]) or "-"))
+    c.print(t)
+    if not items:
+        c.print("no system appears in more than one imported round under these rules (--all lists every system)")
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(sub, name="reference")

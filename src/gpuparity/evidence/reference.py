@@ -250,24 +250,34 @@ def compare(rows: list[dict], acc_a: str, acc_b: str, statistic: str = "best",
 
 # -- citing -----------------------------------------------------------------------------------------
 def describe(row: dict) -> str:
-    """One line citing a row: round, result ID, submitter, accelerators, software, the figure."""
-    sw = ", ".join(f"{k} {v}" for k, v in (row.get("versions") or {}).items()) or row.get("software") or "-"
+    """One line citing a row: round, result ID, submitter, accelerators, software, the figure, its URL."""
+    from gpuparity.evidence.citations import run_spread, stack_of, url_of
+
+    sw = stack_of(row)
     parts = f"{row['nodes']}x{row['accelerators_per_node']} {row.get('accelerator_name') or 'CPU'}"
+    url = url_of(row)
+    link = f" <{url}>" if url else ""
+    if row["source"] == inferencex.SOURCE:
+        return (f"InferenceX {row.get('date')} {row.get('accelerator_name')} {row.get('system')} ({row['accelerators']} "
+                f"GPUs), {row['model']} {row.get('precision')}, isl/osl {row['scenario']}, conc {row.get('conc')}, "
+                f"{sw}: {row['result']:,.1f} tok/s per GPU at {row.get('interactivity') or 0:.1f} tok/s/user{link}")
     if row["source"] == mlperf_training.SOURCE:
         runs = (f"olympic mean of {row['runs_counted']} of {row['runs_valid'] + row['runs_dropped']} runs"
                 if row.get("runs_counted") is not None else "from the submitter's summary")
+        spread = run_spread(row)
+        runs += f"; runs {spread[0]:.2f}-{spread[1]:.2f} min" if spread else ""
         scale = f" x scaling {row['scaling_factor']:.4g}" if (row.get("scaling_factor") or 1) != 1 else ""
         done = mlperf_training.completeness(row)
         marks = "".join(f" [{m}]" for m in ([] if done == "complete" else [f"runs: {done}"]) + marks_of(row))
         return (f"MLPerf Training {row.get('round')} {row['result_id']} ({row['category']}) {row['submitter']}: "
-                f"{row['model']} on {parts}, {sw}: {row['result']:,.2f} min to train ({runs}{scale}){marks}")
+                f"{row['model']} on {parts}, {sw}: {row['result']:,.2f} min to train ({runs}{scale}){marks}{link}")
     figure = (f"{row['per_accelerator']:,.1f} {row['units']} per accelerator (derived)"
               if row.get("per_accelerator") is not None else
               f"{row['result']:,.4g} {row['units']} (whole system, lower is better)"
               if evidence_rules.is_latency_row(row) else f"{row['result']:,.1f} {row['units']}")
     marks = "".join(f" [{m}]" for m in marks_of(row))
     return (f"MLPerf Inference {row.get('round')} {row['result_id']} ({row['category']}) {row['submitter']}: "
-            f"{row['model']} {row['scenario']}, {parts}, {row.get('precision') or '-'}, {sw}: {figure}{marks}")
+            f"{row['model']} {row['scenario']}, {parts}, {row.get('precision') or '-'}, {sw}: {figure}{marks}{link}")
 
 
 def marks_of(row: dict) -> list[str]:
@@ -294,15 +304,7 @@ def marks_of(row: dict) -> list[str]:
 
 
 def citation(row: dict, side: str | None = None) -> dict:
-    """The fields a verdict names a row by, the most telling first (a report shows the first few)."""
-    training = row["source"] == mlperf_training.SOURCE
-    out = {"side": side} if side else {}
-    out.update({k: row.get(k) for k in ("source", "round", "result_id", "submitter", "model", "scenario")})
-    latency = evidence_rules.is_latency_row(row)
-    out["value"] = row.get("time_to_train_min") if training else row.get("result") if latency \
-        else row.get("per_accelerator")
-    out["units"] = ("minutes to train" if training else f"{row.get('units')} (whole system, lower is better)" if latency
-                    else f"{row.get('units')} per accelerator (derived)")
-    out.update({k: row.get(k) for k in ("system", "accelerators", "spec_id", "ref_id", "category", "availability",
-                                        "precision", "inferred")})
-    return out
+    """The fields a verdict names a row by (evidence/citations: URL, stack, accelerator count first)."""
+    from gpuparity.evidence.citations import cite
+
+    return cite(row, side)
