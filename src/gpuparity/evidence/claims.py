@@ -51,6 +51,7 @@ from pathlib import Path
 from gpuparity import validate
 from gpuparity.errors import UserError
 from gpuparity.evidence.claims_checks import (
+    LEADS,
     bounds_text,
     reasoning_of,
     resolve_spec,
@@ -207,7 +208,7 @@ def _result(claim, verdict: str, reasoning: str, **fields) -> dict:
     out = {"id": claim.id, "text": claim.text.strip() if isinstance(claim, Claim) else claim.text,
            "kind": claim.kinds if isinstance(claim, Claim) else [], "source": claim.source,
            "subject": None, "baseline": None, "expected": None, "bounds": None, "verdict": verdict,
-           "detail": "", "reasoning": reasoning, "rows": [], "evidence": [], "checks": [], "command": None,
+           "detail": "", "lead": reasoning, "reasoning": reasoning, "rows": [], "evidence": [], "checks": [], "command": None,
            "note": None, "decide": None, "pairs": None}
     if isinstance(claim, Claim):
         lo, hi = claim.expected.bounds()
@@ -244,9 +245,10 @@ def evaluate_claim(claim: Claim | Refused, store, port_report: str | None = None
     rows += [{"source": "own-runs", "side": e["side"], "run_id": i}
              for e in evidence if e.get("kind") == "own-runs" and e.get("run_ids") for i in e["run_ids"]]
     return _result(claim, verdict, reasoning_of(claim, verdict, detail, checks, evidence, command), detail=detail,
+                   lead=LEADS[verdict] + (f" ({detail})" if detail else ""),
                    rows=rows, evidence=[{k: v for k, v in e.items() if k != "row"} for e in evidence],
                    checks=[{k: c.get(k) for k in ("label", "grade", "value", "spread", "share", "levels", "range",
-                                                  "summary")} for c in checks],
+                                                  "absolute", "summary")} for c in checks],
                    command=command, pairs=pairs)
 
 

@@ -33,6 +33,11 @@ def generation_gaps(rows: list[dict], rules: Rules | None = None) -> list[dict]:
             line["points"].append({"round": g["round"], "ratio": g["ratio"], "rocm": g["b"]["value"],
                                    "cuda": g["a"]["value"], "rocm_url": url_of(best["b"]),
                                    "cuda_url": url_of(best["a"])})
+        for key in [k for k in lines if k[1].endswith("-99.9")]:
+            same = lines.get((key[0], key[1][:-2], *key[2:]))
+            if same and [p["ratio"] for p in same["points"]] == [p["ratio"] for p in lines[key]["points"]]:
+                same["twin"] = key[1]
+                del lines[key]          # one run submitted for both accuracy targets: shown once
         if lines:
             for line in lines.values():
                 line["points"].sort(key=lambda p: _rank(p["round"]))

@@ -128,7 +128,7 @@ def check(value: float, bounds: tuple, tol: float, label: str, what: str, spread
     g = grade(value, bounds, tol, spread, absolute)
     band = f" (over the evidence's spread {spread[0]:.3g}-{spread[1]:.3g})" if g["spread"] else ""
     summary = f"{what}: {value:.3g}{band} vs claimed {bounds_text(bounds, tol)}: {g['grade']} ({g['why']})"
-    return {**g, "label": label, "passed": g["grade"] == "supported", "summary": summary}
+    return {**g, "label": label, "passed": g["grade"] == "supported", "summary": summary, "absolute": absolute}
 
 
 def combine(grades: list[tuple[str, str]]) -> tuple[str, str]:

@@ -9,13 +9,16 @@ are times to train of one benchmark.
 
 A series is one submitter's system on one part, accelerator count and node count. Systems are linked
 across rounds by their system id (the results folder) or name, else, where the submitter ran exactly one
-such system in each of two rounds, as that submitter's only one (system names change between rounds:
-"MI300X_EPYC_9575F_pytorch" in Training v5.0 is "MI300X_EPYC_9575F_pytorch_llama2_70b" in v5.1); how
-each link was made is recorded. A system with two results in one round (two stacks) keeps its best as
+such system in each of two rounds and the two share a server model number, as that submitter's only
+one, renamed (AMD's "MI300X_EPYC_9575F_pytorch", "Supermicro AS-8125GS-TNMR2", in Training v5.0 is
+"MI300X_EPYC_9575F_pytorch_llama2_70b", "SMCI300X (AS -8125GS-TNMR2)", in v5.1; GigaComputing's G893
+and G894 servers are two systems); how each link was made is recorded. A system with two results in one round (two stacks) keeps its best as
 the round's point and names the other.
 """
 
 from __future__ import annotations
+
+import re
 
 from gpuparity.evidence.rules import TRAINING, Rules, admit, distinct, metric_units, on_side, precision_key
 
@@ -30,6 +33,19 @@ def _submitter(name) -> str:
 
 def _names(row: dict) -> set[str]:
     return {" ".join(str(n).lower().split()) for n in (row.get("system_id"), row.get("system")) if n}
+
+
+# not a server model: a part (mi300x, 8xmi325x, h200, gb200), a count (2xepyc), a memory size, a CPU
+# model number (9575f, 8460y: shared by many servers)
+_NOT_MODEL = re.compile(r"mi\d{3}|(?<![a-z])g?[hb]\d{3}|\d+gb|hbm|sxm|^\d+x|^\d{4}[a-z]$")
+
+
+def _model_tokens(row: dict) -> set[str]:
+    """The server's model numbers in its name or id ('8125gs', 'tnmr2', 'd74a'): letters and digits, four
+    or more characters, not a part, count, memory size or CPU."""
+    text = " ".join(str(row.get(k) or "") for k in ("system", "system_id")).lower()
+    return {w for w in re.split(r"[^a-z0-9]+", text) if len(w) >= 4 and re.search(r"\d", w)
+            and re.search(r"[a-z]", w) and not _NOT_MODEL.search(w)}
 
 
 def _rank(rounds: set[str]) -> list[str]:
@@ -109,9 +125,12 @@ def _threads(rows: list[dict]) -> list[dict]:
             t["points"].setdefault(rnd, []).append(r)
         in_prev = [t for t in threads if prev in t["points"]]
         in_now = [t for t in threads if rnd in t["points"]]
-        # the submitter's only such system in the last round and in this one: the same system, renamed
+        # the submitter's only such system in the last round and in this one, with a model number in
+        # common: the same system, renamed
         if len(in_prev) == 1 and len(in_now) == 1 and list(in_now[0]["points"]) == [rnd] \
-                and rnd not in in_prev[0]["points"]:
+                and rnd not in in_prev[0]["points"] \
+                and {w for r in in_prev[0]["points"][prev] for w in _model_tokens(r)} \
+                & {w for r in in_now[0]["points"][rnd] for w in _model_tokens(r)}:
             in_prev[0]["points"][rnd] = in_now[0]["points"][rnd]
             in_prev[0]["links"].append(f"{rnd}: the submitter's only such system in {prev} and {rnd}, renamed")
             threads.remove(in_now[0])

@@ -85,6 +85,11 @@ def render_html(ctx: dict) -> str:
         resources.files("gpuparity.report").joinpath("templates/report.html.j2").read_text(encoding="utf-8"))
     charts = [{**c, "id": f"chart-{i}"} for i, c in enumerate(ctx["charts"])]
     figures = [{"id": c["id"], "figure": json.loads(c["fig"].to_json())} for c in charts]
+    # report --claims: one small chart per claim (claimed band, measured ratios), as `claims check -f html`
+    from gpuparity.report.claims_html import claim_figures
+
+    claim_charts = claim_figures((ctx["claims"] or {}).get("items") or [])
+    figures += [{"id": c["id"], "figure": c["figure"]} for c in claim_charts]
     result = ctx["result"]
     sides = ctx["summaries"]
     if result:
@@ -125,7 +130,7 @@ def render_html(ctx: dict) -> str:
         charts=[c for c in charts if c["anchor"] != "serving-curves" and not c.get("section")],
         section_charts={c["anchor"]: c for c in charts if c.get("section")},
         serving_chart=next((c for c in charts if c["anchor"] == "serving-curves"), None),
-        claims=claims_view(ctx["claims"]), fp_diff=fp_diff, method=METHOD,
+        claims=claims_view(ctx["claims"]), claim_charts=[c["id"] for c in claim_charts], fp_diff=fp_diff, method=METHOD,
         plotlyjs=plotlyjs.script([f["figure"] for f in figures]), figures_json=_script_json(figures),
         params=plots._params,
     )
