@@ -69,8 +69,8 @@ def print_table(results: list[dict]) -> None:
 
     t = Table(title="Claims (ratio = subject / baseline; graded by the share of the claimed effect measured)",
               show_lines=True)
-    for col in ("id", "verdict", "claim", "measured", "reasoning and evidence"):
-        t.add_column(col, no_wrap=col in ("id",), overflow="fold")
+    for col, width in (("id", None), ("verdict", 13), ("claim", 34), ("measured", 34), ("reasoning and evidence", None)):
+        t.add_column(col, no_wrap=col == "id", overflow="fold", max_width=width)
     for r in results:
         # The reasoning names the checks, what is missing and what would settle it; the rows follow.
         rest = [e for e in r["evidence"] if e.get("kind") != "check" and not e.get("missing")]
