@@ -186,7 +186,7 @@ def _on_pairs(claim: Claim, store, port_report: str | None, refs: References) ->
         ev, ch, cmd = _by_kind(one, store, port_report, refs)
         if not ch:
             why = next((e["summary"] for e in ev if e.get("missing")), "no like-for-like rows")
-            lacking.append(f"{name}: {why}")
+            lacking.append((name, why))
             commands += cmd
             continue
         for c in ch:
@@ -199,8 +199,11 @@ def _on_pairs(claim: Claim, store, port_report: str | None, refs: References) ->
         evidence += [e for e in ev if not e.get("missing")]
         checks += ch
     if lacking:
+        by_reason: dict[str, list[str]] = {}
+        for name, why in lacking:
+            by_reason.setdefault(why, []).append(name)
         evidence.append({"kind": "pairs", "missing": True, "summary": "pairs the evidence does not hold: "
-                         + "; ".join(lacking)})
+                         + "; ".join(f"{', '.join(names)}: {why}" for why, names in by_reason.items())})
     return evidence, checks, commands if not checks else [], lacking
 
 

@@ -62,11 +62,9 @@ def assess(rows: list[dict], source: str, rnd: str) -> dict:
     return {"whole": whole, "held": len(mine), "basis": basis, "url": facts.get("url")}
 
 
-def record(store, source: str, rounds: list[str], path: str) -> dict:
-    """After an import: what the store now holds of each round it touched, written to gpuparity_meta."""
-    from gpuparity.evidence.reference import stored_rows
-
-    rows = stored_rows(store, source)[0]
+def record(store, source: str, rounds: list[str], path: str, rows: list[dict]) -> dict:
+    """After an import: what the store now holds (rows: its rows of the source) of each round the import
+    touched, written to gpuparity_meta."""
     out = {}
     with store.transaction() as cur:
         for rnd in sorted(set(rounds)):

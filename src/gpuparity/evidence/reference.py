@@ -59,7 +59,8 @@ def import_file(store, fmt: str, path: str | Path, *, strict: bool = False, roun
 
     source, rows, unreadable = parsed or read_input(fmt, path, strict=strict, round=round)
     added = store.save_references(rows)
-    held = completeness.record(store, source, [r["round"] for r in rows if r.get("round")], str(path))
+    rounds = [r["round"] for r in rows if r.get("round")]
+    held = completeness.record(store, source, rounds, str(path), stored_rows(store, source)[0] if rounds else [])
     for r in rows:
         evidence_rules.annotate(r)
     evidence_rules.mark_latency_units(rows)

@@ -46,7 +46,7 @@ def render_claims_html(results: list[dict], extras: dict | None = None, title: s
     from jinja2 import Environment
 
     from gpuparity.report import plotlyjs
-    from gpuparity.report.html import _script_json
+    from gpuparity.report.script_json import script_json
     from gpuparity.version import __version__
 
     extras = extras or {"gaps": [], "trend": []}
@@ -67,4 +67,4 @@ def render_claims_html(results: list[dict], extras: dict | None = None, title: s
     return template.render(title=title, version=__version__,
                            generated=datetime.now(timezone.utc).isoformat(timespec="seconds"),
                            items=_items(results, charts), counts=counts, gaps=gaps, trends=trends,
-                           plotlyjs=plotlyjs.script([f["figure"] for f in figures]), figures_json=_script_json(figures))
+                           plotlyjs=plotlyjs.script([f["figure"] for f in figures]), figures_json=script_json(figures))

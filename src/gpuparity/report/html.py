@@ -19,6 +19,7 @@ from importlib import resources
 from gpuparity.comparison.headline import counts_text
 from gpuparity.report import context, fingerprint, onerun, plots
 from gpuparity.report.grid import soft
+from gpuparity.report.script_json import script_json as _script_json
 from gpuparity.report.tables import (
     claims_view,
     cost_tables,
@@ -54,15 +55,6 @@ METHOD = [
     "(each of A, B, C moved once) where the workload did not report bytes.",
     "Failed and skipped results are never compared; they are listed with their reason.",
 ]
-
-
-def _script_json(obj) -> str:
-    """JSON safe inside <script>: no '<', '>' or '&' survives, nor the JS line separators."""
-    text = json.dumps(obj, separators=(",", ":"), default=str)
-    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
-                    ("\u2029", "\\u2029")):
-        text = text.replace(ch, esc)
-    return text
 
 
 def _single_side_line(side: dict) -> str:
