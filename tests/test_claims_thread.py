@@ -6,10 +6,12 @@ and the claims page drawn in Chromium. Expected figures are computed here from t
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 import math
 import os
 import re
+import shutil
 import tarfile
 from pathlib import Path
 
@@ -397,6 +399,14 @@ def test_claims_page_draws_a_chart_per_claim_in_chromium(thread_db, tmp_path, ve
     out = tmp_path / "claims.html"
     code, _, err = cli_inprocess("claims", "check", "--db", thread_db, "-f", "html", "-o", str(out))
     assert code == 0, err
+    db = tmp_path / "with-run.db"                      # the reference rows and one run, for report --claims
+    shutil.copy(thread_db, db)
+    with gzip.open(DATA / "quick-run-cpu.json.gz", "rt") as src:
+        (tmp_path / "run.json").write_text(src.read())
+    assert cli_inprocess("import", str(tmp_path / "run.json"), "--recompute", "--db", str(db))[0] == 0
+    code, _, err = cli_inprocess("report", "latest", "--claims", "--db", str(db), "-o", str(tmp_path / "r.html"))
+    assert code == 0, err
+    report_html = (tmp_path / "r.html").read_text(encoding="utf-8")
     html = out.read_text(encoding="utf-8")
     n = len(verdicts)
     assert len(re.findall(r'<div id="claim-chart-\d+" class="chart">', html)) == n
@@ -431,4 +441,25 @@ def test_claims_page_draws_a_chart_per_claim_in_chromium(thread_db, tmp_path, ve
         green = page.evaluate(PIXELS_JS, [b64, rect, [0x2C, 0xA0, 0x2C]])
         red = page.evaluate(PIXELS_JS, [b64, rect, [0xD6, 0x27, 0x28]])
         assert green > 100 and red > 30, (green, red)      # supported pairs and contradicting ones, painted
+        # report --claims: the same chart per claim inside the report's claims section
+        page = browser.new_page(viewport={"width": 1300, "height": 900})
+        page.set_content(report_html, wait_until="load")
+        page.locator("#claims-body > summary").click()
+        page.wait_for_function("n => document.querySelectorAll('.claim-chart').length === n && Array.from("
+                               "document.querySelectorAll('.claim-chart')).every(d => d.querySelector('.main-svg'))",
+                               arg=n, timeout=60000)
         browser.close()
+
+
+def test_claims_page_escapes_data_and_links_only_http():
+    from gpuparity.report.claims_html import render_claims_html, safe_url
+
+    assert safe_url("javascript:alert(1)") is None and safe_url("https://x.example/a b") is None
+    bad = "<script>window.__pwned = 1</script>"
+    item = {"id": bad, "text": bad, "verdict": "supported", "lead": bad, "reasoning": bad, "source": bad,
+            "expected": "1.3", "bounds": {"low": 1.3, "high": 1.3, "tolerance": 0.1}, "command": None, "note": bad,
+            "decide": None, "checks": [{"label": bad, "grade": "supported", "value": 1.3, "spread": None,
+                                        "share": None, "summary": bad}],
+            "evidence": [{"kind": "mlperf", "summary": bad, "url": "javascript:alert(1)"}]}
+    html = render_claims_html([item])
+    assert "<script>window.__pwned" not in html and 'href="javascript' not in html
