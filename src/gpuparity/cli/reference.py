@@ -158,7 +158,7 @@ def list_cmd(
     scenario: Optional[str] = typer.Option(None, "--scenario", help="Offline | Server | Interactive | ..."),
     unmapped: bool = typer.Option(False, "--unmapped", help="Only rows whose accelerator has no spec row."),
     pool_variants: bool = VARIANTS_OPT,
-    source: Optional[str] = typer.Option(None, "--source", help="mlperf-inference | mlperf-training"),
+    source: Optional[str] = typer.Option(None, "--source", help="mlperf-inference | mlperf-training | inferencex"),
     limit: int = typer.Option(200, "--limit", "-n", min=1, max=10**9),
     db: Optional[str] = db_option(),
     out_format: str = format_option(("table", "json")),
@@ -171,6 +171,8 @@ def list_cmd(
     from gpuparity.evidence.rules import Rules, admit, distinct
 
     sink = Output(out_format, output, as_json, db=db)      # the guard, before any work
+    if source == "inferencex" and division is None:
+        division = "all"                  # InferenceX rows belong to no MLPerf division
     rules = Rules.make(division=division, status=status, pool_variants=pool_variants)
     with reference_store(db) as store:
         rows, skipped = require_rows(store, source)

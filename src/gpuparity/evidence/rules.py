@@ -361,6 +361,8 @@ def compare_groups(rows: list[dict], spec_a: str, spec_b: str, rules: Rules, sta
     if statistic not in ("best", "median"):
         raise UserError(f"unknown statistic {_show(statistic)}; choose best or median")
     mine = []                         # rows of either part, each with the sides it stands on
+    serving = sum(1 for r in rows if r.get("source") == "inferencex")
+    rows = [r for r in rows if r.get("source") != "inferencex"]   # serving curves: evidence/inferencex_compare
     for r in rows:
         sides = [s for s, i in (("a", spec_a), ("b", spec_b))
                  if on_side(r, i, rules) and (side_filter is None or side_filter(s, r))]
@@ -368,6 +370,8 @@ def compare_groups(rows: list[dict], spec_a: str, spec_b: str, rules: Rules, sta
             mine.append((r, sides))
     side_of = {id(r): sides for r, sides in mine}
     rows, left = admit([r for r, _ in mine], rules)
+    if serving:
+        left["InferenceX rows (serving curves, compared at equal interactivity by claims check)"] = serving
     rows, repeats = distinct(rows)
     groups: dict[tuple, dict[str, list]] = {}
     for r in rows:

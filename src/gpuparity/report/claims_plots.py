@@ -95,11 +95,21 @@ def _levels_chart(c: dict, checks: list[dict]):
     return fig
 
 
+def _over_rounds(fig, rounds: set[str], y_title: str, title: str):
+    """Rounds in order along x (categories), the legend below: the layout of both charts over rounds."""
+    order = [f"v{r}" for r in sorted(rounds, key=lambda r: tuple(map(int, r.split("."))))]
+    fig.update_xaxes(type="category", categoryorder="array", categoryarray=order, title_text="round")
+    fig.update_yaxes(title_text=y_title)
+    fig = _small(fig, 340, t(title, 100))
+    fig.update_layout(showlegend=True, legend=LEGEND_BELOW, margin={"l": 10, "r": 10, "t": 36, "b": 110})
+    return fig
+
+
 def gap_chart(g: dict):
     """ROCm / CUDA speed round by round for one generation pair, one line per benchmark and scale."""
     fig = _figure()
     fig.add_hline(y=1, line_dash="dot", line_color="#888")
-    rounds = sorted({p["round"] for line in g["lines"] for p in line["points"]}, key=lambda r: tuple(map(int, r.split("."))))
+    rounds = {p["round"] for line in g["lines"] for p in line["points"]}
     for i, line in enumerate(g["lines"]):
         what = " ".join(x for x in ("training" if line["source"] == "mlperf-training" else "inference", line["benchmark"],
                                     line["scenario"] or "", line["precision"] or "", f"{line['accelerators']} acc.")
@@ -109,18 +119,14 @@ def gap_chart(g: dict):
                         hovertext=[t(f"{what} v{p['round']}: ROCm / CUDA {p['ratio']:.3f} ({p['rocm']:,.4g} vs "
                                      f"{p['cuda']:,.4g}; {line['units']})", 300) for p in line["points"]],
                         hoverinfo="text")
-    fig.update_xaxes(type="category", categoryorder="array", categoryarray=[f"v{r}" for r in rounds], title_text="round")
-    fig.update_yaxes(title_text="ROCm / CUDA (1 = parity)")
-    fig = _small(fig, 340, t(f"{g['pair']}: ROCm's gap to CUDA over rounds", 100))
-    fig.update_layout(showlegend=True, legend=LEGEND_BELOW, margin={"l": 10, "r": 10, "t": 36, "b": 110})
-    return fig
+    return _over_rounds(fig, rounds, "ROCm / CUDA (1 = parity)", f"{g['pair']}: ROCm's gap to CUDA over rounds")
 
 
 def trend_chart(part: str, items: list[dict]):
     """The same systems across rounds: each figure over the system's first (higher: faster), stacks named."""
     fig = _figure()
     fig.add_hline(y=1, line_dash="dot", line_color="#888")
-    rounds = sorted({p["round"] for s in items for p in s["points"]}, key=lambda r: tuple(map(int, r.split("."))))
+    rounds = {p["round"] for s in items for p in s["points"]}
     for i, s in enumerate(items):
         first = s["points"][0]["value"]
         training = s["source"] == "mlperf-training"
@@ -134,8 +140,5 @@ def trend_chart(part: str, items: list[dict]):
                         hovertext=[t(f"{what} v{p['round']}: {p['value']:,.4g} {s['units']}"
                                      f"{'' if training else ' per accelerator'} ({p['stack']})", 300) for p in s["points"]],
                         hoverinfo="text")
-    fig.update_xaxes(type="category", categoryorder="array", categoryarray=[f"v{r}" for r in rounds], title_text="round")
-    fig.update_yaxes(title_text="speed over the system's first round")
-    fig = _small(fig, 340, t(f"{part.upper()}: the same systems across rounds, each with its software stack", 100))
-    fig.update_layout(showlegend=True, legend=LEGEND_BELOW, margin={"l": 10, "r": 10, "t": 36, "b": 110})
-    return fig
+    return _over_rounds(fig, rounds, "speed over the system's first round",
+                        f"{part.upper()}: the same systems across rounds, each with its software stack")
