@@ -187,6 +187,12 @@ def test_training_uplift_follows_the_renamed_system(verdicts, trees):
 
 # -- complete rounds answer "no" ---------------------------------------------------------------------------
 def test_a_round_held_whole_answers_no(verdicts, thread_db, tmp_path):
+    from gpuparity.evidence.completeness import records
+
+    with Store(thread_db) as store:
+        held = records(store)
+    assert held["mlperf-inference", "5.1"]["whole"] and not held["mlperf-inference", "4.1"]["whole"]   # an excerpt
+    assert not held["mlperf-training", "5.1"]["whole"] and "of 62 published results" in held["mlperf-training", "5.1"]["basis"]
     ten = verdicts["10"]
     assert ten["verdict"] == "contradicted" and "v5.1 has no MI300X FP4 result" in ten["reasoning"]
     assert "1,448 of 1,448 published results" in ten["reasoning"]

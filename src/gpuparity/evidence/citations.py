@@ -19,7 +19,7 @@ def url_of(row: dict) -> str | None:
     details = str(row.get("details") or "")
     if details.startswith("https://"):
         return details
-    location = str(row.get("location") or "").strip()
+    location = str(row.get("folder") or row.get("location") or "").strip()
     if location.startswith("https://"):
         return location
     if not location or not row.get("round"):

@@ -31,7 +31,7 @@ def published() -> dict:
 
 def folder_of(row: dict) -> str | None:
     """'Submitter/system' of a training row, from its location in the results tree (or details URL)."""
-    m = _FOLDER.search(str(row.get("location") or ""))
+    m = _FOLDER.search(str(row.get("folder") or row.get("location") or ""))
     return f"{m.group(1)}/{m.group(2)}" if m else None
 
 
