@@ -34,7 +34,7 @@ LEADS = {
     "supported": "Supported: the evidence meets the claimed size",
     "partly": "Partly supported: the claimed direction, with part of the claimed size (or more than claimed)",
     "not supported": "Not supported: the evidence falls short of the claimed size",
-    "contradicted": "Contradicted: the evidence points the other way",
+    "contradicted": "Contradicted: the evidence says otherwise",
     "mixed": "Mixed: the evidence disagrees",
     "untested": "Untested: no evidence decides it",
     "not testable": "Not testable",

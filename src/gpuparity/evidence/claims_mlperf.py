@@ -140,7 +140,7 @@ def _absent(claim: Claim, refs: References, rnd: str) -> dict | None:
     check["summary"] = (f"v{rnd} has no {what} result (the store holds round {rnd} whole: {held['basis']}; "
                         f"{held.get('url') or 'MLCommons'}; any division and availability): contradicted "
                         "(no such result exists to support it)")
-    check["url"], check["value"] = held.get("url"), None
+    check["url"], check["value"], check["why"] = held.get("url"), None, "no such result in a round held whole"
     return check
 
 

@@ -58,10 +58,10 @@ def claim_chart(c: dict):
                         marker={"size": 11, "color": GRADE_COLORS.get(k["grade"], "#444")},
                         hovertext=[t(k["summary"], 400)], hoverinfo="text", name=t(k["grade"]))
     if not measured:
-        note = next((k["summary"] for k in checks), None) or c.get("verdict")
+        note = next((k["summary"] for k in c.get("checks") or []), None) or c.get("verdict")
         fig.add_scatter(x=[10 ** ((lo + hi) / 2)], y=[labels[0]], mode="markers", marker={"size": 1, "opacity": 0},
                         hoverinfo="skip")
-        fig.add_annotation(text=t(f"no measured ratio: {note}", 120), x=0.5, y=0.5, xref="paper", yref="paper",
+        fig.add_annotation(text=t(f"no measured ratio: {note}", 110), x=0.5, y=0.5, xref="paper", yref="paper",
                            showarrow=False, font={"size": 12, "color": "#555"})
     fig.update_xaxes(type="log", range=[x0, x1], tickvals=ratio_ticks(x0, x1),
                      ticktext=[f"{v:g}x" for v in ratio_ticks(x0, x1)], title_text=t("subject / baseline"))
