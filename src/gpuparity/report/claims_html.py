@@ -53,12 +53,12 @@ def render_claims_html(results: list[dict], extras: dict | None = None, title: s
     charts = claim_figures(results)
     gaps = [{"id": f"gap-chart-{i}", "pair": g["pair"], "about": g["about"],
              "figure": json.loads(claims_plots.gap_chart(g).to_json())} for i, g in enumerate(extras["gaps"])]
-    by_part: dict[str, list] = {}
+    by_part: dict[tuple, list] = {}         # MLPerf Inference and Training rounds apart: two programmes
     for s in extras["trend"]:
-        by_part.setdefault(s["part"], []).append(s)
-    trends = [{"id": f"trend-chart-{i}", "part": part, "items": items,
-               "figure": json.loads(claims_plots.trend_chart(part, items).to_json())}
-              for i, (part, items) in enumerate(sorted(by_part.items()))]
+        by_part.setdefault((s["part"], s["source"]), []).append(s)
+    trends = [{"id": f"trend-chart-{i}", "part": part, "source": source, "items": items,
+               "figure": json.loads(claims_plots.trend_chart(f"{part.upper()} ({source})", items).to_json())}
+              for i, ((part, source), items) in enumerate(sorted(by_part.items()))]
     figures = [{"id": x["id"], "figure": x["figure"]} for x in charts + gaps + trends]
     counts = {v: sum(1 for c in results if c["verdict"] == v) for v in dict.fromkeys(c["verdict"] for c in results)}
     env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)

@@ -141,4 +141,4 @@ def trend_chart(part: str, items: list[dict]):
                                      f"{'' if training else ' per accelerator'} ({p['stack']})", 300) for p in s["points"]],
                         hoverinfo="text")
     return _over_rounds(fig, rounds, "speed over the system's first round",
-                        f"{part.upper()}: the same systems across rounds, each with its software stack")
+                        f"{part}: the same systems across rounds, each with its software stack")
