@@ -1,5 +1,6 @@
-"""`gpuparity claims check`: vendor claims marked supported / partly / contradicted / untested, with
-the reasoning, the evidence and the rows it rests on."""
+"""`gpuparity claims check`: vendor claims graded by size (supported / partly / not supported /
+contradicted / mixed / untested / not testable / refused), with the measured size, the reasoning, the
+evidence and the rows it rests on (each with its URL); -f html draws a chart per claim."""
 
 from __future__ import annotations
 
@@ -11,12 +12,15 @@ import typer
 from gpuparity.cli.common import console, db_option, print_json
 from gpuparity.cli.output import Output, format_option, json_option, output_option
 from gpuparity.cli.reference import safe
+from gpuparity.evidence.claims_views import measured_lines
 
 sub = typer.Typer(help="Vendor claims checked against evidence.", no_args_is_help=True)
 
 MAX_ROWS = 2  # evidence rows per kind and side in the table; json and markdown list all
-COLOURS = {"supported": "green", "partly": "yellow", "contradicted": "red", "untested": "dim"}
-FORMATS = ("table", "json", "markdown")
+MAX_MEASURED = 12  # checks listed per claim in the table's "measured" column
+COLOURS = {"supported": "green", "partly": "yellow", "not supported": "magenta", "contradicted": "red",
+           "mixed": "cyan", "untested": "dim", "not testable": "dim", "refused": "red"}
+FORMATS = ("table", "json", "markdown", "html")
 
 
 @sub.command("check")
@@ -35,21 +39,38 @@ def check_cmd(
 
     with Store(db) as store:
         results = evaluate_claims(store, file, port_report)
-    with sink.writing(lambda _: f"{len(results)} claims"):
-        if sink.format == "json":
-            print_json(results)
-        elif sink.format == "markdown":
-            print(to_markdown(results), end="")
-        else:
-            print_table(results)
+        extras = None
+        if sink.format == "html":
+            from gpuparity.evidence.claims_views import claims_extras
+
+            extras = claims_extras(store)
+    if sink.format == "html":
+        from gpuparity.report.claims_html import render_claims_html
+
+        text = render_claims_html(results, extras)
+        sink.text(text, f"{len(results)} claims, {len(text) // 1024} KiB")
+    else:
+        with sink.writing(lambda _: f"{len(results)} claims"):
+            if sink.format == "json":
+                print_json(results)
+            elif sink.format == "markdown":
+                print(to_markdown(results), end="")
+            else:
+                print_table(results)
+    refused = [r for r in results if r["verdict"] == "refused"]
+    for r in refused:
+        from gpuparity.validate import terminal_safe
+
+        typer.echo(terminal_safe(f"claim {r['id']} refused: {r['reasoning'].removeprefix('Refused: ')}"), err=True)
 
 
 def print_table(results: list[dict]) -> None:
     from rich.table import Table
 
-    t = Table(title="Claims", show_lines=True)
-    for col in ("id", "verdict", "claim", "reasoning and evidence"):
-        t.add_column(col, no_wrap=col in ("id", "verdict"))
+    t = Table(title="Claims (ratio = subject / baseline; graded by the share of the claimed effect measured)",
+              show_lines=True)
+    for col, width in (("id", None), ("verdict", 13), ("claim", 34), ("measured", 34), ("reasoning and evidence", None)):
+        t.add_column(col, no_wrap=col == "id", overflow="fold", max_width=width)
     for r in results:
         # The reasoning names the checks, what is missing and what would settle it; the rows follow.
         rest = [e for e in r["evidence"] if e.get("kind") != "check" and not e.get("missing")]
@@ -64,14 +85,17 @@ def print_table(results: list[dict]) -> None:
         if len(shown) < len(rest):
             lines.append(f"- ... {len(rest) - len(shown)} more (-f json lists all)")
         verdict = f"[{COLOURS[r['verdict']]}]{r['verdict']}[/]"
-        claim = safe(r["text"]) + f"\n[dim]expected {safe(r['subject'] or 'score')}"
-        claim += f" / {safe(r['baseline'])}" if r["baseline"] else ""
-        claim += f": {safe(r['expected'])}[/dim]"
-        t.add_row(safe(r["id"]), verdict, claim, "\n".join(lines))
+        claim = safe(r["text"])
+        if r.get("expected"):
+            claim += f"\n[dim]expected {safe(r['subject'] or 'score')}"
+            claim += f" / {safe(r['baseline'])}" if r["baseline"] else ""
+            claim += f": {safe(r['expected'])}[/dim]"
+        measured = "\n".join(safe(x) for x in measured_lines(r, MAX_MEASURED)) or "-"
+        t.add_row(safe(r["id"]), verdict, claim, measured, "\n".join(lines))
     c = console()
     c.print(t)
     counts = {v: sum(1 for r in results if r["verdict"] == v) for v in COLOURS}
-    c.print(", ".join(f"{n} {v}" for v, n in counts.items()))
+    c.print(", ".join(f"{n} {v}" for v, n in counts.items() if n))
     if any(e.get("kind") == "mlperf" and e.get("note") for r in results for e in r["evidence"]):
         from gpuparity.evidence.mlperf import USAGE_NOTE
 
@@ -93,7 +117,11 @@ def to_markdown(results: list[dict]) -> str:
         out += [f"## {md(r['id'])}: {r['verdict']}", "", f"> {md(r['text'])}", ""]
         if r.get("source"):
             out += [f"Source: {md(r['source'])}", ""]
-        out += [f"Expected (subject / baseline): {md(r['expected'])}", "", f"**Reasoning:** {md(r['reasoning'])}", ""]
+        if r.get("expected"):
+            out += [f"Expected (subject / baseline): {md(r['expected'])}", ""]
+        out += [f"**Reasoning:** {md(r['reasoning'])}", ""]
+        if r.get("checks"):
+            out += ["Measured:", ""] + [f"- {md(line)}" for line in measured_lines(r, 10**6)] + [""]
         out += [f"- {md(e['summary'])}" for e in r["evidence"]]
         if any(e.get("kind") == "mlperf" and e.get("note") for e in r["evidence"]):
             out += ["", f"MLPerf: {md(next(e['note'] for e in r['evidence'] if e.get('note')))}"]

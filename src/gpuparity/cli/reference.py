@@ -29,7 +29,7 @@ def reference_store(db: str | None):
         raise
 
 
-sub = typer.Typer(help="Third-party reference results (MLPerf Inference and Training).", no_args_is_help=True)
+sub = typer.Typer(help="Third-party reference results (MLPerf Inference and Training, InferenceX).", no_args_is_help=True)
 SHOW_UNREADABLE = 20
 
 
@@ -44,7 +44,8 @@ def safe(text) -> str:
 def import_cmd(
     fmt_name: str = typer.Argument(..., metavar="FORMAT",
                                    help="mlperf (an MLPerf Inference summary_results.json, any round) | "
-                                        "mlperf-training (a training_results tree, or a submitter's summary.json)."),
+                                        "mlperf-training (a training_results tree, or a submitter's summary.json) | "
+                                        "inferencex (rows as the InferenceX API returns them)."),
     path: str = typer.Argument(..., metavar="PATH", help="The file (.json or .json.gz) or, for training, the folder."),
     strict: bool = typer.Option(False, "--strict", help="Refuse the whole input if any row is unreadable."),
     round_: Optional[str] = typer.Option(None, "--round", help="The round (e.g. 4.1) where the input does not say."),
@@ -76,9 +77,17 @@ def import_cmd(
 def _print_import(summary: dict, path: str) -> None:
     c = console()
     rounds = ", ".join(f"{n} of round {r}" for r, n in sorted(summary["rounds"].items()))
+    if summary.get("dates"):
+        rounds = f"measured {summary['dates'][0]} .. {summary['dates'][1]}"
     c.print(f"{summary['rows']} rows read from {safe(path)} ({rounds}): {summary['added']} added, "
             f"{summary['already_stored']} already stored; "
             + ", ".join(f"{n} {safe(k)}" for k, n in sorted(summary["categories"].items())))
+    for rnd, held in sorted(summary.get("held", {}).items()):
+        c.print(f"round {safe(rnd)} in the store: {'held whole' if held['whole'] else 'not held whole'} "
+                f"({safe(held['basis'])})")
+    if summary.get("figure_checks"):
+        c.print(f"marked, {summary['figure_checks']} rows: published figures that disagree with each other "
+                "(interactivity x TPOT, input + output throughput)")
     if "twins" in summary:
         c.print(f"accuracy twins (-99 / -99.9 of one submission): {summary['twins']} pairs, "
                 f"{summary['twins_same_result']} with the same result: {summary['distinct_results']} distinct results")
@@ -150,7 +159,7 @@ def list_cmd(
     scenario: Optional[str] = typer.Option(None, "--scenario", help="Offline | Server | Interactive | ..."),
     unmapped: bool = typer.Option(False, "--unmapped", help="Only rows whose accelerator has no spec row."),
     pool_variants: bool = VARIANTS_OPT,
-    source: Optional[str] = typer.Option(None, "--source", help="mlperf-inference | mlperf-training"),
+    source: Optional[str] = typer.Option(None, "--source", help="mlperf-inference | mlperf-training | inferencex"),
     limit: int = typer.Option(200, "--limit", "-n", min=1, max=10**9),
     db: Optional[str] = db_option(),
     out_format: str = format_option(("table", "json")),
@@ -163,6 +172,8 @@ def list_cmd(
     from gpuparity.evidence.rules import Rules, admit, distinct
 
     sink = Output(out_format, output, as_json, db=db)      # the guard, before any work
+    if source == "inferencex" and division is None:
+        division = "all"                  # InferenceX rows belong to no MLPerf division
     rules = Rules.make(division=division, status=status, pool_variants=pool_variants)
     with reference_store(db) as store:
         rows, skipped = require_rows(store, source)
@@ -337,6 +348,76 @@ def _print_compare(result: dict, rules, statistic: str) -> None:
     left = dict(result["left_out"], **({"repeated runs (counted once)": result["repeats"]} if result["repeats"] else {}))
     if left:
         c.print("left out by the rules: " + ", ".join(f"{n} {safe(k)}" for k, n in sorted(left.items())))
+
+
+@sub.command("trend")
+def trend_cmd(
+    accelerator: Optional[str] = typer.Option(None, "--accelerator", "--spec", help="GPU spec id or name (mi300x)."),
+    benchmark: Optional[str] = BENCHMARK_OPT,
+    scenario: Optional[str] = typer.Option(None, "--scenario", help="Offline | Server | Interactive | ..."),
+    source: Optional[str] = typer.Option(None, "--source", help="mlperf-inference | mlperf-training"),
+    division: Optional[str] = DIVISION_OPT,
+    status: Optional[str] = STATUS_OPT,
+    every: bool = typer.Option(False, "--all", help="Also systems seen in one round only."),
+    db: Optional[str] = db_option(),
+    out_format: str = format_option(("table", "json")),
+    output: Optional[str] = output_option(),
+    as_json: bool = json_option(),
+) -> None:
+    """Software over time on the same hardware: per submitter and system, each round's figure with its
+    software stack (inference: throughput per accelerator, derived; training: time to train)."""
+    from gpuparity.evidence.reference import require_rows, select
+    from gpuparity.evidence.rules import Rules
+    from gpuparity.evidence.series import fold_twins, public, series
+
+    sink = Output(out_format, output, as_json, db=db)      # the guard, before any work
+    rules = Rules.make(division=division, status=status)
+    part = None
+    if accelerator:
+        from gpuparity.evidence.reference import resolve_spec
+
+        part = resolve_spec(accelerator)
+    with reference_store(db) as store:
+        rows = require_rows(store, source)[0]
+    rows = select(rows, benchmark=benchmark, scenario=scenario)
+    items = fold_twins([s for s in series(rows, rules, part=part) if every or len(s["points"]) > 1])
+    if sink.json:
+        sink.print_json(public(items), f"{len(items)} series")
+        return
+    with sink.writing():
+        _print_trend(items, rules)
+
+
+def _trend_figure(point: dict, s: dict) -> str:
+    if s["source"] == "mlperf-training":
+        return f"{point['value']:,.2f} min"
+    return f"{point['value'] / max(s['accelerators'] or 1, 1):,.0f}/acc."
+
+
+def _print_trend(items: list[dict], rules) -> None:
+    from rich.table import Table
+
+    from gpuparity.evidence.citations import url_of
+
+    c = console()
+    rounds = sorted({p["round"] for s in items for p in s["points"]}, key=lambda r: tuple(map(int, r.split("."))))
+    c.print(f"rules: {safe(rules.header(tuple(rounds)) if len(rounds) > 1 else rules.header())}")
+    t = Table(title=f"{len(items)} systems across rounds: each round's figure with its software stack "
+                    "(inference: per accelerator, derived, not verified by MLCommons; training: time to train)")
+    for col in ("benchmark", "part", "acc.", "submitter / system", "rounds: figure (stack)", "later / earlier", "links"):
+        t.add_column(col, overflow="fold", justify="right" if col == "later / earlier" else "left")
+    for s in items:
+        steps = "\n".join(f"v{p['round']}: {_trend_figure(p, s)} ({safe(p['stack'])}) {safe(url_of(p['row']) or '')}"
+                          + "".join(f"\n  also {safe(a['result_id'])}: {safe(a['stack'])}" for a in p["also"])
+                          for p in s["points"])
+        bench = " ".join(x for x in (s["benchmark"], s["scenario"], s["precision"]) if x)
+        bench += f" (and {s['twin']}: the same results)" if s.get("twin") else ""
+        t.add_row(safe(bench), safe(s["part"]), f"{s['nodes']}x{s['accelerators'] // max(s['nodes'] or 1, 1)}",
+                  safe(f"{s['submitter']} / {s['system']}"), steps,
+                  f"x{s['uplift']:.3g}" if s["uplift"] else "-", safe("; ".join(s["links"]) or "-"))
+    c.print(t)
+    if not items:
+        c.print("no system appears in more than one imported round under these rules (--all lists every system)")
 
 
 def register(app: typer.Typer) -> None:

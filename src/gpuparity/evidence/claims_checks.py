@@ -1,11 +1,15 @@
-"""Claim checks and verdicts: a claimed ratio's bounds checked against a figure, the verdict of a
-claim's checks, the paragraph that says why, and the shared pieces every kind of evidence uses
+"""Claim checks and verdicts: a claimed ratio graded against a figure (evidence/grading), the verdict
+of a claim's checks, the paragraph that says why, and the shared pieces every kind of evidence uses
 (side labels, the `gpuparity run` line that would measure a claim, missing evidence).
 """
 
 from __future__ import annotations
 
 from gpuparity.evidence.claims_models import Claim, Side
+from gpuparity.evidence.grading import bounds_text, check, combine
+
+__all__ = ["bounds_text", "missing", "ratio_check", "reasoning_of", "resolve_spec", "run_command", "side_label",
+           "verdict_of"]
 
 
 def resolve_spec(ref: str) -> str:
@@ -14,72 +18,42 @@ def resolve_spec(ref: str) -> str:
     return resolve(ref)
 
 
-def within(value: float, bounds: tuple, tol: float) -> bool:
-    lo, hi = bounds
-    return (lo is None or value >= lo * (1 - tol)) and (hi is None or value <= hi * (1 + tol))
+def ratio_check(value: float, bounds: tuple, tol: float, label: str, what: str | None = None,
+                directional: bool = True, spread: tuple | None = None) -> dict:
+    """A graded check of a subject/baseline ratio (evidence/grading); directional=False for absolute
+    figures (a board power, a score): they hold or they do not."""
+    return check(value, bounds, tol, label, what or label, spread, absolute=not directional)
 
 
-def bounds_text(bounds: tuple, tol: float) -> str:
-    lo, hi = bounds
-    if lo is not None and hi is not None:
-        core = f"{lo:.3g}" if lo == hi else f"{lo:.3g}-{hi:.3g}"
-    elif lo is not None:
-        core = f">= {lo:.3g}"
-    else:
-        core = f"<= {hi:.3g}"
-    return f"{core} (tolerance {tol:.0%})"
-
-
-def ratio_check(value: float, bounds: tuple, tol: float, label: str, directional: bool = True) -> dict:
-    """A pass/fail on a subject/baseline ratio, plus whether at least the claimed direction holds.
-
-    directional=False for absolute figures (a board power, a score): no half credit.
-    """
-    lo, hi = bounds
-    passed = within(value, bounds, tol)
-    if not directional:
-        direction_ok = False
-    elif lo is not None and lo > 1:
-        direction_ok = value > 1
-    elif hi is not None and hi < 1:
-        direction_ok = value < 1
-    else:
-        direction_ok = False  # a parity claim has no direction to half-keep
-    verdict = "holds" if passed else ("direction only" if direction_ok else "fails")
-    return {"passed": passed, "direction_ok": direction_ok, "value": value,
-            "summary": f"{label}: {value:.3g} vs claimed {bounds_text(bounds, tol)}: {verdict}"}
-
-
-def verdict_of(checks: list[dict]) -> str:
-    """Only checks made on evidence decide; with none, the claim is untested (never contradicted)."""
-    if not checks:
-        return "untested"
-    passed = [c["passed"] for c in checks]
-    if all(passed):
-        return "supported"
-    if any(passed) or all(c.get("direction_ok") for c in checks):
-        return "partly"
-    return "contradicted"
+def verdict_of(checks: list[dict]) -> tuple[str, str]:
+    """(verdict, which check says what): only checks made on evidence decide; with none, untested."""
+    return combine([(c["label"], c["grade"]) for c in checks])
 
 
 LEADS = {
-    "supported": "Supported: every check on the evidence holds",
-    "partly": "Partly supported: some checks hold, or only the claimed direction",
-    "contradicted": "Contradicted: every check on the evidence fails",
+    "supported": "Supported: the evidence meets the claimed size",
+    "partly": "Partly supported: the claimed direction, with part of the claimed size (or more than claimed)",
+    "not supported": "Not supported: the evidence falls short of the claimed size",
+    "contradicted": "Contradicted: the evidence says otherwise",
+    "mixed": "Mixed: the evidence disagrees",
     "untested": "Untested: no evidence decides it",
+    "not testable": "Not testable",
+    "refused": "Refused",
 }
 
 
-def reasoning_of(claim: Claim, verdict: str, checks: list[dict], evidence: list[dict], command: str | None) -> str:
+def reasoning_of(claim: Claim, verdict: str, detail: str, checks: list[dict], evidence: list[dict],
+                 command: str | None) -> str:
     """One paragraph: the claim's own reasoning (domain facts), then why this verdict."""
     if checks:
-        detail = "; ".join(c["summary"] for c in checks)
+        text = "; ".join(c["summary"] for c in checks)
     else:
-        detail = "; ".join(e["summary"] for e in evidence if e.get("missing")) or "no check could be made"
-    text = f"{LEADS[verdict]} ({detail})."
+        text = "; ".join(e["summary"] for e in evidence if e.get("missing")) or "no check could be made"
+    lead = LEADS[verdict] + (f" ({detail})" if detail else "")
+    text = f"{lead}. {text}."
     if verdict == "untested" and command:
         text += " What would settle it: " + "; or ".join(line.split("  #")[0] for line in command.splitlines()) + "."
-    return " ".join(f"{claim.reasoning.strip()} {text}".split()) if claim.reasoning else text
+    return " ".join(f"{claim.reasoning.strip()} {text}".split()) if claim.reasoning else " ".join(text.split())
 
 
 def side_label(side: Side | None) -> str:

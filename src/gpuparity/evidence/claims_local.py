@@ -8,10 +8,18 @@ import math
 
 from gpuparity import validate
 from gpuparity.errors import UserError
+from gpuparity.evidence.citations import first_url
 from gpuparity.evidence.claims_checks import missing, ratio_check, resolve_spec, run_command, side_label
 from gpuparity.evidence.claims_models import Claim, Side
 
 MAX_PORT_REPORT_BYTES = 64 * validate.MiB
+# Where the price book's bases are published (the book's source column names them in words).
+PRICE_SOURCES = {"InferenceX-app": "https://github.com/SemiAnalysisAI/InferenceX-app"}
+
+
+def price_url(source: str | None) -> str | None:
+    """The page a price book row comes from: a URL in its source, or the known publisher's."""
+    return first_url(source) or next((url for key, url in PRICE_SOURCES.items() if key in (source or "")), None)
 
 
 def evidence_spec(claim: Claim) -> tuple[list, list, str | None]:
@@ -24,15 +32,18 @@ def evidence_spec(claim: Claim) -> tuple[list, list, str | None]:
         value = spec.get(field)
         if value is None:
             return [missing("spec", f"{spec['id']} has no '{field}' in the spec data", side)], [], None
-        evidence.append({"kind": "spec", "spec_id": spec["id"], "side": side, "value": value,
+        url = first_url(spec.get("source"))
+        evidence.append({"kind": "spec", "spec_id": spec["id"], "side": side, "value": value, "url": url,
                          "source": spec.get("source"), "summary": f"{side}: {spec['product']} {field} = {value:g}"
-                         f" (spec data: {spec['id']})"})
+                         f" (spec data: {spec['id']}; {url or spec.get('source') or 'no source'})"})
         bound = getattr(claim.spec, f"{side}_bounds")
         if bound:
-            checks.append(ratio_check(value, bound.bounds(), claim.tolerance, f"{spec['id']} {field}", False))
+            checks.append(ratio_check(value, bound.bounds(), claim.tolerance, f"{spec['id']} {field}",
+                                      f"{spec['id']} {field}", directional=False))
     ratio = specs["subject"][field] / specs["baseline"][field]
-    checks.append(ratio_check(ratio, claim.expected.bounds(), claim.tolerance,
-                              f"{field} ratio {specs['subject']['id']} / {specs['baseline']['id']}"))
+    checks.append(ratio_check(ratio, claim.expected.bounds(), claim.tolerance, f"{field} ratio",
+                              f"{field} ratio {specs['subject']['id']} {specs['subject'][field]:g} / "
+                              f"{specs['baseline']['id']} {specs['baseline'][field]:g}"))
     return evidence, checks, None
 
 
@@ -48,12 +59,15 @@ def evidence_price(claim: Claim) -> tuple[list, list, str | None]:
             evidence.append(missing("price", f"{basis}: no price for " + ", ".join(ids[s] for s in ids if not rows[s])))
             continue
         for side, row in rows.items():
+            url = price_url(row["source"])
             evidence.append({"kind": "price", "side": side, "basis": basis, "value": row["usd_per_gpu_hour"],
-                             "source": row["source"], "summary": f"{side}: {ids[side]} {basis} "
-                             f"${row['usd_per_gpu_hour']:.2f}/GPU-h (price book, {row['date'] or 'undated'})"})
+                             "source": row["source"], "url": url, "summary": f"{side}: {ids[side]} {basis} "
+                             f"${row['usd_per_gpu_hour']:.2f}/GPU-h (price book, {row['date'] or 'undated'}; "
+                             f"{url or row['source']})"})
         ratio = rows["subject"]["usd_per_gpu_hour"] / rows["baseline"]["usd_per_gpu_hour"]
-        checks.append(ratio_check(ratio, claim.expected.bounds(), claim.tolerance,
-                                  f"{basis} price ratio {ids['subject']} / {ids['baseline']}"))
+        checks.append(ratio_check(ratio, claim.expected.bounds(), claim.tolerance, basis,
+                                  f"{basis} price {ids['subject']} ${rows['subject']['usd_per_gpu_hour']:.2f} / "
+                                  f"{ids['baseline']} ${rows['baseline']['usd_per_gpu_hour']:.2f}"))
     return evidence, checks, None
 
 
@@ -97,7 +111,7 @@ def evidence_own_runs(claim: Claim, store) -> tuple[list, list, str | None]:
     stat = w.statistic if w else "geomean"
     ratios = [r["ratio"] for r in rows]
     value = max(ratios) if stat == "best" else math.exp(sum(math.log(x) for x in ratios) / len(ratios))
-    checks = [ratio_check(value, claim.expected.bounds(), claim.tolerance,
+    checks = [ratio_check(value, claim.expected.bounds(), claim.tolerance, "own runs",
                           f"{stat} of {len(rows)} matched results, {len(subject)} vs {len(baseline)} runs")]
     return evidence, checks, None
 
@@ -148,4 +162,5 @@ def evidence_porting(claim: Claim, port_report: str | None) -> tuple[list, list,
     src = report.get("src") if isinstance(report.get("src"), str) else port_report
     evidence = [{"kind": "porting", "value": score, "summary": f"gpuparity port score for "
                  f"{validate.terminal_safe(src)[:300]}: {score:.1%}{counts} map to HIP automatically"}]
-    return evidence, [ratio_check(score, claim.expected.bounds(), claim.tolerance, "portability score", False)], None
+    return evidence, [ratio_check(score, claim.expected.bounds(), claim.tolerance, "portability score",
+                                  "portability score", directional=False)], None

@@ -13,7 +13,7 @@ from pydantic_core import PydanticCustomError
 
 from gpuparity import validate
 
-KINDS = ("mlperf", "mlperf-training", "mlperf-rounds", "spec", "price", "own-runs", "porting")
+KINDS = ("mlperf", "mlperf-training", "mlperf-rounds", "inferencex", "spec", "price", "own-runs", "porting")
 MAX_ITEMS = 1000
 
 
@@ -105,33 +105,55 @@ Statistic = Literal["best", "median"]
 Status = Literal["available", "preview", "rdi", "all"]      # evidence.rules.STATUSES
 
 
+Stacks = Literal["claimed", "any"]
+
+
 class MlperfSpec(BaseModel):
-    """MLPerf Inference rows: one benchmark and scenario of one division (and round), compared by
-    evidence/rules: available systems (status), one precision class and accelerator count
-    per check."""
+    """MLPerf Inference rows: one benchmark and scenario (none named: every one) of one division (and
+    round), compared by evidence/rules: available systems (status), one precision class and accelerator
+    count per check. stacks (mlperf-rounds): 'claimed' pairs rounds only where each side runs the
+    claimed stack; 'any' follows each system over the rounds whatever its stack (shown beside it)."""
 
     model_config = Strict
-    model: Short
-    scenario: Short
+    model: Short | None = None
+    scenario: Short | None = None
     category: Literal["closed", "open", "network"] = "closed"
     status: Status = "available"
     precision: Short | None = None             # a class (fp8, fp4 = MXFP4/NVFP4); none: each class apart
     accelerators: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
     round: Round | None = None
     rounds: Annotated[list[Round], Field(min_length=2, max_length=2)] | None = None  # [earlier, later]
+    stacks: Stacks = "claimed"
     statistic: Statistic = "best"
 
 
 class TrainingSpec(BaseModel):
-    """MLPerf Training rows: one benchmark of one division (and round), at equal accelerator counts."""
+    """MLPerf Training rows: one benchmark (none named: each) of one division (and round), at equal
+    accelerator counts."""
 
     model_config = Strict
-    benchmark: Short
+    benchmark: Short | None = None
     division: Literal["closed", "open"] = "closed"
     status: Status = "available"
     round: Round | None = None
+    rounds: Annotated[list[Round], Field(min_length=2, max_length=2)] | None = None  # [earlier, later]
+    stacks: Stacks = "claimed"
     accelerators: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
     statistic: Statistic = "best"
+
+
+class InferenceXSpec(BaseModel):
+    """InferenceX rows of one model (and precision, sequence lengths): each GPU's best-throughput
+    envelope over its configurations, read at equal interactivity at `levels` levels spread over the
+    range both envelopes cover; speculative decoding (spec_method mtp) and none kept apart."""
+
+    model_config = Strict
+    model: Short
+    precision: Short | None = None
+    isl: Annotated[int, Field(ge=1, le=10_000_000)] | None = None
+    osl: Annotated[int, Field(ge=1, le=10_000_000)] | None = None
+    spec_method: Literal["none", "mtp", "each"] = "each"
+    levels: Annotated[int, Field(ge=1, le=50)] = 6
 
 
 class SpecCheck(BaseModel):
@@ -163,6 +185,9 @@ class RunSpec(BaseModel):
     set: Annotated[dict[Short, Scalar], Field(max_length=MAX_ITEMS)] | None = None
 
 
+Pair = Annotated[list[Short], Field(min_length=2, max_length=2)]     # [CUDA part, ROCm part]
+
+
 class Claim(BaseModel):
     model_config = Strict
     id: Short
@@ -176,6 +201,12 @@ class Claim(BaseModel):
     tolerance: Annotated[Number, Field(lt=1)] = 0.05
     mlperf: MlperfSpec | None = None
     training: TrainingSpec | None = None
+    inferencex: InferenceXSpec | None = None
+    # CUDA vs ROCm in general: read on every like-for-like generation pair ('contemporary', the shipped
+    # table) or on the [CUDA part, ROCm part] pairs given; subject and baseline then name a stack
+    pairs: Literal["contemporary"] | Annotated[list[Pair], Field(min_length=1, max_length=50)] | None = None
+    not_testable: Long | None = None   # a projection that no evidence can decide yet: why
+    decide: Long | None = None         # the evidence that could decide it, in words
     spec: SpecCheck | None = None
     price: PriceCheck | None = None
     workload: WorkloadFilter | None = None
@@ -192,16 +223,25 @@ class Claim(BaseModel):
         kinds = self.kinds
         if "porting" not in kinds and not (self.subject and self.baseline):
             raise PydanticCustomError("claim", "fields 'subject' and 'baseline' are required")
-        needs_gpu = {"mlperf", "mlperf-training", "mlperf-rounds", "spec", "price"} & set(kinds)
-        if needs_gpu and not (self.subject and self.subject.gpu and self.baseline and self.baseline.gpu):
+        if self.pairs is not None:
+            stacks = {(s.stack or "").split(" ")[0].lower() for s in (self.subject, self.baseline) if s}
+            if stacks != {"cuda", "rocm"}:
+                raise PydanticCustomError("claim", "'pairs' needs subject and baseline stacks cuda and rocm (one each)")
+            if set(kinds) - {"mlperf", "mlperf-training", "inferencex"}:
+                raise PydanticCustomError("claim", "'pairs' applies to kinds mlperf, mlperf-training and inferencex")
+        needs_gpu = {"mlperf", "mlperf-training", "mlperf-rounds", "inferencex", "spec", "price"} & set(kinds)
+        if needs_gpu and self.pairs is None and not self.not_testable and \
+                not (self.subject and self.subject.gpu and self.baseline and self.baseline.gpu):
             raise PydanticCustomError("claim", "kind {k} needs 'gpu' in subject and baseline",
                                       {"k": "/".join(sorted(needs_gpu))})
-        if {"mlperf", "mlperf-rounds"} & set(kinds) and self.mlperf is None:
+        if "mlperf" in kinds and self.mlperf is None:
             raise PydanticCustomError("claim", "kind mlperf needs 'mlperf: {{model, scenario}}'")
-        if "mlperf-rounds" in kinds and not self.mlperf.rounds:
-            raise PydanticCustomError("claim", "kind mlperf-rounds needs 'mlperf.rounds: [earlier, later]'")
+        if "mlperf-rounds" in kinds and self.mlperf is None and self.training is None:
+            raise PydanticCustomError("claim", "kind mlperf-rounds needs 'mlperf:' or 'training:' (rounds optional)")
         if "mlperf-training" in kinds and self.training is None:
             raise PydanticCustomError("claim", "kind mlperf-training needs 'training: {{benchmark}}'")
+        if "inferencex" in kinds and self.inferencex is None:
+            raise PydanticCustomError("claim", "kind inferencex needs 'inferencex: {{model}}'")
         if "spec" in kinds:
             from gpuparity.platform.specs import NUMERIC
 

@@ -395,8 +395,11 @@ def _benchmark_row(bench_dir: Path, rnd, submitter, system_id, desc, budget: lis
                   if score["runs_dropped"] > most else f"no score: {len(runs)} runs are too few for an olympic mean")
         problems.append({"where": where, "reason": reason})
         return None
-    return training_row(rnd=rnd, submitter=submitter, system_id=system_id, benchmark=benchmark, desc=desc,
-                        score=score, runs=runs, origin="results tree", location=where)
+    row = training_row(rnd=rnd, submitter=submitter, system_id=system_id, benchmark=benchmark, desc=desc,
+                       score=score, runs=runs, origin="results tree", location=where)
+    # the folder as the round's repository names it (a system's submitter may differ from its folder's)
+    row["folder"] = "/".join(bench_dir.parts[-4:])
+    return row
 
 
 class Scaling(BaseModel):

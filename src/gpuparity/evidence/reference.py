@@ -17,11 +17,12 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gpuparity.errors import UserError
-from gpuparity.evidence import mlperf, mlperf_training
+from gpuparity.evidence import inferencex, mlperf, mlperf_training
 from gpuparity.evidence import rules as evidence_rules
 
-FORMATS = {"mlperf": mlperf.SOURCE, "mlperf-inference": mlperf.SOURCE, "mlperf-training": mlperf_training.SOURCE}
-SOURCES = (mlperf.SOURCE, mlperf_training.SOURCE)
+FORMATS = {"mlperf": mlperf.SOURCE, "mlperf-inference": mlperf.SOURCE, "mlperf-training": mlperf_training.SOURCE,
+           "inferencex": inferencex.SOURCE}
+SOURCES = (mlperf.SOURCE, mlperf_training.SOURCE, inferencex.SOURCE)
 
 
 # -- import -----------------------------------------------------------------------------------------
@@ -35,6 +36,10 @@ def read_input(fmt: str, path: str | Path, *, strict: bool = False, round: str |
     if source == mlperf.SOURCE:
         rows, bad = mlperf.parse_rows(mlperf.load_file(path), round=round, strict=strict)
         unreadable = [{**b, "where": mlperf._where(b)} for b in bad]
+    elif source == inferencex.SOURCE:
+        rows, unreadable = inferencex.read(str(path))
+        if strict and unreadable:
+            raise UserError(f"{path}: {unreadable[0]['where']}: {unreadable[0]['reason']} (--strict: nothing stored)")
     else:
         rows, unreadable = mlperf_training.read(str(path), round)
         if strict and unreadable:
@@ -50,8 +55,12 @@ def import_file(store, fmt: str, path: str | Path, *, strict: bool = False, roun
     """Parse the whole input (or take read_input's `parsed`), then store every readable row in one
     transaction (a failure stores nothing; rows already stored are kept). Unreadable rows are
     listed; strict refuses them all."""
+    from gpuparity.evidence import completeness
+
     source, rows, unreadable = parsed or read_input(fmt, path, strict=strict, round=round)
     added = store.save_references(rows)
+    rounds = [r["round"] for r in rows if r.get("round")]
+    held = completeness.record(store, source, rounds, str(path), stored_rows(store, source)[0] if rounds else [])
     for r in rows:
         evidence_rules.annotate(r)
     evidence_rules.mark_latency_units(rows)
@@ -60,7 +69,9 @@ def import_file(store, fmt: str, path: str | Path, *, strict: bool = False, roun
     summary = {
         "file": str(path), "source": source, "rows": len(rows), "added": added,
         "already_stored": len(rows) - added, "unreadable": unreadable,
-        "rounds": dict(Counter(r["round"] for r in rows)),
+        "rounds": dict(Counter(r["round"] for r in rows if r.get("round"))),
+        # what the store now holds of each round: whole (every published result) or not, and why
+        "held": {rnd: {k: rec[k] for k in ("whole", "basis")} for rnd, rec in held.items()},
         "categories": dict(Counter(r["category"] for r in rows)),
         "mapped": sum(1 for r in rows if r["spec_id"]),
         "no_accelerator": sum(1 for r in rows if not r["accelerator"]),
@@ -79,7 +90,10 @@ def import_file(store, fmt: str, path: str | Path, *, strict: bool = False, roun
         # Rows kept as an earlier import stored them, whose figure this import computes otherwise.
         "stored_differently": differ if added < len(rows) else [],
     }
-    if source == mlperf.SOURCE:
+    if source == inferencex.SOURCE:
+        summary["dates"] = [min(r["date"] for r in rows), max(r["date"] for r in rows)]
+        summary["figure_checks"] = sum(1 for r in rows if r.get("figure_checks"))
+    elif source == mlperf.SOURCE:
         summary["twins"] = sum(1 for r in rows if r["twin"]) // 2
         summary["twins_same_result"] = sum(1 for r in rows if r["twin_same_result"]) // 2
         summary["distinct_results"] = len(mlperf.distinct(rows))
@@ -131,8 +145,9 @@ def stored_rows(store, source: str | None = None) -> tuple[list[dict], int]:
     return evidence_rules.mark_latency_units(rows), skipped
 
 
-IMPORT_HINT = ("import with `gpuparity reference import mlperf summary_results.json` (MLPerf Inference, any round) "
-               "or `gpuparity reference import mlperf-training training_results_vX.Y/`")
+IMPORT_HINT = ("import with `gpuparity reference import mlperf summary_results.json` (MLPerf Inference, any round), "
+               "`gpuparity reference import mlperf-training training_results_vX.Y/` or "
+               "`gpuparity reference import inferencex FILE` (InferenceX API rows)")
 
 
 def require_rows(store, source: str | None = None) -> tuple[list[dict], int]:
@@ -236,24 +251,34 @@ def compare(rows: list[dict], acc_a: str, acc_b: str, statistic: str = "best",
 
 # -- citing -----------------------------------------------------------------------------------------
 def describe(row: dict) -> str:
-    """One line citing a row: round, result ID, submitter, accelerators, software, the figure."""
-    sw = ", ".join(f"{k} {v}" for k, v in (row.get("versions") or {}).items()) or row.get("software") or "-"
+    """One line citing a row: round, result ID, submitter, accelerators, software, the figure, its URL."""
+    from gpuparity.evidence.citations import run_spread, stack_of, url_of
+
+    sw = stack_of(row)
     parts = f"{row['nodes']}x{row['accelerators_per_node']} {row.get('accelerator_name') or 'CPU'}"
+    url = url_of(row)
+    link = f" <{url}>" if url else ""
+    if row["source"] == inferencex.SOURCE:
+        return (f"InferenceX {row.get('date')} {row.get('accelerator_name')} {row.get('system')} ({row['accelerators']} "
+                f"GPUs), {row['model']} {row.get('precision')}, isl/osl {row['scenario']}, conc {row.get('conc')}, "
+                f"{sw}: {row['result']:,.1f} tok/s per GPU at {row.get('interactivity') or 0:.1f} tok/s/user{link}")
     if row["source"] == mlperf_training.SOURCE:
         runs = (f"olympic mean of {row['runs_counted']} of {row['runs_valid'] + row['runs_dropped']} runs"
                 if row.get("runs_counted") is not None else "from the submitter's summary")
+        spread = run_spread(row)
+        runs += f"; runs {spread[0]:.2f}-{spread[1]:.2f} min" if spread else ""
         scale = f" x scaling {row['scaling_factor']:.4g}" if (row.get("scaling_factor") or 1) != 1 else ""
         done = mlperf_training.completeness(row)
         marks = "".join(f" [{m}]" for m in ([] if done == "complete" else [f"runs: {done}"]) + marks_of(row))
         return (f"MLPerf Training {row.get('round')} {row['result_id']} ({row['category']}) {row['submitter']}: "
-                f"{row['model']} on {parts}, {sw}: {row['result']:,.2f} min to train ({runs}{scale}){marks}")
+                f"{row['model']} on {parts}, {sw}: {row['result']:,.2f} min to train ({runs}{scale}){marks}{link}")
     figure = (f"{row['per_accelerator']:,.1f} {row['units']} per accelerator (derived)"
               if row.get("per_accelerator") is not None else
               f"{row['result']:,.4g} {row['units']} (whole system, lower is better)"
               if evidence_rules.is_latency_row(row) else f"{row['result']:,.1f} {row['units']}")
     marks = "".join(f" [{m}]" for m in marks_of(row))
     return (f"MLPerf Inference {row.get('round')} {row['result_id']} ({row['category']}) {row['submitter']}: "
-            f"{row['model']} {row['scenario']}, {parts}, {row.get('precision') or '-'}, {sw}: {figure}{marks}")
+            f"{row['model']} {row['scenario']}, {parts}, {row.get('precision') or '-'}, {sw}: {figure}{marks}{link}")
 
 
 def marks_of(row: dict) -> list[str]:
@@ -280,15 +305,7 @@ def marks_of(row: dict) -> list[str]:
 
 
 def citation(row: dict, side: str | None = None) -> dict:
-    """The fields a verdict names a row by, the most telling first (a report shows the first few)."""
-    training = row["source"] == mlperf_training.SOURCE
-    out = {"side": side} if side else {}
-    out.update({k: row.get(k) for k in ("source", "round", "result_id", "submitter", "model", "scenario")})
-    latency = evidence_rules.is_latency_row(row)
-    out["value"] = row.get("time_to_train_min") if training else row.get("result") if latency \
-        else row.get("per_accelerator")
-    out["units"] = ("minutes to train" if training else f"{row.get('units')} (whole system, lower is better)" if latency
-                    else f"{row.get('units')} per accelerator (derived)")
-    out.update({k: row.get(k) for k in ("system", "accelerators", "spec_id", "ref_id", "category", "availability",
-                                        "precision", "inferred")})
-    return out
+    """The fields a verdict names a row by (evidence/citations: URL, stack, accelerator count first)."""
+    from gpuparity.evidence.citations import cite
+
+    return cite(row, side)

@@ -27,11 +27,11 @@ reads MLPerf):
              result under two result IDs counts once (the lowest ID stands, the others are named).
   rounds     never mixed, with one exception: every comparison stays within one round (a claim
              that names no round is checked in each round where both sides have rows), except
-             compare_rounds (the `mlperf-rounds` claim kind), which on purpose sets the same
-             system (submitter, system name, accelerator count and nodes) in an earlier round
-             against itself in a later one, so that what changed is the software; every other
-             rule holds there too (division, status, precision class, variants, distinct runs,
-             units), and its rules line says so.
+             evidence/series (`reference trend`, the `mlperf-rounds` claim kind), which on purpose
+             follows the same system (submitter, system, accelerator count and nodes) across
+             rounds, so that what changed is the software; every other rule holds there too
+             (division, status, precision class, variants, distinct runs, units), and its rules
+             line says so.
   units      each benchmark and scenario has one metric (LLMs in tokens/s; others Offline samples/s,
              Server queries/s; streams in a latency): a throughput row labelled otherwise is flagged
              and compared under the benchmark's metric (the label is wrong, not the figure). A
@@ -109,9 +109,9 @@ class Rules:
             raise UserError(f"--scale {_show(scale)}: choose same | any")
         return cls(division, status, wanted, scale, bool(pool_variants))
 
-    def header(self, rounds: tuple[str, str] | None = None) -> str:
-        """The rules in force, in one line (printed above every comparison); rounds: the two rounds
-        compare_rounds sets against each other (the one exception to one round at a time)."""
+    def header(self, rounds: tuple[str, ...] | None = None) -> str:
+        """The rules in force, in one line (printed above every comparison); rounds: the rounds the
+        same system is followed across (evidence/series: the one exception to one round at a time)."""
         parts = [
             "all divisions (never mixed)" if self.division == "all" else f"{self.division} division",
             "any availability" if self.status == "all" else f"{self.status} systems",
@@ -120,8 +120,9 @@ class Rules:
             "same accelerator count" if self.scale == "same" else "any accelerator count (shown per side)",
             "variants pooled with their part" if self.pool_variants else "product variants (CTS, NVL, PCIe) apart",
             "one row per distinct run",
-            (f"rounds {rounds[0]} and {rounds[1]} mixed on purpose: the same system in both (submitter, "
-             "system, accelerator count, nodes), so only its software changed" if rounds else "one round at a time"),
+            (f"rounds {', '.join(rounds[:-1])} and {rounds[-1]} mixed on purpose: the same system in "
+             f"{'both' if len(rounds) == 2 else 'each'} (submitter, system, accelerator count, nodes), so only its "
+             "software changed" if rounds else "one round at a time"),
         ]
         return ", ".join(parts)
 
@@ -360,6 +361,8 @@ def compare_groups(rows: list[dict], spec_a: str, spec_b: str, rules: Rules, sta
     if statistic not in ("best", "median"):
         raise UserError(f"unknown statistic {_show(statistic)}; choose best or median")
     mine = []                         # rows of either part, each with the sides it stands on
+    serving = sum(1 for r in rows if r.get("source") == "inferencex")
+    rows = [r for r in rows if r.get("source") != "inferencex"]   # serving curves: evidence/inferencex_compare
     for r in rows:
         sides = [s for s, i in (("a", spec_a), ("b", spec_b))
                  if on_side(r, i, rules) and (side_filter is None or side_filter(s, r))]
@@ -367,6 +370,8 @@ def compare_groups(rows: list[dict], spec_a: str, spec_b: str, rules: Rules, sta
             mine.append((r, sides))
     side_of = {id(r): sides for r, sides in mine}
     rows, left = admit([r for r, _ in mine], rules)
+    if serving:
+        left["InferenceX rows (serving curves, compared at equal interactivity by claims check)"] = serving
     rows, repeats = distinct(rows)
     groups: dict[tuple, dict[str, list]] = {}
     for r in rows:
@@ -457,41 +462,3 @@ def public(result: dict) -> dict:
     """A compare_groups result without the rows each group rests on (for printing)."""
     return {**result, **{part: [{k: v for k, v in g.items() if k != "_rows"} for g in result[part]]
                          for part in ("groups", "unpaired")}}
-
-
-# -- the same system in two rounds ---------------------------------------------------------------------
-def compare_rounds(rows: list[dict], spec_a: str, spec_b: str, rounds: tuple[str, str], rules: Rules) -> dict:
-    """The one comparison across rounds: inference throughput of the same system in an earlier
-    round (side a, part spec_a) and a later one (side b, part spec_b).
-
-    Rows pass admit (division, status) and distinct as in compare_groups; a system pairs with
-    itself only within one division, benchmark, scenario, precision class and metric, so a system
-    that ran fp8 and fp4 pairs fp8 with fp8 and fp4 with fp4. Each pair keeps every row of each
-    side (a caller narrows them, e.g. by stack). Rows are whole-system results: the system, and so
-    the accelerator count, is the same on both sides."""
-    early, late = rounds
-    mine = [r for r in rows if r.get("source") != TRAINING and r.get("round") in rounds
-            and r.get("result") is not None and r.get("throughput") is not None]
-    mine, left = admit(mine, rules)
-    mine, repeats = distinct(mine)
-    per_round = Counter(r["round"] for r in mine)
-    systems: dict[tuple, dict[str, list]] = {}
-    for r in mine:
-        side = "a" if r["round"] == early else "b"
-        if not on_side(r, spec_a if side == "a" else spec_b, rules):
-            continue
-        precision = precision_key(r, rules, left)
-        if precision is None:
-            continue
-        key = (r.get("category"), r.get("model"), r.get("scenario"), precision, metric_units(r),
-               str(r.get("submitter") or "").lower(), str(r.get("system") or "").lower(),
-               r.get("accelerators"), r.get("nodes"))
-        systems.setdefault(key, {"a": [], "b": []})[side].append(r)
-    pairs = [{"division": k[0], "benchmark": k[1], "scenario": k[2], "precision": k[3], "units": k[4],
-              "submitter": sides["b"][0]["submitter"], "system": sides["b"][0].get("system"),
-              "accelerators": k[7], "nodes": k[8], "a": sides["a"], "b": sides["b"]}
-             for k, sides in sorted(systems.items(), key=lambda kv: tuple(str(x) for x in kv[0]))
-             if sides["a"] and sides["b"]]
-    return {"a": spec_a, "b": spec_b, "rounds": [early, late], "rules": rules.header(rounds), "pairs": pairs,
-            "rows_per_round": {rnd: per_round.get(rnd, 0) for rnd in rounds},
-            "left_out": dict(left), "repeats": len(repeats)}

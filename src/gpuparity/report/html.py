@@ -19,6 +19,7 @@ from importlib import resources
 from gpuparity.comparison.headline import counts_text
 from gpuparity.report import context, fingerprint, onerun, plots
 from gpuparity.report.grid import soft
+from gpuparity.report.script_json import script_json as _script_json
 from gpuparity.report.tables import (
     claims_view,
     cost_tables,
@@ -56,15 +57,6 @@ METHOD = [
 ]
 
 
-def _script_json(obj) -> str:
-    """JSON safe inside <script>: no '<', '>' or '&' survives, nor the JS line separators."""
-    text = json.dumps(obj, separators=(",", ":"), default=str)
-    for ch, esc in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
-                    ("\u2029", "\\u2029")):
-        text = text.replace(ch, esc)
-    return text
-
-
 def _single_side_line(side: dict) -> str:
     results = side["results"]
     c = onerun.status_counts(results)
@@ -85,6 +77,11 @@ def render_html(ctx: dict) -> str:
         resources.files("gpuparity.report").joinpath("templates/report.html.j2").read_text(encoding="utf-8"))
     charts = [{**c, "id": f"chart-{i}"} for i, c in enumerate(ctx["charts"])]
     figures = [{"id": c["id"], "figure": json.loads(c["fig"].to_json())} for c in charts]
+    # report --claims: one small chart per claim (claimed band, measured ratios), as `claims check -f html`
+    from gpuparity.report.claims_html import claim_figures
+
+    claim_charts = claim_figures((ctx["claims"] or {}).get("items") or [])
+    figures += [{"id": c["id"], "figure": c["figure"]} for c in claim_charts]
     result = ctx["result"]
     sides = ctx["summaries"]
     if result:
@@ -125,7 +122,7 @@ def render_html(ctx: dict) -> str:
         charts=[c for c in charts if c["anchor"] != "serving-curves" and not c.get("section")],
         section_charts={c["anchor"]: c for c in charts if c.get("section")},
         serving_chart=next((c for c in charts if c["anchor"] == "serving-curves"), None),
-        claims=claims_view(ctx["claims"]), fp_diff=fp_diff, method=METHOD,
+        claims=claims_view(ctx["claims"]), claim_charts=[c["id"] for c in claim_charts], fp_diff=fp_diff, method=METHOD,
         plotlyjs=plotlyjs.script([f["figure"] for f in figures]), figures_json=_script_json(figures),
         params=plots._params,
     )
