@@ -405,6 +405,12 @@ def serve(model: str, host: str, port: int, device: str, dtype: str, faults: boo
     Handler.faults = faults
     server = ThreadingHTTPServer((host, port), Handler)
     server.daemon_threads = True
+    import signal
+
+    def stop(signum, frame):       # SIGTERM (gpuparity's --serve-cmd stop, kill): close cleanly, exit 0
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
     print(f"serving {model} at http://{host}:{server.server_address[1]}/v1", flush=True)
     try:
         server.serve_forever()

@@ -286,8 +286,12 @@ def build_identity(answers: dict | None, cards: list, declared: dict, launch: di
                 conflicts.append(f"{field}: the server says {ident[field]}, declared {value}")
     if launch and launch.get("gpus") and "gpus" not in ident:
         ident["gpus"], src["gpus"] = launch["gpus"], "recipe"
+    for field in ("tensor_parallel", "pipeline_parallel", "data_parallel", "expert_parallel", "gpus"):
+        if field in ident and ident[field] != "enabled":
+            ident[field] = norm_int(ident[field]) if norm_int(ident[field]) is not None else ident[field]
+    kept = {k: v for k, v in (launch or {}).items() if k != "status_file"}     # a temporary file: not evidence
     ident.update(sources=src, asked=notes or None, conflicts=conflicts or None,
-                 declared={k: v for k, v in declared.items() if v} or None, launch=launch or None)
+                 declared={k: v for k, v in declared.items() if v} or None, launch=kept or None)
     return ident
 
 

@@ -58,7 +58,7 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import product
 
 from gpuparity.errors import UserError
@@ -255,6 +255,7 @@ class Serving(Workload):
         self._servers: dict[tuple, Server] = {}
         self._sharegpt: dict[str, list] = {}
         self._calls: Counter = Counter()
+        self._samplers: dict[tuple, tuple] = {}
 
     # -- the plan ------------------------------------------------------------------------------
     def server(self, st: Settings) -> Server:
@@ -289,10 +290,9 @@ class Serving(Workload):
         self._servers[key] = server
         return server
 
-    def cases(self, suite: str, ctx: Context) -> list[dict]:
-        from gpuparity.workloads.serving.datasets import dataset_name, file_digest
-
-        o = ctx.options
+    def check_options(self, o: dict) -> tuple:
+        """Every --set value checked, without asking the server (before one is launched); returns
+        (settings, endpoint, dataset, loads, ignore_eos, range ratio, prefix shape, lengths, num_prompts)."""
         st = Settings.from_options(o)
         endpoint = o.get("endpoint", "completions")
         if endpoint not in ENDPOINTS:
@@ -311,6 +311,12 @@ class Serving(Workload):
         out_lens = int_list(o, "output_len", [DEFAULT_LEN]) if dataset != "sharegpt" or o.get("output_len") else [None]
         lengths = list(product([None] if dataset == "sharegpt" else int_list(o, "input_len", [DEFAULT_LEN]), out_lens))
         n_fixed = _one(o, "num_prompts", int, None, lo=1)
+        return st, endpoint, dataset, loads, ignore_eos, ratio, prefix, lengths, n_fixed
+
+    def cases(self, suite: str, ctx: Context) -> list[dict]:
+        from gpuparity.workloads.serving.datasets import dataset_name, file_digest
+
+        st, endpoint, dataset, loads, ignore_eos, ratio, prefix, lengths, n_fixed = self.check_options(ctx.options)
         server = self.server(st)
         base: dict = {"dataset": dataset_name(dataset, server.tokenizer), "endpoint": endpoint,
                       "ignore_eos": ignore_eos, "seed": st.seed}
@@ -404,6 +410,17 @@ class Serving(Workload):
         plan.point_timeout_s = st.point_timeout_s or timeout * waves + (arrivals[-1] if arrivals else 0.0)
         return plan
 
+    def sampler(self, st: Settings, ctx: Context):
+        """(telemetry sampler, what it measures) for this server: its GPUs summed where they are
+        this machine's, else nothing with the reason (serving/power.py); opened once per server."""
+        from gpuparity.workloads.serving.power import server_sampler
+
+        key = (st.url, st.declared.get("gpus"), (st.launch or {}).get("pid"))
+        if key not in self._samplers:
+            self._samplers[key] = server_sampler(st.url, st.launch, st.declared.get("gpus"), ctx.fingerprint,
+                                                 ctx.telemetry)
+        return self._samplers[key]
+
     def accuracy(self, st: Settings, server: Server, params: dict, ctx: Context) -> dict | None:
         """The accuracy eval's result for this server, asked once (serving/accuracy.py), untimed."""
         import asyncio
@@ -422,12 +439,18 @@ class Serving(Workload):
     def execute(self, params: dict, ctx: Context) -> dict:
         import asyncio
 
+        from gpuparity.results.schema import mark
         from gpuparity.results.serving_summary import load_label, request_rows, summarize_point
         from gpuparity.workloads.serving.client import run_point
+        from gpuparity.workloads.serving.launch import server_status
 
         st = Settings.from_options(ctx.options)
-        server = self.server(st)
         result = new_result(self.name, self.category, params, None)
+        gone = server_status(st.launch)
+        if gone is not None:        # the server gpuparity launched has exited: nothing to measure, nothing lost
+            result["info"]["server_exit"] = gone
+            return mark(result, "failed", exit_words(gone, "before this point"))
+        server = self.server(st)
         self._calls[result["key"]] += 1
         trial = getattr(ctx, "trial", None) or self._calls[result["key"]]
         plan = self.plan(params, st, server, trial)
@@ -436,9 +459,13 @@ class Serving(Workload):
         progress = Progress(ctx, label, len(plan.prompts))
         if plan.warmup:
             ctx.say(f"{label}: {len(plan.warmup)} warm-up requests")
-        with telemetry_window(ctx) as tele:  # power of this machine's GPUs, when the server runs here
+        sampler, scope = self.sampler(st, ctx)
+        with telemetry_window(replace(ctx, telemetry=sampler)) as tele:  # the server's GPUs, where they are here
             outcome = asyncio.run(run_point(plan, progress.done))
         result["telemetry"] = tele.get("result")
+        if result["telemetry"] is not None:
+            result["telemetry"]["scope"] = scope
+        result["info"]["power_scope"] = scope      # whose power a per-watt figure would use, or why none
         rows = request_rows(outcome.records, trial, token_counts(outcome.records, plan.prompts, server.tokenizer))
         s = summarize_point(rows, st.gpus, st.percentiles, st.slos, getattr(server.tokenizer, "name", None))
         s["warmup"] = {"requests": len(outcome.warmup), "completed": sum(r.ok for r in outcome.warmup)}
@@ -449,7 +476,13 @@ class Serving(Workload):
             server_identity=dict(server.info, machine=server_machine(st, ctx)), accuracy=accuracy,
             timeout_s=plan.timeout_s, point_timeout_s=plan.point_timeout_s, max_response_bytes=plan.max_bytes,
             serving=s, requests=rows)
-        return finish(result, s, params)
+        result = finish(result, s, params)
+        gone = server_status(st.launch)
+        if gone is not None:
+            result["info"]["server_exit"] = gone
+            if result["status"] == "failed":
+                result["reason"] = f"{exit_words(gone, 'during this point')}; {result['reason']}"
+        return result
 
     def merge_trials(self, trials: list[dict], ctx: Context) -> dict:
         """The base merge, then the point's summary over its rounds, its interval from them with
@@ -489,6 +522,12 @@ class Serving(Workload):
         if merged["status"] == "ok":
             fill_derived(merged, s)
         return merged
+
+
+def exit_words(status: dict, when: str) -> str:
+    """Why a point of a launched server failed: its exit code and log tail."""
+    return (f"the server gpuparity launched exited (code {status['exit_code']}) {when}; its log ends: "
+            f"{status['log_tail'][-600:] or '(empty)'}")
 
 
 def server_machine(st: Settings, ctx: Context) -> dict:
