@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import threading
 import time
@@ -150,7 +151,8 @@ class Handler(BaseHTTPRequestHandler):
         elif self.path.rstrip("/") == "/metrics":
             self._text(200, metrics_text(self.engine))
         elif self.path.rstrip("/") == "/health":
-            self._json(200, {"status": "ok", "completed": self.engine.completed if self.engine else 0})
+            self._json(200, {"status": "ok", "completed": self.engine.completed if self.engine else 0,
+                             "pid": os.getpid()})
         else:
             self._error(404, f"no route {self.path}")
 

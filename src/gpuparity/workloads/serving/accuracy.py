@@ -124,7 +124,7 @@ def answer_text(body: bytes) -> str:
 
 
 async def ask_one(client, url: str, model: str, chat: bool, p: Problem) -> str:
-    from gpuparity.workloads.serving.wire import BodyDecoder, ProtocolError, one_line
+    from gpuparity.workloads.serving.wire import BodyDecoder, ProtocolError
 
     body = {"model": model, "max_tokens": p.max_tokens, "temperature": 0, "stream": False}
     body.update({"messages": [{"role": "user", "content": p.prompt}]} if chat else {"prompt": p.prompt})
@@ -132,8 +132,10 @@ async def ask_one(client, url: str, model: str, chat: bool, p: Problem) -> str:
         decoder, data = BodyDecoder(resp.headers.get("content-encoding"), 1 << 20), b""
         async for raw in resp.aiter_raw():
             data += decoder.feed(raw)
-        if resp.status_code != 200:
-            raise ProtocolError(f"HTTP {resp.status_code}: {one_line(data.decode('utf-8', 'replace'), 160)}")
+        if resp.status_code != 200:     # the client's words for an error body (its message, made storable)
+            from gpuparity.workloads.serving.client import http_error
+
+            raise ProtocolError(http_error(resp.status_code, data.decode("utf-8", "replace"), False))
     return answer_text(data)
 
 

@@ -176,15 +176,19 @@ class Launched:
             raise UserError(f"cannot start the server ({self.recipe.command[0]}): {exc.strerror or exc}") from None
         finally:
             log.close()
-        threading.Thread(target=self._watch, name="gpuparity-serve-watch", daemon=True).start()
+        self.watcher = threading.Thread(target=self._watch, name="gpuparity-serve-watch", daemon=True)
+        self.watcher.start()
 
     def _watch(self) -> None:
         code = self.proc.wait()
         status = {"exit_code": code, "at": time.time(), "stopped_by_gpuparity": self.stopping,
                   "log_tail": self.tail()}
-        with open(self.status_path + ".tmp", "w", encoding="utf-8") as fh:
-            json.dump(status, fh)
-        os.replace(self.status_path + ".tmp", self.status_path)
+        try:
+            with open(self.status_path + ".tmp", "w", encoding="utf-8") as fh:
+                json.dump(status, fh)
+            os.replace(self.status_path + ".tmp", self.status_path)
+        except OSError:         # the run ended and removed the folder: nobody reads it any more
+            pass
 
     def tail(self, n: int = TAIL_BYTES) -> str:
         from gpuparity.workloads.serving.wire import one_line
@@ -251,6 +255,8 @@ class Launched:
     def cleanup(self) -> None:
         import shutil
 
+        if getattr(self, "watcher", None) is not None:
+            self.watcher.join(timeout=5)
         shutil.rmtree(self.dir, ignore_errors=True)
 
 

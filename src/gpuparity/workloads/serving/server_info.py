@@ -92,7 +92,8 @@ def config_gauges(text: str) -> tuple[dict[str, dict[str, str]], str | None, set
     """({gauge name: its labels} for the *_config_info gauges, a model_name label seen on any sample,
     the metric name prefixes seen ('vllm', 'sglang', ...)) of a Prometheus text page."""
     gauges, model, prefixes = {}, None, set()
-    for n, line in enumerate(text.splitlines()):
+    for n, line in enumerate(text.split("\n")):          # the format's lines end at \n only (not \x1e, \x85, ...)
+        line = line.rstrip("\r")
         if n >= MAX_METRIC_LINES:
             break
         if not line or line.startswith("#"):
@@ -264,20 +265,21 @@ def build_identity(answers: dict | None, cards: list, declared: dict, launch: di
     src = ident.pop("sources")
     card = cards[0] if cards else None
     if card is not None:
-        for field, value in (("model", card.root or card.id), ("max_model_len", card.max_model_len)):
+        for field, value in (("model", card.root), ("max_model_len", card.max_model_len)):
             if value not in (None, "") and field not in ident:
                 ident[field], src[field] = value, "/v1/models"
         if card.owned_by in ("vllm", "sglang") and "engine" not in ident:
             ident["engine"], src["engine"] = card.owned_by, "/v1/models owned_by"
     conflicts = []
-    layers = [("launch command", flag_fields((launch or {}).get("command") or []))]
     said = dict(flag_fields(split_command(declared["server_flags"])) if declared.get("server_flags") else {})
     if declared.get("engine"):
         name, _, version = str(declared["engine"]).strip().partition(" ")
         said.update(engine=name.lower(), **({"engine_version": version.strip()} if version.strip() else {}))
     if declared.get("gpus"):
         said["gpus"] = declared["gpus"]
-    layers.append(("declared", said))
+    # a model card's id may be an alias (--served-model-name): below the path a launch command loads
+    layers = [("launch command", flag_fields((launch or {}).get("command") or [])),
+              ("/v1/models", {"model": card.id} if card is not None else {}), ("declared", said)]
     for where, fields in layers:
         for field, value in fields.items():
             if field not in ident:
