@@ -427,8 +427,8 @@ class Serving(Workload):
 
         from gpuparity.workloads.serving.accuracy import run_eval
 
-        if not st.accuracy:
-            return None
+        if not st.accuracy or (server.accuracy is None and (getattr(ctx, "trial", None) or 1) > 1):
+            return None     # asked in the first round (a worker process per round would ask again)
         if server.accuracy is None:
             ctx.say(f"accuracy eval: {st.accuracy} problems")
             server.accuracy = asyncio.run(run_eval(st.url, server.model, params["endpoint"] == "chat", st.accuracy,
