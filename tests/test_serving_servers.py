@@ -121,6 +121,12 @@ def test_fp32_against_bf16_states_both_and_gives_no_verdict_without_cross_config
     md = run_cli("compare", str(runs["tmp"] / "fp32.json"), str(runs["tmp"] / "bf16.json"), "--format", "markdown",
                  env=runs["env"]).stdout
     assert md.index("- server A: gpuparity-demo") < md.index("**B is")
+    html = runs["tmp"] / "report.html"
+    p = run_cli("report", str(runs["tmp"] / "fp32.json"), str(runs["tmp"] / "bf16.json"), "-o", str(html), env=runs["env"])
+    assert p.returncode == 0, p.stderr
+    page = html.read_text()
+    assert page.index('<ul id="servers"><li>server A: gpuparity-demo') < page.index('id="headline"')
+    assert "precision bfloat16" in page and "the servers differ in precision (A fp32, B bf16)" in page
 
 
 def test_a_server_answering_wrongly_is_caught_before_its_speed_is_compared(runs):
