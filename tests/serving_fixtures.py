@@ -77,9 +77,11 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 def context(**options):
-    """A Context as `gpuparity run` builds one, without telemetry (the server is a CPU process)."""
+    """A Context as `gpuparity run` builds one, without telemetry (the server is a CPU process), and
+    without the accuracy eval unless asked (accuracy=N): these points test the client."""
     from gpuparity.workloads.base import Context
 
+    options.setdefault("accuracy", 0)
     ctx = Context(fingerprint={"backend": "cpu"}, device="cpu", options={k: str(v) for k, v in options.items()})
     ctx.said = []
     ctx.progress = ctx.said.append

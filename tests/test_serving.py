@@ -31,7 +31,7 @@ def server(tmp_path_factory, smollm2_dir):
     stop(proc)
 
 
-SMALL = ["--set", "input_len=8", "--set", "output_len=4"]
+SMALL = ["--set", "input_len=8", "--set", "output_len=4", "--set", "accuracy=0"]   # the eval: test_serving_servers
 
 
 @pytest.fixture(scope="module")
@@ -199,7 +199,7 @@ def test_trials_merge_into_one_point_with_fresh_prompts(server):
 
 def test_server_errors_are_counted_not_dropped(cli, tmp_db, tmp_path, server):
     out = tmp_path / "run.json"
-    p = cli("run", "serving", "--set", f"url={server}", "--set", "concurrency=2", "--set", "num_prompts=3",
+    p = cli("run", "serving", "--set", f"url={server}", "--set", "accuracy=0", "--set", "concurrency=2", "--set", "num_prompts=3",
             "--set", "output_len=999999", "--set", "warmup=0", "--no-store", "--json", str(out))
     assert p.returncode != 0 or "failed" in p.stdout
     (r,) = json.loads(out.read_text())["results"]

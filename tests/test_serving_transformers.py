@@ -9,7 +9,7 @@ import json
 
 import pytest
 from conftest import run_cli
-from serving_fixtures import start_own, start_transformers, stop
+from serving_fixtures import SERVER_ENV, free_port, start_own, start_transformers, stop
 
 pytest.importorskip("fastapi", reason="transformers serve needs the serving extras: pip install -e '.[serving]'")
 pytest.importorskip("uvicorn")
@@ -74,6 +74,11 @@ def test_sweep_against_transformers_serve_stores_and_prints_the_summary(both, se
             assert s[lat]["p50"] <= s[lat]["p90"] <= s[lat]["p99"]
         assert s["goodput"]["slos"] == {"ttft_ms": 2000.0, "tpot_ms": 500.0}
         assert r["metric"]["value"] == pytest.approx(s["throughput_per_gpu"])
+        acc = r["info"]["accuracy"]                                          # the eval, beside the speed
+        assert acc["answered"] == 16 and acc["errors"] == 0 and len(acc["answers"]) == 16
+        ident = r["info"]["server_identity"]
+        assert ident["model"] == servers["folder"] and ident["sources"]["model"] == "/v1/models"
+        assert set(ident["asked"]) >= {"/version", "/metrics", "/get_server_info", "/info"}   # 404s, noted
     env = {k: v for k, v in store.items() if not k.startswith("_")}
     shown = run_cli("show", third["run_id"], env=env)
     assert shown.returncode == 0
@@ -97,12 +102,44 @@ def test_the_same_sweep_on_the_own_server_compares_with_it(both, store):
         assert e["curve_key"] == "random in=16 out=8 completions"
         if e.get("interactivity"):
             assert e["ci_low"] <= e["ratio"] <= e["ci_high"] and e["verdict"]
+    assert out["servers"]["differ"] == [] and "dtype" in out["servers"]["unknown"]   # one model; precision unsaid
+    assert out["servers"]["accuracy"]["compared"] and not out["aa"]["identical"]
     table = run_cli("compare", third["run_id"], own["run_id"], env=env)
     assert table.returncode == 0 and "equal interactivity" in table.stdout
+    assert "server B: gpuparity-demo" in table.stdout and "accuracy: A " in table.stdout
 
 
 def test_ignore_eos_refused_by_transformers_serve_fails_the_run(servers, store):
-    p, doc = sweep(servers["transformers"], store, "refused", "--set", "ignore_eos=true", "--no-store")
+    p, doc = sweep(servers["transformers"], store, "refused", "--set", "ignore_eos=true", "--set", "accuracy=0",
+                   "--no-store")
     assert p.returncode != 0
     for r in doc["results"]:
         assert r["status"] == "failed" and "server refused ignore_eos (HTTP 422" in r["reason"]
+
+
+def test_serve_cmd_launches_transformers_serve_sweeps_and_stops_it(servers, store):
+    """--serve-cmd with a real third-party server: launched in its own process group, ready at
+    /health, swept, stopped by SIGTERM, its command line and identity recorded."""
+    import os
+    import sys
+
+    port = free_port()
+    exe = os.path.join(os.path.dirname(sys.executable), "transformers")
+    cmd = f"{exe} serve {servers['folder']} --host 127.0.0.1 --port {port} --device cpu --log-level warning"
+    env = {k: v for k, v in store.items() if not k.startswith("_")}
+    out = store["_tmp"] / "launched.json"
+    p = run_cli("run", "serving", "--serve-cmd", cmd, "--set", "concurrency=1", "--set", "num_prompts=4",
+                "--set", "input_len=16", "--set", "output_len=8", "--set", "accuracy=0", "--set", "gpus=1",
+                "-f", "json", "-o", str(out), env={**env, **SERVER_ENV})
+    assert p.returncode == 0, p.stderr
+    assert "launching the server" in p.stderr and "server ready after" in p.stderr and "server stopped by SIGTERM" in p.stderr
+    (r,) = json.loads(out.read_text())["results"]
+    assert r["status"] == "ok" and r["info"]["serving"]["completed"] == 4
+    ident = r["info"]["server_identity"]
+    assert ident["engine"] == "transformers" and ident["sources"]["engine"] == "launch command"
+    assert ident["launch"]["command"][1:3] == ["serve", servers["folder"]] and ident["launch"]["url"].endswith(f":{port}/v1")
+    assert ident["gpus"] == 1 and ident["machine"]["known"]
+    import httpx
+
+    with pytest.raises(httpx.HTTPError):
+        httpx.get(f"http://127.0.0.1:{port}/health", timeout=2)

@@ -77,6 +77,10 @@ def register(app: typer.Typer) -> None:
                  "(Holm-adjusted over all of them, one-sided 2.5%), or if nothing can be judged (a contended "
                  "side; every result flagged). Flagged results are not judged."),
         wide: bool = typer.Option(False, "--wide", help="table: every column and every parameter, however wide."),
+        cross_config: bool = typer.Option(False, "--cross-config",
+                                          help="serving: give verdicts between servers configured differently (model, "
+                                               "precision, quantisation, parallelism), labelled a cross-configuration "
+                                               "comparison (default: no verdict where they differ)."),
     ) -> None:
         """Compare platform B with platform A: ratio B/A with 95% CI and a verdict per result.
 
@@ -111,7 +115,7 @@ def register(app: typer.Typer) -> None:
             side_a = load_side(a, "A", db, stores, gpu=gpu_a, stack=stack_a, since=since, host=host)
             side_b = load_side(b, "B", db, stores, gpu=gpu_b, stack=stack_b, since=since, host=host)
             result = compare_sides(side_a, side_b, tol, prices, floor=floor, history="auto" if history else None,
-                                   stores=stores)
+                                   stores=stores, cross_config=cross_config)
         if threshold is not None:
             result["gate"] = regression_gate(result, threshold)
         with sink.writing(lambda _: f"{len(result['rows'])} rows"):
@@ -221,19 +225,23 @@ def print_table(result: dict, max_rows: int = 0, wide: bool = False) -> None:
 
     from gpuparity.cli.tables import VERDICT_STYLE, Col, print_compare_rows, render
     from gpuparity.comparison.headline import counts_text, headline
+    from gpuparity.comparison.server_checks import server_check_lines, servers_block
     from gpuparity.comparison.verdict import band_text
     from gpuparity.results.figure_text import figure, ratio
 
     con = console()
     for s in result["sides"].values():
         con.print(escape(side_line(s)))
+    for line in servers_block(result):          # who served, and whether they answered alike: before any verdict
+        con.print(f"[bold]{escape(line)}[/]")
     h = headline(result)
     con.print(f"[bold]{escape(h['text'])}[/]")
     con.print(escape(counts_text(h)))
     if h["scope"]:
         con.print(escape(h["scope"]))
     for note in result.get("notes") or []:
-        con.print(f"[yellow]note: {escape(note)}[/]")
+        if note not in server_check_lines(result):
+            con.print(f"[yellow]note: {escape(note)}[/]")
     rows = result["rows"][:max_rows] if max_rows else result["rows"]
     if rows:
         print_compare_rows(rows, f"B / A per result, 95% CI; {band_text(result['tolerance'])}", wide)
@@ -265,9 +273,10 @@ def print_table(result: dict, max_rows: int = 0, wide: bool = False) -> None:
                     throughput_header(result["serving"], "b"), "B/A [95% CI]", "verdict"):
             s.add_column(col)
         for p in result["serving"]:
+            held = f" ({p['held']})" if p.get("held") else ""
             s.add_row(escape(p["curve_key"]), figure(p.get("interactivity")) or "-", figure(p.get("a_throughput")) or "-",
                       figure(p.get("b_throughput")) or "-", ratio_text(p.get("ratio"), p.get("ci_low"), p.get("ci_high")),
-                      escape(p.get("verdict") or p.get("note")))
+                      escape((p.get("verdict") or p.get("note") or "") + held))
         con.print(s)
     for name, title in (("only_a", "only in A"), ("only_b", "only in B")):
         if result[name]:

@@ -65,6 +65,8 @@ def register(app: typer.Typer) -> None:
             None, "--title", help="Report title (default: the sides' labels, products and stacks)."),
         history: bool = typer.Option(True, "--history/--no-history",
                                      help="Learn a one-run side's run-to-run spread from earlier runs in its store."),
+        cross_config: bool = typer.Option(False, "--cross-config", help="serving: verdicts between servers configured "
+                                          "differently, labelled a cross-configuration comparison (as compare)."),
     ) -> None:
         """Write a report: one platform's results against its datasheet per workload, or B against A
         (the answer in a sentence, ratio and roofline charts, $ and W, serving); skipped cases,
@@ -97,6 +99,7 @@ def register(app: typer.Typer) -> None:
             claims = None
             if (with_claims or claims_file) and not no_claims:
                 claims = evaluate_claims(stores.get(db), claims_file)
-            ctx = build(side_a, side_b, tol, prices, claims, title, history=history, stores=stores)
+            ctx = build(side_a, side_b, tol, prices, claims, title, history=history, stores=stores,
+                        cross_config=cross_config)
         text = render_html(ctx) if output_format == "html" else render_markdown(ctx)
         sink.text(text, f"{len(text) // 1024} KiB")

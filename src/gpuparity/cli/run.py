@@ -135,6 +135,10 @@ def register(app: typer.Typer) -> None:
         wide: bool = typer.Option(False, "--wide", help="Every column and every parameter of the table, however wide."),
         like: Optional[str] = typer.Option(None, "--like", help="Measure exactly the cases of this run document or "
                                            "plan -f json file: its workloads, parameters, suite, trials and seed."),
+        serve_cmd: Optional[str] = typer.Option(None, "--serve-cmd", help="serving: start the server with this command, "
+                                                "wait until it is ready, run the sweep, stop it (recorded)."),
+        serve_recipe: Optional[str] = typer.Option(None, "--serve-recipe", help="serving: the same from a YAML recipe "
+                                                   "(command, env, url, ready_url, gpus, timeout_s, stop_grace_s)."),
     ) -> None:
         """Run workloads (default: the quick suite), print a table, save the run in the store."""
         from gpuparity.execute.suites import SUITES
@@ -169,6 +173,10 @@ def register(app: typer.Typer) -> None:
         chosen = [base.get(n) for n in names]  # unknown names fail before any work
         options = _parse_sets(sets or [])
         check_sets(options, chosen)
+        from gpuparity.cli.serve_launch import serve_recipe as recipe_of
+        from gpuparity.cli.serve_launch import serving_server
+
+        recipe = recipe_of(serve_cmd, serve_recipe, chosen, options)      # checked before anything starts
         if like_file is not None:
             _check_like_sets(options, like_file)
         dtypes = [d.strip() for item in dtype or [] for d in item.split(",") if d.strip()]
@@ -196,7 +204,8 @@ def register(app: typer.Typer) -> None:
                       db=db, inputs=(*files, like), option="--json" if json_out is not None else "--output",
                       old=("run --json FILE", "-f json -o FILE ('-': -f json)") if json_out is not None else None)
         check_profile(profile)
-        check_values(names, suite, options, like_file)
+        if recipe is None:          # a launched server is asked once it runs
+            check_values(names, suite, options, like_file)
         from gpuparity.platform import dist
 
         if dist.is_writer() and not no_store:     # the run must be savable where asked, before any work
@@ -219,7 +228,9 @@ def register(app: typer.Typer) -> None:
 
         try:
             dist.init()  # under torchrun: join the job's process group (a no-op for one process)
-            with sigterm_stops_the_run():
+            with sigterm_stops_the_run(), serving_server(recipe, options, console(stderr=True)):
+                if recipe is not None:
+                    check_values(names, suite, options, like_file)
                 code = _run(names, suite, options, db, sink, profile, no_store, n_trials, mode, seed, label,
                             shuffle=not in_order, like=like_file, wide=wide)
         finally:

@@ -63,10 +63,36 @@ def print_run(doc: dict, rows: int, wide: bool, names: str | None) -> None:
 
     print_run_rows(doc, rows=rows, wide=wide)
     print_extras(doc, rows, names=names)
+    for line in server_lines(doc):      # who served the serving results, and its accuracy beside their speed
+        console().print(escape(line))
     from gpuparity.platform.machine import contention_lines
 
     for line in contention_lines(doc):       # the load its results were timed beside, what it means
         console().print(f"[yellow]note: {escape(line)}[/]")
+
+
+def server_lines(doc: dict) -> list[str]:
+    """Per server of a run's serving results: its identity, its accuracy eval's score, whose power."""
+    import json
+
+    from gpuparity.results.server_identity import identity_text
+    from gpuparity.workloads.serving.accuracy import accuracy_text
+
+    seen: dict = {}
+    for r in doc.get("results") or []:
+        info = r.get("info") or {}
+        if r.get("category") == "serving" and "server_identity" in info:
+            ident = info.get("server_identity") or {}
+            which = json.dumps({k: v for k, v in ident.items() if k not in ("machine", "asked")}, sort_keys=True,
+                               default=str)
+            seen.setdefault(which, (ident, info.get("accuracy"), info.get("power_scope")))
+    out = []
+    for ident, acc, power in seen.values():
+        out.append(f"server: {identity_text(ident)}")
+        out.append(f"accuracy: {accuracy_text(acc)}")
+        if power:
+            out.append(f"power: {power}")
+    return out
 
 
 def print_extras(doc: dict, rows: int = 0, stderr: bool = False, names: str | None = None) -> None:

@@ -40,7 +40,10 @@ Rules beyond the statistics:
   one-run side, the run-to-run spread it assumed (a_spread, b_spread); a busy result's interval is
   widened for its load (comparison/load.py).
 - A/A: sides whose fingerprints are identical (host, hardware, driver, stack, libraries, env
-  flags) are said to be an A/A comparison: any faster/slower there is noise or drift.
+  flags) are said to be an A/A comparison: any faster/slower there is noise or drift. Serving
+  results of different servers (their identities differ) are never A/A.
+- Serving: the servers' identities and accuracy evals are checked first (comparison/server_checks.py):
+  differing configurations hold every serving verdict unless cross_config, differing answers always.
 - Scope: with one box a side the verdicts are about those boxes; doc["scope"] says what a claim
   about the products assumes.
 """
@@ -56,6 +59,7 @@ from gpuparity.comparison.multiplicity import fdr_counts, fdr_verdicts
 from gpuparity.comparison.notes import document_notes
 from gpuparity.comparison.ratios import compare_core
 from gpuparity.comparison.rows import not_compared, only_on, result_rows
+from gpuparity.comparison.server_checks import server_check_lines, server_checks
 from gpuparity.comparison.serving_compare import prior_df, prior_spread, serving_at_equal_interactivity
 from gpuparity.comparison.side_summary import compared_sides, scope
 from gpuparity.comparison.sides import Side, gc_paused, side_from_runs
@@ -63,14 +67,15 @@ from gpuparity.comparison.sides import Side, gc_paused, side_from_runs
 
 @gc_paused
 def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level: float = LEVEL,
-                  floor: float | None = None, history=None, stores=None) -> dict:
+                  floor: float | None = None, history=None, stores=None, cross_config: bool = False) -> dict:
     """The comparison document (see compare_runs); the statistics come from `compare_core`, and
     every per-row figure is computed as a column (100k rows in about a second).
 
     history: where a one-run side's run-to-run spread is learned (comparison/history.store_for):
     None (not at all: the default or `floor`), "auto" (the store a side came from, else the
     default store if it exists) or {label: store url}. stores: the command's StorePool (the
-    history is read through the connection the sides came through)."""
+    history is read through the connection the sides came through). cross_config: compare serving
+    results of servers configured differently (comparison/server_checks.py), labelled as such."""
     if prices is None:
         from gpuparity.platform.prices import PriceBook
 
@@ -81,14 +86,23 @@ def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level:
     for side in (a, b):
         read_throttle_infos(side, stores)
     core = compare_core(a, b, tolerance, level, floor, priors)
+    servers = server_checks(a, b, cross_config)
+    hold_servers(core, a, servers)
     # the verdicts that survive Benjamini-Hochberg over every key: the headline's counts, trend's changes
     adjusted = fdr_verdicts(core.log_ratio, core.log_var, core.df, tolerance,
                             ~core.flagged & np.isfinite(core.log_var))
     table = result_rows(a, b, core, adjusted, prices, tolerance)
     order = table.order
     sa, sb, aa = compared_sides(a, b, core, prices, floor)
+    if servers and not servers["same_server"] and aa.get("identical"):     # different servers are never A/A
+        aa.update(identical=False, differences=[*aa.get("differences", []), "server identity"])
     doc_scope = scope(sa, sb)
     serving_floor = tuple(prior_spread(est) for est in (core.est_a, core.est_b))
+    serving = serving_at_equal_interactivity(a, b, tolerance, floor=serving_floor, df=tuple(
+        prior_df(est) for est in (core.est_a, core.est_b)), contended=bool(core.contended))
+    for entry in serving if servers and servers["held"] else []:
+        if entry.get("verdict"):
+            entry.update(verdict="inconclusive", held=servers["held"])
     return {
         "tolerance": tolerance, "level": level, "price_basis": getattr(prices, "basis", None),
         "run_spread_assumed": max([x for x in (sa["run_spread_assumed"], sb["run_spread_assumed"]) if x is not None],
@@ -98,16 +112,29 @@ def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level:
         "not_compared": not_compared(a, b),
         "geomean": category_means(core, order, table.cols, table.factors, table.ranges, table.measured,
                                   adjusted[order], tolerance, level),
-        "serving": serving_at_equal_interactivity(a, b, tolerance, floor=serving_floor, df=tuple(
-            prior_df(est) for est in (core.est_a, core.est_b)),
-                                                  contended=bool(core.contended)),
+        "serving": serving, "servers": servers,
         "counts": fdr_counts(adjusted),
         "contended": [{"side": c["side"], "reasons": sorted({r for run in c["runs"] for r in run["reasons"]}),
                        "runs": [run["run_id"] for run in c["runs"]]} for c in core.contended],
         "scope": doc_scope,
         "sides": {"a": sa, "b": sb}, "aa": aa,
-        "notes": document_notes(a, b, core, aa, table.watt_mixed, doc_scope),
+        "notes": server_check_lines({"servers": servers}) + document_notes(a, b, core, aa, table.watt_mixed,
+                                                                            doc_scope),
     }
+
+
+def hold_servers(core, a: Side, servers: dict | None) -> None:
+    """Every serving verdict held at inconclusive where the servers differ in configuration (without
+    --cross-config) or in their answers (comparison/server_checks.py), with the reason."""
+    if not servers or not servers["held"] or not len(core.ia):
+        return
+    from gpuparity.comparison.server_checks import serving_keys
+    from gpuparity.comparison.verdict import INCONCLUSIVE
+
+    mask = serving_keys(a, core.ia)
+    core.verdict = np.where(mask, INCONCLUSIVE, core.verdict)
+    core.flagged = core.flagged | mask
+    core.reasons = {**(core.reasons or {}), **{int(j): servers["held"] for j in np.nonzero(mask)[0].tolist()}}
 
 
 def compare_runs(runs_a: list[dict], runs_b: list[dict], tolerance: float = 0.05, floor: float | None = None) -> dict:

@@ -85,11 +85,13 @@ def contended_words(core) -> str:
 def held(core, order: np.ndarray, flags: list) -> list:
     """Per row (in `order`) of a comparison's core (comparison/ratios.Core): why its verdict is
     held at inconclusive, None where it is not."""
-    if core.contended:
-        return [contended_words(core)] * len(order)
+    reasons = getattr(core, "reasons", None) or {}
+    if core.contended:      # a server check's reason first: it holds the verdict on any machine
+        return [reasons.get(int(k)) or contended_words(core) for k in order.tolist()]
     out = [None] * len(order)
     throttled = core.throttled[order]
     for j in np.nonzero(core.flagged[order])[0].tolist():
         named = [f for f in flags[j] if f == "contended" or f in NO_CLAIM]
-        out[j] = named[0] if named else "throttled (heat, hardware or unknown)" if throttled[j] else "flagged"
+        out[j] = reasons.get(int(order[j])) or (named[0] if named else "throttled (heat, hardware or unknown)"
+                                                 if throttled[j] else "flagged")
     return out

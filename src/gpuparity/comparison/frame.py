@@ -288,7 +288,7 @@ def _side(spec, label: str, db: str | None, filters: dict):
 
 
 def compare(a, b, db: str | None = None, *, tolerance: float = 0.05, wide: bool = False, prices=None,
-            history: bool = True, run_spread: float | None = None, **filters):
+            history: bool = True, run_spread: float | None = None, cross_config: bool = False, **filters):
     """DataFrame of the comparison rows B / A (one per result key present on both sides).
 
     a, b: as `gpuparity compare` takes them (run id, exported file, store file, 'gpu=..,stack=..'),
@@ -298,7 +298,9 @@ def compare(a, b, db: str | None = None, *, tolerance: float = 0.05, wide: bool 
     (`compare --run-spread`). df.attrs holds "headline", "geomean" (per category), "serving", "sides",
     "only_a", "only_b" (counts), "notes", "counts" (Benjamini-Hochberg), "contended" (sides whose
     machine was busy), "scope" and "run_spread"; each side's "load" (the CPU load its results were
-    timed beside; per row a_load / b_load) and the spread a one-run side assumed (a_spread / b_spread)."""
+    timed beside; per row a_load / b_load) and the spread a one-run side assumed (a_spread / b_spread).
+    cross_config: serving verdicts between servers configured differently (`compare --cross-config`);
+    df.attrs["servers"] holds the servers' identities, accuracy and what held their verdicts."""
     import pandas as pd
 
     from gpuparity.comparison.compare import compare_sides
@@ -306,7 +308,7 @@ def compare(a, b, db: str | None = None, *, tolerance: float = 0.05, wide: bool 
 
     _check_filters(filters, ("gpu", "stack", "host", "since"))
     result = compare_sides(_side(a, "A", db, filters), _side(b, "B", db, filters), tolerance, prices,
-                           floor=run_spread, history="auto" if history else None)
+                           floor=run_spread, history="auto" if history else None, cross_config=cross_config)
     rows = result["rows"]
     df = pd.DataFrame.from_records(rows) if rows else pd.DataFrame(columns=COMPARE_FIRST)
     if rows:        # dtype has its own column, as in load()
@@ -331,6 +333,6 @@ def compare(a, b, db: str | None = None, *, tolerance: float = 0.05, wide: bool 
         "run_spread": result["run_spread"],
         "only_a": len(result["only_a"]), "only_b": len(result["only_b"]),
         "not_compared": len(result["not_compared"]), "notes": list(result.get("notes") or []),
-        "tolerance": tolerance,
+        "tolerance": tolerance, "servers": result.get("servers"),
     }
     return df

@@ -71,9 +71,29 @@ def _facts(side: Side, idx: np.ndarray, prices) -> tuple[np.ndarray, np.ndarray,
     looked = [lookup(run, *kind_of(i)) for run, i in zip(side.newest_run[idx].tolist(), idx.tolist(), strict=True)]
     peak, price, tdp = np.array(looked, dtype=float).reshape(len(idx), 3).T
     measured = np.isfinite(side.power[idx])
-    watts = np.where(measured, side.power[idx], tdp)
+    # a serving figure's power is its server's GPUs', measured, or none (workloads/serving/power.py):
+    # never a datasheet TDP of the client's machine; per GPU where the figure is per GPU
+    serving = np.array([side.meta[i][1] == "serving" for i in idx.tolist()], dtype=bool)
+    if serving.any():
+        tdp = np.where(serving, np.nan, tdp)
+        per = np.array([_server_gpus(side, i) for i in idx.tolist()], dtype=float)
+        watts_measured = np.where(serving, side.power[idx] / per, side.power[idx])
+    else:
+        watts_measured = side.power[idx]
+    watts = np.where(measured, watts_measured, tdp)
     source = np.where(measured, "measured", np.where(np.isfinite(tdp), "tdp", "")).tolist()
+    for j in np.nonzero(serving & ~measured)[0].tolist():      # the reason a serving row has no per-watt figure
+        why = ((side.extras.get(int(idx[j])) or {}).get("info") or {}).get("power_scope")
+        source[j] = f"not measured: {why}" if why else ""
     return peak, price, watts, [x or None for x in source]
+
+
+def _server_gpus(side: Side, i: int) -> float:
+    """The GPUs a serving key's figure is per (its summary's gpus where the unit is per GPU), else 1."""
+    if side.meta[i][1] != "serving" or not str(side.meta[i][4] or "").endswith("/GPU"):
+        return 1.0
+    gpus = (((side.extras.get(i) or {}).get("info") or {}).get("serving") or {}).get("gpus")
+    return float(gpus) if isinstance(gpus, int) and gpus > 0 else 1.0
 
 
 def _ratio_or_nan(x: np.ndarray, y: np.ndarray) -> np.ndarray:

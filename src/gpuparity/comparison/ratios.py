@@ -43,6 +43,7 @@ class Core:
     throttled: np.ndarray = None    # throttled, not by power capping alone (comparison/flags.py)
     load_a: np.ndarray = None       # per key of each side: the CPU load share it was timed beside (comparison/load)
     load_b: np.ndarray = None
+    reasons: dict = None            # matched key position -> why its verdict is held (server_checks), beyond flags
 
 
 def run_spread(floor: float | None, category: str | None = None) -> float:

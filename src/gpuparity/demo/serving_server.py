@@ -1,7 +1,8 @@
 """A small OpenAI-compatible completions server around a transformers model (default: SmolLM2-135M),
 with fault injection for testing clients.
 
-    python -m gpuparity.demo.serving_server [--model smollm2|PATH|synthetic:<arch>|none] [--port 8000] [--faults]
+    python -m gpuparity.demo.serving_server [--model smollm2|PATH|synthetic:<arch>|none] [--port 8000]
+        [--dtype fp32|bf16|fp16] [--faults] [--wrong-answers]
 
 Speaks what the serving benchmark (and vLLM, SGLang, llama.cpp's server) speak:
 POST /v1/completions and /v1/chat/completions with "stream": true -> server-sent events
@@ -10,6 +11,12 @@ GET /health. Greedy decoding, one generation at a time (a lock): a reference ser
 and for checking a client, not a fast one. Prints "serving MODEL at URL" once it is ready. A
 synthetic model has no vocabulary: a text prompt's bytes are its tokens (nothing to download;
 bench/device_check.sh serves one on the GPU).
+
+It says who it is the way vLLM does: GET /version ({"version": ...}), GET /metrics (Prometheus
+text with info gauges: gpuparity_demo:model_config_info carries the model, its dtype, the
+quantisation and the parallel sizes; gpuparity_demo:cache_config_info the KV-cache dtype), and
+root / max_model_len in /v1/models. --wrong-answers decodes the runner-up token at every step
+(a broken kernel's symptom: the same speed, wrong text), which nothing in its identity shows.
 
 With --faults, every route is also served under /fault/<mode>/ (so a client pointed at
 http://HOST:PORT/fault/<mode>/v1 meets that misbehaviour): see FAULTS; LIES are well-formed
@@ -23,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import threading
 import time
@@ -37,15 +45,21 @@ FAULT_LIMIT_S = 60.0      # a fault response ends by itself after this long
 class Engine:
     """Greedy token-by-token generation on the KV cache, serialised by a lock."""
 
-    def __init__(self, name: str, device: str, dtype: str):
+    def __init__(self, name: str, device: str, dtype: str, wrong: bool = False):
         from gpuparity.models import load_causal_lm
 
         self.name = name
         self.device = device
+        self.dtype = dtype
+        self.wrong = wrong      # --wrong-answers: the runner-up token at every step
         self.loaded = load_causal_lm(name, device, dtype)
         self.model, self.tok = self.loaded.model, self.loaded.tokenizer
         self.lock = threading.Lock()
         self.completed = 0  # finished generations, reported by /health (lets scripts watch progress)
+
+    def pick(self, logits) -> int:
+        """Greedy: the most likely token (the runner-up with --wrong-answers)."""
+        return int(logits.topk(2).indices[1]) if self.wrong else int(logits.argmax())
 
     def encode(self, prompt) -> list[int]:
         if isinstance(prompt, list) and all(isinstance(t, int) for t in prompt):
@@ -75,7 +89,7 @@ class Engine:
             generated: list[int] = []
             text = ""
             for i in range(max_tokens):
-                nxt = int(out.logits[0, -1].argmax())
+                nxt = self.pick(out.logits[0, -1])
                 generated.append(nxt)
                 new_text = self.tok.decode(generated, skip_special_tokens=True) if self.tok else f" {nxt}"
                 delta, text = (new_text[len(text):], new_text) if self.tok else (new_text, text + new_text)
@@ -103,6 +117,14 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def _text(self, code: int, text: str) -> None:
+        body = text.encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
     def _error(self, code: int, msg: str) -> None:
         self._json(code, {"error": {"message": msg, "type": "invalid_request_error", "code": code}})
 
@@ -120,9 +142,20 @@ class Handler(BaseHTTPRequestHandler):
             return Fault(self, {}).trickle_bytes(b'{"object": "list", "data": [{"id": "fault"}]}' * 10**6)
         if self.path.rstrip("/") in ("/v1/models", "/models"):
             name = self.engine.name if self.engine else "fault"
-            self._json(200, {"object": "list", "data": [{"id": name, "object": "model", "owned_by": "gpuparity"}]})
+            card = {"id": name, "object": "model", "owned_by": "gpuparity"}
+            if self.engine is not None:
+                card.update(root=self.engine.loaded.info.get("path") or name,
+                            max_model_len=getattr(self.engine.model.config, "max_position_embeddings", None))
+            self._json(200, {"object": "list", "data": [card]})
+        elif self.path.rstrip("/") == "/version":
+            from gpuparity.version import __version__
+
+            self._json(200, {"version": __version__})
+        elif self.path.rstrip("/") == "/metrics":
+            self._text(200, metrics_text(self.engine))
         elif self.path.rstrip("/") == "/health":
-            self._json(200, {"status": "ok", "completed": self.engine.completed if self.engine else 0})
+            self._json(200, {"status": "ok", "completed": self.engine.completed if self.engine else 0,
+                             "pid": os.getpid()})
         else:
             self._error(404, f"no route {self.path}")
 
@@ -340,15 +373,49 @@ class Fault:
             self.write(z.flush(zlib.Z_SYNC_FLUSH))
 
 
+TORCH_NAMES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "fp8": "float8_e4m3fn"}
+
+
+def metrics_text(engine: Engine | None) -> str:
+    """The Prometheus page: info gauges with the configuration in labels (as vLLM's
+    vllm:cache_config_info), and the finished generations."""
+    def label(value) -> str:
+        return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+    def gauge(name: str, about: str, labels: dict) -> list[str]:
+        body = ",".join(f'{k}="{label(v)}"' for k, v in labels.items())
+        return [f"# HELP {name} {about}", f"# TYPE {name} gauge", f"{name}{{{body}}} 1.0"]
+
+    lines = []
+    if engine is not None:
+        dtype = TORCH_NAMES.get(engine.dtype, engine.dtype)
+        lines += gauge("gpuparity_demo:model_config_info", "The model and how it is served.",
+                       {"model_name": engine.name, "model": engine.loaded.info.get("path") or engine.name,
+                        "dtype": dtype, "quantization": "none", "device": engine.device,
+                        "tensor_parallel_size": 1, "pipeline_parallel_size": 1, "data_parallel_size": 1})
+        lines += gauge("gpuparity_demo:cache_config_info", "The KV cache.", {"cache_dtype": dtype})
+    lines += ["# HELP gpuparity_demo:generations_total Generations finished.",
+              "# TYPE gpuparity_demo:generations_total counter",
+              f"gpuparity_demo:generations_total {engine.completed if engine else 0}"]
+    return "\n".join(lines) + "\n"
+
+
 def usage(prompt: int, completion: int) -> dict:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
-def serve(model: str, host: str, port: int, device: str, dtype: str, faults: bool = False) -> None:
-    Handler.engine = None if model == "none" else Engine(model, device, dtype)
+def serve(model: str, host: str, port: int, device: str, dtype: str, faults: bool = False,
+          wrong: bool = False) -> None:
+    Handler.engine = None if model == "none" else Engine(model, device, dtype, wrong)
     Handler.faults = faults
     server = ThreadingHTTPServer((host, port), Handler)
     server.daemon_threads = True
+    import signal
+
+    def stop(signum, frame):       # SIGTERM (gpuparity's --serve-cmd stop, kill): close cleanly, exit 0
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
     print(f"serving {model} at http://{host}:{server.server_address[1]}/v1", flush=True)
     try:
         server.serve_forever()
@@ -366,7 +433,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000, help="0 picks a free port")
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
-    p.add_argument("--dtype", default=None, help="fp32 | bf16 | fp16 (default: fp32 on CPU, bf16 on GPU)")
+    p.add_argument("--dtype", default=None, choices=("fp32", "bf16", "fp16"),
+                   help="fp32 | bf16 | fp16 (default: fp32 on CPU, bf16 on GPU)")
+    p.add_argument("--wrong-answers", action="store_true",
+                   help="decode the runner-up token at every step: wrong text at the same speed (for tests)")
     args = p.parse_args(argv)
     from gpuparity.errors import UserError
 
@@ -379,7 +449,7 @@ def main(argv: list[str] | None = None) -> None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     try:
         serve(args.model, args.host, args.port, device, args.dtype or ("fp32" if device == "cpu" else "bf16"),
-              args.faults)
+              args.faults, args.wrong_answers)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

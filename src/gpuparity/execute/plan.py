@@ -40,7 +40,8 @@ class Case:
 def cases_for(names: list[str], suite: str, ctx, sets: dict | None = None, judge: bool = True) -> list[Case]:
     """The cases of these workloads in this suite, in order, each key once (a run holds one result
     per key, so a workload named twice is measured once). `sets` (--set values that name a
-    workload's axes) replace those axes in every case of that workload (runner.apply_sets).
+    workload's axes) replace those axes in every case of that workload (runner.apply_sets), except
+    the axes the workload expands itself (Workload.own_sets): a listed axis is expanded once.
     judge: ask each workload whether it runs there (supports()); the runner asks again per trial."""
     from gpuparity.execute.runner import apply_sets
     from gpuparity.results.schema import result_key
@@ -49,7 +50,8 @@ def cases_for(names: list[str], suite: str, ctx, sets: dict | None = None, judge
     out, seen = [], set()
     for name in names:
         w = get(name)
-        for params in apply_sets(w.cases(suite, ctx), sets or {}):
+        own = set(getattr(w, "own_sets", ()))
+        for params in apply_sets(w.cases(suite, ctx), {k: v for k, v in (sets or {}).items() if k not in own}):
             key = result_key(w.name, params, params.get("dtype"))
             if key in seen:
                 continue

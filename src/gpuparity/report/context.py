@@ -91,7 +91,8 @@ def side_input(source, label: str) -> tuple:
 
 
 def build(docs_a, docs_b=None, tolerance: float = 0.05, prices=None,
-          claims: dict | None = None, title: str | None = None, history: bool = False, stores=None) -> dict:
+          claims: dict | None = None, title: str | None = None, history: bool = False, stores=None,
+          cross_config: bool = False) -> dict:
     """Everything the HTML and markdown renderers need. docs_a, docs_b: a side's run documents or
     its (Side, newest results) pair (side_input). claims None: no claims section. history: learn
     one-run sides' spread from their stores' earlier runs (as compare), through `stores` (a
@@ -103,7 +104,8 @@ def build(docs_a, docs_b=None, tolerance: float = 0.05, prices=None,
     inputs = [side_input(docs_a, "A")] + ([side_input(docs_b, "B")] if docs_b else [])
     side_objs = [side for side, _ in inputs]
     result = compare_mod.compare_sides(side_objs[0], side_objs[1], tolerance, prices,
-                                       history="auto" if history else None, stores=stores) if docs_b else None
+                                       history="auto" if history else None, stores=stores,
+                                       **({"cross_config": True} if cross_config else {})) if docs_b else None
     if result:
         summaries = [result["sides"]["a"], result["sides"]["b"]]
     else:

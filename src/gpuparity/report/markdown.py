@@ -75,13 +75,17 @@ def sides_markdown(result: dict) -> str:
 
 def answer_markdown(result: dict) -> list[str]:
     """The headline sentence, then the A/A note, warnings and the regression gate where present."""
+    from gpuparity.comparison.server_checks import server_check_lines, servers_block
+
     h = headline(result)
-    out = [f"**{cell(h['text'])}**", "", cell(counts_text(h)), ""]
+    out = [f"- {cell(line)}" for line in servers_block(result)]     # who served, before any verdict
+    out += [""] if out else []
+    out += [f"**{cell(h['text'])}**", "", cell(counts_text(h)), ""]
     if h["scope"]:
         out += [cell(h["scope"]), ""]
     if h["aa_line"]:
         out += ["A/A: both sides have identical fingerprints; any difference is run-to-run noise.", ""]
-    out += [f"> note: {cell(n)}" for n in result.get("notes") or []]
+    out += [f"> note: {cell(n)}" for n in result.get("notes") or [] if n not in server_check_lines(result)]
     if result.get("notes"):
         out.append("")
     gate = result.get("gate")

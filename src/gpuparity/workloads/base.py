@@ -81,6 +81,10 @@ class Workload:
     axes: dict[str, str] = {}
     choices: dict[str, tuple[str, ...]] = {}    # axes with a fixed set of values: --set is checked up front
     suites: tuple[str, ...] = ("quick", "standard", "full")
+    # Axes whose --set lists cases() expands itself from ctx.options (a value derived from them,
+    # such as serving's num_prompts = 10 x concurrency, is then right per case): the runner's
+    # apply_sets leaves them as cases() made them, so a listed axis is expanded once.
+    own_sets: tuple[str, ...] = ()
 
     def cases(self, suite: str, ctx: Context) -> list[dict]:
         """Parameter sets for a suite; each may hold 'dtype'."""

@@ -78,6 +78,7 @@ class LLM(Workload):
             "input_len": "prompt tokens", "output_len": "generated tokens", "layers": "synthetic only",
             "dtype": ", ".join(DTYPES)}
     suites = ("quick", "standard", "full")
+    own_sets = ("batch", "input_len", "output_len", "layers")    # cases() expands their lists
 
     def __init__(self):
         self._loaded = None   # (load key, LoadedModel): cases of one model share one load
@@ -94,12 +95,13 @@ class LLM(Workload):
         default_dt = "fp32" if ctx.device == "cpu" else "bf16"
         dtypes = opts.get("dtypes") or ([default_dt, "fp16"] if suite == "full" and ctx.device != "cpu"
                                         else [default_dt])
-        extra = {"layers": int_list(opts, "layers", [1])[0]} if opts.get("layers") else {}
+        layers = [{"layers": n} for n in int_list(opts, "layers", [1])] if opts.get("layers") else [{}]
         cases = [dict(model=model, batch=b, input_len=i, output_len=o, **extra, dtype=dt)
                 for dt in dtypes
                 for b in int_list(opts, "batch", batches)
                 for i in int_list(opts, "input_len", inputs)
-                for o in int_list(opts, "output_len", outputs)]
+                for o in int_list(opts, "output_len", outputs)
+                for extra in layers]
         self._last_case = cases[-1] if cases else None
         return cases
 

@@ -67,6 +67,8 @@ class Chunk(_Loose):
 class ModelCard(_Loose):
     id: StrictStr = Field(min_length=1, max_length=1000)
     owned_by: StrictStr | None = Field(None, max_length=1000)
+    root: StrictStr | None = Field(None, max_length=1000)          # vLLM: the model path it loaded
+    max_model_len: StrictInt | None = Field(None, ge=1, le=10**9)   # vLLM: the context it serves
 
 
 class ModelList(_Loose):

@@ -58,7 +58,7 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import product
 
 from gpuparity.errors import UserError
@@ -66,6 +66,7 @@ from gpuparity.results.schema import canonical, new_result
 from gpuparity.results.serving_summary import curve_key, fill_derived, table_of
 from gpuparity.workloads.base import Context, Workload, merge_trials, telemetry_window
 from gpuparity.workloads.llm import int_list
+from gpuparity.workloads.serving.accuracy import DEFAULT_PROBLEMS, MAX_PROBLEMS
 from gpuparity.workloads.serving.point import Progress, finish, token_counts
 
 AXES = {
@@ -100,6 +101,9 @@ AXES = {
     "timeout_s": "overall deadline per request",
     "point_timeout_s": "overall deadline per point",
     "max_response_mb": "cap on one response's bytes",
+    "engine": "the server's engine and version as you know it, e.g. 'vllm 0.11.0' (recorded; the server's word wins)",
+    "server_flags": "the server's launch flags, e.g. '--dtype bfloat16 -tp 8' (read for precision and parallelism)",
+    "accuracy": "problems of the accuracy eval asked once per server (default 16; 0: none)",
 }
 DATASETS = ("random", "sharegpt", "prefix")
 ENDPOINTS = ("completions", "chat")
@@ -108,14 +112,20 @@ DEFAULT_LEN = 128
 DEFAULT_WARMUP = 2
 
 
+LISTED = ("concurrency", "request_rate", "input_len", "output_len")     # the axes a sweep lists
+KIND_WORDS = {int: "a whole number", float: "a number", str: "a text"}
+
+
 def _one(o: dict, key: str, kind, default, lo=None, hi=None):
     raw = o.get(key)
     if raw in (None, ""):
         return default
+    if "," in str(raw):
+        raise UserError(f"--set {key}= takes one value, got '{raw}' (a sweep lists {', '.join(LISTED)})")
     try:
         value = kind(str(raw))
     except ValueError:
-        raise UserError(f"--set {key}= takes a {kind.__name__}, got '{raw}'") from None
+        raise UserError(f"--set {key}= takes {KIND_WORDS.get(kind, kind.__name__)}, got '{raw}'") from None
     if isinstance(value, float) and not math.isfinite(value):
         raise UserError(f"--set {key}= takes a finite number, got '{raw}'")
     if (lo is not None and value < lo) or (hi is not None and value > hi):
@@ -128,9 +138,24 @@ def _bool(o: dict, key: str, default: bool) -> bool:
     raw = str(o.get(key, "")).strip().lower()
     if raw == "":
         return default
+    if "," in raw:
+        raise UserError(f"--set {key}= takes one value, got '{o[key]}' (a sweep lists {', '.join(LISTED)})")
     if raw not in ("true", "false", "1", "0", "yes", "no"):
         raise UserError(f"--set {key}= takes true or false, got '{o[key]}'")
     return raw in ("true", "1", "yes")
+
+
+def _text(o: dict, key: str) -> str | None:
+    """A free-text --set value (engine, server_flags), made storable (one line, bounded)."""
+    from gpuparity.validate import clean_text
+
+    raw = o.get(key)
+    if raw in (None, ""):
+        return None
+    try:
+        return clean_text(str(raw), f"--set {key}", 1000)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
 
 
 def float_list(o: dict, key: str) -> list[float]:
@@ -161,6 +186,9 @@ class Settings:
     max_bytes: int | None
     seed: int
     dataset_path: str | None
+    declared: dict = field(default_factory=dict)     # what the user says the server is: engine, server_flags, gpus
+    accuracy: int = 0                                # eval problems per server (0: none)
+    launch: dict | None = None                       # the record of a server gpuparity launched (serving/launch.py)
 
     @classmethod
     def from_options(cls, o: dict) -> "Settings":
@@ -181,16 +209,22 @@ class Settings:
                    timeout_s=_one(o, "timeout_s", float, None, lo=0.01),
                    point_timeout_s=_one(o, "point_timeout_s", float, None, lo=0.01),
                    max_bytes=int(mb * 2**20) if mb else None, seed=_one(o, "seed", int, 0),
-                   dataset_path=o.get("dataset_path") or None)
+                   dataset_path=o.get("dataset_path") or None,
+                   declared={"engine": _text(o, "engine"), "server_flags": _text(o, "server_flags"),
+                             "gpus": _one(o, "gpus", int, None, lo=1)},
+                   accuracy=_one(o, "accuracy", int, DEFAULT_PROBLEMS, lo=0, hi=MAX_PROBLEMS),
+                   launch=o.get("serve_launch") if isinstance(o.get("serve_launch"), dict) else None)
 
 
 @dataclass
 class Server:
     model: str                      # the name sent in requests
     models: list = field(default_factory=list)
-    identity: dict = field(default_factory=dict)
+    identity: dict = field(default_factory=dict)    # identity headers (server, x-powered-by, ...)
     tokenizer: object = None        # datasets.Tokenizer or None
     note: str | None = None
+    info: dict = field(default_factory=dict)        # info.server_identity (serving/server_info.py)
+    accuracy: dict | None = None    # info.accuracy, asked once per server (serving/accuracy.py)
 
 
 def public_url(url: str) -> str:
@@ -214,12 +248,14 @@ class Serving(Workload):
     axes = AXES
     choices = {"endpoint": ENDPOINTS, "dataset": DATASETS, "ramp_up": RAMPS}
     suites = ()  # needs a server the user started: runs only when named with --set url=
+    own_sets = tuple(AXES)   # cases() reads every --set itself (lists expanded there, num_prompts per point)
     timeout_s = 86400.0  # the runner's watchdog: each point already ends at its own deadline (point_timeout_s)
 
     def __init__(self):
         self._servers: dict[tuple, Server] = {}
         self._sharegpt: dict[str, list] = {}
         self._calls: Counter = Counter()
+        self._samplers: dict[tuple, tuple] = {}
 
     # -- the plan ------------------------------------------------------------------------------
     def server(self, st: Settings) -> Server:
@@ -228,6 +264,7 @@ class Serving(Workload):
 
         from gpuparity.workloads.serving.client import fetch_models
         from gpuparity.workloads.serving.datasets import load_tokenizer
+        from gpuparity.workloads.serving.server_info import ASK_TIMEOUT_S, ask, build_identity
         from gpuparity.workloads.serving.wire import ProtocolError
 
         key = (st.url, st.model, st.tokenizer)
@@ -242,15 +279,20 @@ class Serving(Workload):
                 raise UserError(f"could not list models at {st.url}/models ({exc}): pass --set model=NAME") from None
             cards, identity, note = [], {}, f"/models not read: {exc}"
         model = st.model or cards[0].id
+        try:
+            answers = asyncio.run(ask(st.url, auth_headers(), min(wait, ASK_TIMEOUT_S)))
+        except asyncio.TimeoutError:
+            answers = {}
+        served = [c for c in cards if c.id == model] or cards
         server = Server(model=model, models=[{"id": c.id, "owned_by": c.owned_by} for c in cards[:20]],
-                        identity=identity, tokenizer=load_tokenizer(st.tokenizer, model), note=note)
+                        identity=identity, tokenizer=load_tokenizer(st.tokenizer, model), note=note,
+                        info=build_identity(answers, served, st.declared, st.launch))
         self._servers[key] = server
         return server
 
-    def cases(self, suite: str, ctx: Context) -> list[dict]:
-        from gpuparity.workloads.serving.datasets import dataset_name, file_digest
-
-        o = ctx.options
+    def check_options(self, o: dict) -> tuple:
+        """Every --set value checked, without asking the server (before one is launched); returns
+        (settings, endpoint, dataset, loads, ignore_eos, range ratio, prefix shape, lengths, num_prompts)."""
         st = Settings.from_options(o)
         endpoint = o.get("endpoint", "completions")
         if endpoint not in ENDPOINTS:
@@ -269,6 +311,12 @@ class Serving(Workload):
         out_lens = int_list(o, "output_len", [DEFAULT_LEN]) if dataset != "sharegpt" or o.get("output_len") else [None]
         lengths = list(product([None] if dataset == "sharegpt" else int_list(o, "input_len", [DEFAULT_LEN]), out_lens))
         n_fixed = _one(o, "num_prompts", int, None, lo=1)
+        return st, endpoint, dataset, loads, ignore_eos, ratio, prefix, lengths, n_fixed
+
+    def cases(self, suite: str, ctx: Context) -> list[dict]:
+        from gpuparity.workloads.serving.datasets import dataset_name, file_digest
+
+        st, endpoint, dataset, loads, ignore_eos, ratio, prefix, lengths, n_fixed = self.check_options(ctx.options)
         server = self.server(st)
         base: dict = {"dataset": dataset_name(dataset, server.tokenizer), "endpoint": endpoint,
                       "ignore_eos": ignore_eos, "seed": st.seed}
@@ -362,26 +410,62 @@ class Serving(Workload):
         plan.point_timeout_s = st.point_timeout_s or timeout * waves + (arrivals[-1] if arrivals else 0.0)
         return plan
 
+    def sampler(self, st: Settings, ctx: Context):
+        """(telemetry sampler, what it measures) for this server: its GPUs summed where they are
+        this machine's, else nothing with the reason (serving/power.py); opened once per server."""
+        from gpuparity.workloads.serving.power import server_sampler
+
+        key = (st.url, st.declared.get("gpus"), (st.launch or {}).get("pid"))
+        if key not in self._samplers:
+            self._samplers[key] = server_sampler(st.url, st.launch, st.declared.get("gpus"), ctx.fingerprint,
+                                                 ctx.telemetry)
+        return self._samplers[key]
+
+    def accuracy(self, st: Settings, server: Server, params: dict, ctx: Context) -> dict | None:
+        """The accuracy eval's result for this server, asked once (serving/accuracy.py), untimed."""
+        import asyncio
+
+        from gpuparity.workloads.serving.accuracy import run_eval
+
+        if not st.accuracy or (server.accuracy is None and (getattr(ctx, "trial", None) or 1) > 1):
+            return None     # asked in the first round (a worker process per round would ask again)
+        if server.accuracy is None:
+            ctx.say(f"accuracy eval: {st.accuracy} problems")
+            server.accuracy = asyncio.run(run_eval(st.url, server.model, params["endpoint"] == "chat", st.accuracy,
+                                                   st.seed, min(st.timeout_s or 60.0, 60.0), auth_headers()))
+        return server.accuracy
+
     # -- one trial -----------------------------------------------------------------------------
     def execute(self, params: dict, ctx: Context) -> dict:
         import asyncio
 
+        from gpuparity.results.schema import mark
         from gpuparity.results.serving_summary import load_label, request_rows, summarize_point
         from gpuparity.workloads.serving.client import run_point
+        from gpuparity.workloads.serving.launch import server_status
 
         st = Settings.from_options(ctx.options)
-        server = self.server(st)
         result = new_result(self.name, self.category, params, None)
+        gone = server_status(st.launch)
+        if gone is not None:        # the server gpuparity launched has exited: nothing to measure, nothing lost
+            result["info"]["server_exit"] = gone
+            return mark(result, "failed", exit_words(gone, "before this point"))
+        server = self.server(st)
         self._calls[result["key"]] += 1
         trial = getattr(ctx, "trial", None) or self._calls[result["key"]]
         plan = self.plan(params, st, server, trial)
         label = load_label(params)
+        accuracy = self.accuracy(st, server, params, ctx)
         progress = Progress(ctx, label, len(plan.prompts))
         if plan.warmup:
             ctx.say(f"{label}: {len(plan.warmup)} warm-up requests")
-        with telemetry_window(ctx) as tele:  # power of this machine's GPUs, when the server runs here
+        sampler, scope = self.sampler(st, ctx)
+        with telemetry_window(replace(ctx, telemetry=sampler)) as tele:  # the server's GPUs, where they are here
             outcome = asyncio.run(run_point(plan, progress.done))
         result["telemetry"] = tele.get("result")
+        if result["telemetry"] is not None:
+            result["telemetry"]["scope"] = scope
+        result["info"]["power_scope"] = scope      # whose power a per-watt figure would use, or why none
         rows = request_rows(outcome.records, trial, token_counts(outcome.records, plan.prompts, server.tokenizer))
         s = summarize_point(rows, st.gpus, st.percentiles, st.slos, getattr(server.tokenizer, "name", None))
         s["warmup"] = {"requests": len(outcome.warmup), "completed": sum(r.ok for r in outcome.warmup)}
@@ -389,9 +473,16 @@ class Serving(Workload):
         result["info"].update(
             curve_key=curve_key(params), url=public_url(st.url), served_model=server.model, models=server.models,
             server=server.identity or outcome.headers, server_note=server.note, trial_seed=trial,
+            server_identity=dict(server.info, machine=server_machine(st, ctx)), accuracy=accuracy,
             timeout_s=plan.timeout_s, point_timeout_s=plan.point_timeout_s, max_response_bytes=plan.max_bytes,
             serving=s, requests=rows)
-        return finish(result, s, params)
+        result = finish(result, s, params)
+        gone = server_status(st.launch)
+        if gone is not None:
+            result["info"]["server_exit"] = gone
+            if result["status"] == "failed":
+                result["reason"] = f"{exit_words(gone, 'during this point')}; {result['reason']}"
+        return result
 
     def merge_trials(self, trials: list[dict], ctx: Context) -> dict:
         """The base merge, then the point's summary over its rounds, its interval from them with
@@ -431,6 +522,26 @@ class Serving(Workload):
         if merged["status"] == "ok":
             fill_derived(merged, s)
         return merged
+
+
+def exit_words(status: dict, when: str) -> str:
+    """Why a point of a launched server failed: its exit code and log tail."""
+    return (f"the server gpuparity launched exited (code {status['exit_code']}) {when}; its log ends: "
+            f"{status['log_tail'][-600:] or '(empty)'}")
+
+
+def server_machine(st: Settings, ctx: Context) -> dict:
+    """The server's machine: this run's host and stack where gpuparity launched the server here,
+    else unknown (the run's fingerprint is the client's)."""
+    from gpuparity.results.schema import run_stack
+
+    if not st.launch:
+        return {"known": False, "why": "the server was not launched by gpuparity: the run's fingerprint is the "
+                                      "client's, not necessarily the server's"}
+    fp = ctx.fingerprint or {}
+    return {"known": True, "host": st.launch.get("host"), "product": fp.get("product"), "backend": fp.get("backend"),
+            "stack": run_stack(fp), "driver": fp.get("driver_version"), "device_count": fp.get("device_count"),
+            "visible_devices": st.launch.get("visible_devices")}
 
 
 WORKLOADS = [Serving()]
