@@ -16,6 +16,7 @@ def load_import_file(path: str, recompute: bool = False) -> dict:
     from gpuparity.errors import UserError
     from gpuparity.results.document import validate_run
     from gpuparity.results.peers import aiperf, guidellm, vllm_bench
+    from gpuparity.results.peers.fields import no_infinity
     from gpuparity.validate import decode_text, parse_json, read_bounded
 
     data = read_bounded(path, None, "run file")
@@ -33,7 +34,10 @@ def load_import_file(path: str, recompute: bool = False) -> dict:
         aggregate = aiperf.siblings(path)[1]
         summary = parse_json(read_bounded(aggregate, None, "aiperf aggregate"), aggregate) \
             if os.path.isfile(aggregate) else None
+        no_infinity(summary, aggregate)
         return validate_run(aiperf.convert(summary, records, path, data), f"{path} (aiperf)", recompute)
+    if vllm_bench.looks_like(obj) or guidellm.looks_like(obj) or aiperf.looks_like_summary(obj):
+        no_infinity(obj, path)
     if vllm_bench.looks_like(obj):
         return validate_run(vllm_bench.convert(obj, path, data), f"{path} ({vllm_bench.TOOL})", recompute)
     if guidellm.looks_like(obj):

@@ -183,12 +183,9 @@ def imported_info(tool: str, version: str | None, path: str, model: str | None, 
                   per_request: bool, stated: dict, settings: dict) -> dict:
     """info of an imported point: where it came from, the peer's own figures (never used: the
     figures are redone from the requests), the peer's settings that are not in the key."""
-    from urllib.parse import urlsplit, urlunsplit
+    from gpuparity.results.peers.fields import url_parts
 
-    public = None
-    if url:
-        parts = urlsplit(url)
-        public = urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[-1]))
+    public = url_parts(url, path, "the server's URL")[0]
     return {"imported": {"tool": tool, "version": version, "file": os.path.basename(path),
                          "per_request": per_request, "stated": stated, "settings": settings},
             "served_model": model, "url": public}

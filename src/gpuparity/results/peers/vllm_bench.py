@@ -16,18 +16,16 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
-from typing import Annotated, Optional
+from typing import Optional
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
-from gpuparity.results.peers import common
+from gpuparity.results.peers import common, fields
+from gpuparity.results.peers.fields import Count, Figure, Positive, Seconds
 
 TOOL = "vllm bench serve"
 MAX_REQUESTS = 1_000_000
 STATED = re.compile(r"^(mean|median|std|p\d+(?:\.\d+)?)_(ttft|tpot|itl|e2el)_ms$")
-Num = StrictFloat | StrictInt
-Seconds = Annotated[StrictFloat | StrictInt, Field(ge=0, allow_inf_nan=False)]
-Count = Annotated[StrictInt, Field(ge=0, le=10**9)]
 
 
 class Result(BaseModel):
@@ -39,20 +37,20 @@ class Result(BaseModel):
     model_id: Optional[StrictStr] = Field(None, max_length=1000)
     tokenizer_id: Optional[StrictStr] = Field(None, max_length=1000)
     num_prompts: Optional[StrictInt] = Field(None, ge=1, le=MAX_REQUESTS)
-    request_rate: Optional[Num | StrictStr] = None
-    burstiness: Optional[Num] = Field(None, gt=0)
-    max_concurrency: Optional[StrictInt] = Field(None, ge=1)
+    request_rate: Optional[Positive | StrictStr] = None
+    burstiness: Optional[Positive] = None
+    max_concurrency: Optional[StrictInt] = Field(None, ge=1, le=MAX_REQUESTS)
     ramp_up_strategy: Optional[StrictStr] = Field(None, max_length=20)
-    ramp_up_start_rps: Optional[Num] = Field(None, gt=0)
-    ramp_up_end_rps: Optional[Num] = Field(None, gt=0)
-    duration: Num = Field(gt=0)
-    completed: StrictInt = Field(ge=0)
-    failed: Optional[StrictInt] = Field(None, ge=0)
-    total_input_tokens: Optional[StrictInt] = Field(None, ge=0)
-    total_output_tokens: Optional[StrictInt] = Field(None, ge=0)
-    request_throughput: Optional[Num] = None
-    output_throughput: Optional[Num] = None
-    total_token_throughput: Optional[Num] = None
+    ramp_up_start_rps: Optional[Positive] = None
+    ramp_up_end_rps: Optional[Positive] = None
+    duration: Seconds = Field(gt=0)
+    completed: Count
+    failed: Optional[Count] = None
+    total_input_tokens: Optional[Count] = None
+    total_output_tokens: Optional[Count] = None
+    request_throughput: Optional[Figure] = None
+    output_throughput: Optional[Figure] = None
+    total_token_throughput: Optional[Figure] = None
     input_lens: Optional[list[Count]] = Field(None, max_length=MAX_REQUESTS)
     output_lens: Optional[list[Count]] = Field(None, max_length=MAX_REQUESTS)
     ttfts: Optional[list[Seconds]] = Field(None, max_length=MAX_REQUESTS)
@@ -68,19 +66,13 @@ def looks_like(obj) -> bool:
         "backend" in obj or "endpoint_type" in obj) and "model_id" in obj
 
 
-def _meta(res: Result, *names: str):
+def _meta(res: Result, *names: str) -> tuple[str, object]:
+    """(the name, the value) of the first of `names` the file's --metadata states."""
     extra = res.model_extra or {}
     for n in names:
         if n in extra and extra[n] not in (None, ""):
-            return extra[n]
-    return None
-
-
-def _int(v) -> int | None:
-    try:
-        return int(str(v)) if v is not None else None
-    except ValueError:
-        return None
+            return n, extra[n]
+    return names[0], None
 
 
 def _load(res: Result, path: str) -> dict:
@@ -106,6 +98,11 @@ def _load(res: Result, path: str) -> dict:
     return load
 
 
+def _length(res: Result, path: str, *names: str) -> int | None:
+    name, value = _meta(res, *names)
+    return fields.length(value, path, f"{name} (--metadata)")
+
+
 def convert(obj: dict, path: str, data: bytes) -> dict:
     """The file as a run document (not yet validated: the caller's validate_run does it)."""
     from gpuparity.validate import parse
@@ -117,21 +114,21 @@ def convert(obj: dict, path: str, data: bytes) -> dict:
     errors = res.errors if res.errors is not None and len(res.errors) == n else [None] * n
     texts = res.generated_texts if res.generated_texts is not None and len(res.generated_texts) == n else [None] * n
     ok = [not e and (res.latencies[i] > 0 if detailed else True) for i, e in enumerate(errors)] if detailed else []
-    in_len = _int(_meta(res, "input_len", "random_input_len"))
-    out_len = _int(_meta(res, "output_len", "random_output_len"))
+    in_len = _length(res, path, "input_len", "random_input_len")
+    out_len = _length(res, path, "output_len", "random_output_len")
     if detailed:
         in_len = in_len or common.same([res.input_lens[i] for i in range(n) if ok[i]])
         out_len = out_len or common.same([res.output_lens[i] for i in range(n) if ok[i]])
-    eos = _meta(res, "ignore_eos")
+    eos = fields.flag(_meta(res, "ignore_eos")[1], path, "ignore_eos")
     if eos is not None:
-        ignore_eos = str(eos).strip().lower() in ("true", "1", "yes")
+        ignore_eos = eos
     else:                               # every request ran to the one length: to its cap
         ignore_eos = bool(detailed and out_len and all(res.output_lens[i] == out_len for i in range(n) if ok[i]))
     endpoint = "chat" if "chat" in (res.backend or res.endpoint_type or "") else "completions"
     requests = n if detailed else (res.num_prompts or res.completed + (res.failed or 0))
     params = common.point_params(endpoint, ignore_eos, in_len, out_len, _load(res, path), requests)
     extra = res.model_extra or {}
-    stated = {k: v for k, v in extra.items() if STATED.match(k) and isinstance(v, (int, float))}
+    stated = fields.figures({k: v for k, v in extra.items() if STATED.match(k)}, path)
     stated.update({k: getattr(res, k) for k in ("duration", "completed", "failed", "total_input_tokens",
                                                 "total_output_tokens", "request_throughput", "output_throughput",
                                                 "total_token_throughput") if getattr(res, k) is not None})
