@@ -55,6 +55,7 @@ class Metrics(_Loose):
 
     time_to_first_token: Optional[Time] = None
     inter_chunk_latency: Optional[Times] = None
+    request_latency: Optional[Time] = None
     input_sequence_length: Optional[Tokens] = None
     output_sequence_length: Optional[Tokens] = None
     http_req_chunks_received: Optional[Tokens] = None
@@ -179,7 +180,8 @@ def _value(rec: Record, name: str, origin: str):
     return [v * scale for v in m.value] if isinstance(m.value, list) else m.value * scale
 
 
-def convert(summary: dict | None, records: list[Record] | None, path: str, data: bytes) -> dict:
+def convert(summary: dict | None, records: list[Record] | None, path: str, data: bytes,
+            declared: common.Declared = common.NOTHING_DECLARED) -> dict:
     """The export as a run document (validated by the caller)."""
     from gpuparity.errors import UserError
 
@@ -194,6 +196,9 @@ def convert(summary: dict | None, records: list[Record] | None, path: str, data:
         "output_token_throughput", "request_throughput", "benchmark_duration", "total_osl", "total_isl",
         "request_count") for stat in ("avg", "p50", "p90", "p99", "std")
         if (v := _get(summary or {}, name, stat)) is not None}, f"{path}: the aggregate")
+    window = _window((summary or {}).get("start_time"), (summary or {}).get("end_time"))
+    if window:
+        stated["window_s"] = window         # aiperf's rates are over its profiling window
     whole = bool(measured) and all(r.metadata.request_end_ns is not None for r in measured)
     n = len(measured) if whole else int(stated.get("request_count.avg") or 0) or 1
     params = common.point_params(st["endpoint"], st["ignore_eos"], st["input_len"], st["output_len"], st["load"], n)
@@ -207,19 +212,31 @@ def convert(summary: dict | None, records: list[Record] | None, path: str, data:
             ok = r.error is None and not r.metadata.was_cancelled and isinstance(ttft, (int, float))
             error = None if ok else str((r.error or {}).get("message") or (r.error or {}).get("type") or "cancelled")
             chunks = _value(r, "http_req_chunks_received", path)
+            latency = _value(r, "request_latency", path) if ok else None      # to the last content response
             rows.append(common.row(i, ok, error, (r.metadata.request_start_ns - t0) / 1e9,
                                    (r.metadata.request_end_ns - t0) / 1e9, ttft / 1e3 if ok else None,
                                    [g / 1e3 for g in gaps] if ok and isinstance(gaps, list) else [],
                                    _value(r, "input_sequence_length", path), _value(r, "output_sequence_length", path),
-                                   st["output_len"], None, chunks))
+                                   st["output_len"], None, chunks,
+                                   (r.metadata.request_start_ns - t0) / 1e9 + latency / 1e3 if latency is not None
+                                   else None))
         result = common.point_result(params, rows, f"{TOOL}: {st['tokenizer'] or st['model'] or 'its tokenizer'}",
-                                     info, path, PERCENTILES)
+                                     info, path, PERCENTILES, declared.gpus)
         started = common.iso(t0 / 1e9, path)
     else:
-        result = common.stated_result(params, stated.get("output_token_throughput.avg"), stated, info)
+        result = common.stated_result(params, stated.get("output_token_throughput.avg"), stated, info, declared.gpus)
         started = _iso((summary or {}).get("start_time"))
     host = fields.url_parts(st["url"], path, "input_config.endpoint.urls")[1]
-    return common.run_document(TOOL, version, path, data, started, [result], host)
+    return common.run_document(TOOL, version, path, data, started, [result], host, declared=declared)
+
+
+def _window(start, end) -> float | None:
+    """Seconds from the aggregate's start_time to its end_time (aiperf's observation window)."""
+    try:
+        span = (datetime.fromisoformat(str(end)) - datetime.fromisoformat(str(start))).total_seconds()
+    except (ValueError, TypeError):
+        return None
+    return span if 0 < span <= fields.MAX_SECONDS else None
 
 
 def _iso(text) -> str:

@@ -163,7 +163,7 @@ def _sent_ignore_eos(req: Request, path: str) -> bool | None:
     return v if isinstance(v, bool) else None
 
 
-def convert(obj: dict, path: str, data: bytes) -> dict:
+def convert(obj: dict, path: str, data: bytes, declared: common.Declared = common.NOTHING_DECLARED) -> dict:
     """The report as a run document, one point per benchmark (validated by the caller)."""
     from gpuparity.validate import parse
 
@@ -210,13 +210,14 @@ def convert(obj: dict, path: str, data: bytes) -> dict:
                 ttft = r.time_to_first_token_ms / 1e3 if r.time_to_first_token_ms is not None else None
                 rows.append(common.row(i, status == "ok" and ttft is not None, (r.info.error if r.info else None)
                                        or status, r.request_start_time - t0, r.request_end_time - t0, ttft, [],
-                                       r.prompt_tokens, r.output_tokens, out_len, r.output, timing.request_iterations))
+                                       r.prompt_tokens, r.output_tokens, out_len, r.output, timing.request_iterations,
+                                       timing.last_token_iteration - t0 if timing.last_token_iteration else None))
             results.append(common.point_result(params, rows, f"{TOOL}: {tokenizer or backend.model or 'its tokenizer'}",
-                                               info, path))
+                                               info, path, common.DEFAULT_PERCENTILES, declared.gpus))
         else:
             results.append(common.stated_result(params, _stat(b.metrics, "output_tokens_per_second", "mean"),
-                                                stated, info))
+                                                stated, info, declared.gpus))
     started = common.iso(first if isinstance(first, (int, float)) else 0, path)
     backend = rep.benchmarks[0].config.backend
     host = fields.url_parts(backend.target if backend else None, path, "config.backend.target")[1]
-    return common.run_document(TOOL, version, path, data, started, results, host)
+    return common.run_document(TOOL, version, path, data, started, results, host, declared=declared)
