@@ -167,6 +167,12 @@ def serving_at_equal_interactivity(a: Side, b: Side, tolerance: float = 0.05, le
     rng = np.random.default_rng(SEED)
     out = []
     for ckey in sorted(set(pa) & set(pb)):
+        if per_a.get(ckey, "GPU") != per_b.get(ckey, "GPU"):     # one unit per column (comparison/units.py)
+            out.append({"curve_key": ckey, "interactivity": None, "ratio": None, "ci_low": None, "ci_high": None,
+                        "a_per": per_a.get(ckey, "GPU"), "b_per": per_b.get(ckey, "GPU"), "verdict": None,
+                        "note": f"A's throughput is per {per_a.get(ckey, 'GPU')}, B's per {per_b.get(ckey, 'GPU')}: "
+                                "per-GPU and per-server figures never share a ratio, so no ratio and no verdict"})
+            continue
         xa, ya = pareto([(math.exp(p[0]), math.exp(p[1])) for p in pa[ckey]])
         xb, yb = pareto([(math.exp(p[0]), math.exp(p[1])) for p in pb[ckey]])
         lo, hi = max(xa[0], xb[0]), min(xa[-1], xb[-1])
