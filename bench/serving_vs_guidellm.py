@@ -7,9 +7,12 @@ interval from the spread over rounds of both tools (Welch's t on the rounds' log
 a ratio of means, not one round's spread), each client's round-to-round spread (coefficient of
 variation), and the judgement in the comparison's own terms (comparison/verdict.py, band +-5%):
 "agree" (the interval inside the band), "differ" (outside it), "undecided" (more rounds needed).
-Also each client's CPU time per request (its process tree): on a small machine the client's own
-load slows a CPU-bound server, which is what a gap at c=1 comes from (--pin puts the server on
-CPU 0 and the clients on the others to take that out). Figures compared by matched definitions: TTFT (mean; gpuparity's from the send
+Also, sampled while the server was busy: the server's CPU seconds per request (the work it did:
+the same for both clients when they asked for the same work), each client's CPU seconds per
+request (its process tree) and the share of that time the server got a CPU (1.0: it never
+waited). Where the server's CPU per request agrees but the latencies do not, the server waited
+for a CPU (the machine's load, the client's own among it), not a clock that reads differently;
+--pin puts the server on CPU 0 and the clients on the others. Figures compared by matched definitions: TTFT (mean; gpuparity's from the send
 as vLLM's, and TTFT@hdr from the request's headers after any connect, where guidellm's clock
 starts; both against guidellm's TTFT), TPOT vLLM's = guidellm's
 ITL (mean; with a fixed output length guidellm's token weighting changes nothing), E2EL
@@ -37,7 +40,9 @@ import sys
 import tempfile
 import time
 
-FIGURES = ("TTFT ms", "TTFT@hdr ms", "TPOT ms", "E2EL ms", "output tok/s", "client CPU s/req")
+FIGURES = ("TTFT ms", "TTFT@hdr ms", "TPOT ms", "E2EL ms", "output tok/s", "server CPU s/req", "client CPU s/req",
+           "server CPU share")
+LOAD = ("client CPU s/req", "server CPU share")       # what each client cost the machine: no judgement
 TOLERANCE = 0.05
 
 
@@ -46,12 +51,58 @@ def pinned(cmd: list[str], cpus: str | None) -> list[str]:
     return (["taskset", "-c", cpus] + cmd) if cpus and shutil.which("taskset") else cmd
 
 
-def children_cpu_s() -> float:
-    """CPU seconds of every child process waited for so far (a client's whole tree, once it exits)."""
-    import resource
+def _tree_cpu(proc) -> float:
+    """CPU seconds so far of a process and all its descendants (psutil; gone ones count 0)."""
+    import psutil
 
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
+    total = 0.0
+    try:
+        procs = [proc] + proc.children(recursive=True)
+    except psutil.Error:
+        return 0.0
+    for p in procs:
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.Error:
+            pass
+    return total
+
+
+def measured(cmd: list[str], server_pid: int | None, requests: int, **kwargs) -> tuple[subprocess.CompletedProcess, dict]:
+    """Run a client, sampling every 50 ms its process tree's CPU time and the server's: within the
+    window the server was busy (its CPU rising), the client's CPU seconds per request and the share
+    of that window the server got a CPU (1.0: it never waited for one). On a small machine a busy
+    client slows a CPU-bound server: a lower share is the server waiting, not the client misreading."""
+    import threading
+
+    import psutil
+
+    samples: list[tuple[float, float, float]] = []
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+    client = psutil.Process(proc.pid)
+    server = psutil.Process(server_pid) if server_pid else None
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            samples.append((time.monotonic(), _tree_cpu(client), _tree_cpu(server) if server else 0.0))
+            stop.wait(0.05)
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    out, err = proc.communicate(timeout=3600)
+    stop.set()
+    thread.join()
+    busy = [i for i in range(1, len(samples))
+            if samples[i][2] - samples[i - 1][2] > 0.2 * (samples[i][0] - samples[i - 1][0])]
+    load = dict.fromkeys(LOAD, float("nan"))
+    if busy:
+        a, b = samples[busy[0] - 1], samples[busy[-1]]
+        wall = b[0] - a[0]
+        load = {"server CPU s/req": (b[2] - a[2]) / requests, "client CPU s/req": (b[1] - a[1]) / requests,
+                "server CPU share": (b[2] - a[2]) / wall if wall else 0}
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err), load
 
 
 def start_server(cpus: str | None = None) -> tuple[subprocess.Popen, str]:
@@ -71,17 +122,14 @@ def ours(url: str, c: int, args, tmp: str) -> dict:
            "--set", f"num_prompts={args.requests}", "--set", f"input_len={args.input_len}",
            "--set", f"output_len={args.output_len}", "--set", "ignore_eos=true", "--set", "warmup=0",
            "--no-store", "-f", "json", "-o", out]
-    cpu = children_cpu_s()
-    p = subprocess.run(pinned(cmd, args.client_cpus), capture_output=True, text=True, timeout=3600)
-    cpu = children_cpu_s() - cpu
+    p, load = measured(pinned(cmd, args.client_cpus), args.server_pid, args.requests)
     if not os.path.exists(out):
         raise SystemExit(f"gpuparity failed: {p.stderr[-2000:]}")
     (r,) = json.load(open(out))["results"]
     s = r["info"]["serving"]
     return {"TTFT ms": s["ttft_ms"]["mean"], "TTFT@hdr ms": (s.get("ttft_from_headers_ms") or {}).get("mean"),
             "TPOT ms": s["tpot_ms"]["mean"], "E2EL ms": s["e2el_ms"]["mean"],
-            "output tok/s": s["output_throughput"], "tokens": s["total_output_tokens"],
-            "client CPU s/req": cpu / args.requests}
+            "output tok/s": s["output_throughput"], "tokens": s["total_output_tokens"], **load}
 
 
 def theirs(url: str, c: int, args, tmp: str, tokenizer: str) -> dict:
@@ -93,10 +141,8 @@ def theirs(url: str, c: int, args, tmp: str, tokenizer: str) -> dict:
            "--data", f"kind=synthetic_text,prompt_tokens={args.input_len},output_tokens={args.output_len}",
            "--tokenizer", f"kind=hf_auto,model={tokenizer}", "--constraint", f"kind=max_requests,count={args.requests}",
            "--output", f"kind=json,path={out}", "--disable-console"]
-    cpu = children_cpu_s()
-    p = subprocess.run(pinned(cmd, args.client_cpus), capture_output=True, text=True, timeout=3600,
+    p, load = measured(pinned(cmd, args.client_cpus), args.server_pid, args.requests,
                        env=dict(os.environ, HF_HUB_OFFLINE="1"))
-    cpu = children_cpu_s() - cpu
     if not os.path.exists(out):
         raise SystemExit(f"guidellm failed: {(p.stdout + p.stderr)[-2000:]}")
     m = json.load(open(out))["benchmarks"][0]["metrics"]
@@ -107,7 +153,7 @@ def theirs(url: str, c: int, args, tmp: str, tokenizer: str) -> dict:
     return {"TTFT ms": mean("time_to_first_token_ms"), "TTFT@hdr ms": mean("time_to_first_token_ms"),
             "TPOT ms": mean("inter_token_latency_ms"),
             "E2EL ms": 1e3 * mean("request_latency"), "output tok/s": mean("output_tokens_per_second"),
-            "tokens": m["output_token_count"]["successful"]["total_sum"], "client CPU s/req": cpu / args.requests}
+            "tokens": m["output_token_count"]["successful"]["total_sum"], **load}
 
 
 def cv(values: list[float]) -> float:
@@ -160,6 +206,7 @@ def main() -> None:
 
     tokenizer = str(gguf.prepare(gguf.smollm2_gguf()))
     proc, url = (None, args.url) if args.url else start_server("0" if args.pin else None)
+    args.server_pid = proc.pid if proc is not None else None
     load = os.getloadavg()[0]
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -187,7 +234,7 @@ def report(c: int, a: list[dict], b: list[dict]) -> None:
     for f in FIGURES:
         xa, xb = [r[f] for r in a], [r[f] for r in b]
         ratio, lo, hi = ratio_interval(xa, xb)
-        judged = judgement(lo, hi) if f != "client CPU s/req" else "-"
+        judged = judgement(lo, hi) if f not in LOAD else "-"
         print(f"{f:<17}{statistics.mean(xa):>11.4g}{statistics.mean(xb):>11.4g}"
               f"{f'{ratio:.3f} [{lo:.3f}, {hi:.3f}]':>29}{100 * cv(xa):>10.1f}%{100 * cv(xb):>10.1f}%  {judged}")
 
