@@ -150,7 +150,7 @@ def test_report_in_chromium_at_two_widths(run_files, tmp_path, tmp_db, capsys):
     html_text = open(out, encoding="utf-8").read()
     assert "<script>window.__pwned" not in html_text and "onerror=\"window" not in html_text
     charts = re.findall(r'<div id="(chart-\d+)" class="chart">', html_text)
-    assert len(charts) == 5         # forest, normalised, roofline, GEMM by dtype, serving curves
+    assert len(charts) == 7         # forest, normalised, roofline, GEMM by dtype, serving: total, output, cost
     shots = _screenshot_dir(tmp_path)
     errors, requests = [], []
     with playwright.sync_playwright() as p:
@@ -285,7 +285,7 @@ def test_report_from_store_filters(tmp_path, tmp_db, capsys):
     code, _, err = main_inprocess(["report", "gpu=mi300x", "--gpu-b", "h100-sxm", "-o", out, "--no-claims"], capsys)
     assert code == 0, err
     text = open(out, encoding="utf-8").read()
-    assert len(re.findall(r'class="chart"', text)) == 5
+    assert len(re.findall(r'class="chart"', text)) == 7     # 4 + serving: total, output, cost (B's price)
     assert '<td class="slower">slower</td>' in text and "B is 0.50x A on kernels" in text
 
 
@@ -805,7 +805,7 @@ def test_the_report_draws_with_the_smallest_plotly_bundle(run_files):
     docs = {side: json.load(open(path)) for side, path in run_files.items()}
     ctx = build(docs["a"], docs["b"])
     figures = [json.loads(c["fig"].to_json()) for c in ctx["charts"]]
-    assert len(figures) == 5 and plotlyjs.trace_types(figures) <= plotlyjs.BASIC_TRACES
+    assert len(figures) == 7 and plotlyjs.trace_types(figures) <= plotlyjs.BASIC_TRACES
 
     def unpacked(script: str) -> str:
         return gzip.decompress(base64.b64decode(script.split('atob("')[1].split('"')[0])).decode()

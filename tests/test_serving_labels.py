@@ -106,7 +106,7 @@ def test_export_names_the_peers_figures_and_refuses_names_with_requests(served, 
     assert done.returncode == 0, done.stderr
     doc = json.loads(out.read_text())
     tables = [r["info"]["table"] for r in doc["results"] if r["category"] == "serving"]
-    assert tables and all(t["columns"] == ["metric", "value", "guidellm"] for t in tables)
+    assert tables and all(t["columns"] == ["metric", "value", "guidellm", "guidellm 0.8.1's value"] for t in tables)
     named = {row[2] for t in tables for row in t["rows"]}
     assert "inter_token_latency_ms mean" in named and "request_totals.successful" in named
     # the rest of the document is the stored one

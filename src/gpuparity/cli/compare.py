@@ -294,5 +294,8 @@ def print_table(result: dict, max_rows: int = 0, wide: bool = False) -> None:
             continue
         both = sides[ident] > 1
         said.add(ident)
+        if r["status"] == "units differ":          # comparison/units.py: no ratio between unlike units
+            con.print(escape(f"not compared: {case}: {r['reason']}"))
+            continue
         where = "on both sides" if both else f"on {r['side']} (other side: {r['other_side']})"
         con.print(escape(f"not compared: {case} is {r['status']} {where}: {r['reason']}"))

@@ -19,17 +19,26 @@ def register(app: typer.Typer) -> None:
         recompute: bool = typer.Option(False, "--recompute", help="Store a document whose stated figures disagree "
                                        "with its raw samples with the figures the samples give (flagged "
                                        "'recomputed'), instead of refusing it."),
+        gpus: Optional[int] = typer.Option(None, "--gpus", min=1, max=100_000,
+                                           help="Peers' files: the GPUs behind the server they measured (figures "
+                                                "per GPU; without it per server, never compared with per-GPU ones)."),
+        label: Optional[str] = typer.Option(None, "--label", help="Peers' files: a label for the imported run."),
+        platform: Optional[str] = typer.Option(None, "--platform",
+                                               help="Peers' files: the server's stack, 'cuda [VERSION]', 'rocm "
+                                                    "[VERSION]' or 'cpu' (without it the run lists as 'unknown')."),
     ) -> None:
         """Store exported or spooled runs, one file at a time: each document is validated (its figures
         recomputed from its raw samples), then written,
         and writes are committed in batches. A bad file stops the import there: the runs before it are
         stored, nothing from it on. A run id already stored is left as it is (run it again once fixed)."""
         from gpuparity.results.peers import load_import_file  # a peer's result file becomes a run document
+        from gpuparity.results.peers.common import Declared
         from gpuparity.results.store import Store, check_writable
         from gpuparity.results.store_rows import RunWriter
         from gpuparity.validate import terminal_safe
 
         check_writable(db, "nothing imported; give a writable --db")      # a read-only share: said before reading
+        declared = Declared(gpus, _label(label), _platform(platform))
         done: list[str] = []            # lines of runs written since the last commit
         stored = [0]                    # runs committed (imported or found stored)
 
@@ -43,7 +52,7 @@ def register(app: typer.Typer) -> None:
         try:
             for i, f in enumerate(files):
                 try:
-                    doc = load_import_file(f, recompute)   # its figures recomputed from its samples
+                    doc = load_import_file(f, recompute, declared)   # its figures recomputed from its samples
                 except UserError as exc:
                     if writer is not None:
                         writer.commit()
@@ -85,3 +94,30 @@ def _lost(exc: UserError, stored: int, total: int) -> UserError:
     """The store failed under an import (PostgreSQL stopped, a refused write): what it kept said."""
     return UserError(f"{exc}; stored {stored} of {total} runs; import again to add the rest (runs already "
                      "stored are kept)")
+
+
+PLATFORM = r"^(cuda|rocm|cpu)( [0-9][0-9a-z.+-]{0,30})?$"
+
+
+def _label(text: str | None) -> str | None:
+    from gpuparity.validate import clean_text
+
+    if text is None:
+        return None
+    try:
+        return clean_text(text, "--label", 200)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _platform(text: str | None) -> str | None:
+    """'rocm 6.4', 'cuda 12.8', 'cpu': the stack the imported run lists with."""
+    import re
+
+    if text is None:
+        return None
+    norm = " ".join(text.strip().lower().split())
+    if not re.match(PLATFORM, norm):
+        raise UserError(f"--platform {text[:60]!r}: give the server's stack as 'cuda [VERSION]', 'rocm [VERSION]' or "
+                        "'cpu' (e.g. 'rocm 6.4')")
+    return norm

@@ -65,6 +65,14 @@ from gpuparity.comparison.side_summary import compared_sides, scope
 from gpuparity.comparison.sides import Side, gc_paused, side_from_runs
 
 
+def unit_notes(a: Side, b: Side) -> list[str]:
+    """The note on keys left out for their units (comparison/units.py), where there are any."""
+    from gpuparity.comparison.units import mismatched, note
+
+    line = note(mismatched(a, b))
+    return [line] if line else []
+
+
 @gc_paused
 def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level: float = LEVEL,
                   floor: float | None = None, history=None, stores=None, cross_config: bool = False) -> dict:
@@ -119,7 +127,7 @@ def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level:
         "scope": doc_scope,
         "sides": {"a": sa, "b": sb}, "aa": aa,
         "notes": server_check_lines({"servers": servers}) + document_notes(a, b, core, aa, table.watt_mixed,
-                                                                            doc_scope),
+                                                                            doc_scope) + unit_notes(a, b),
     }
 
 

@@ -15,6 +15,7 @@ from gpuparity.comparison.intervals import LEVEL, log_interval
 from gpuparity.comparison.load import side_load
 from gpuparity.comparison.priors import default_priors
 from gpuparity.comparison.sides import Side
+from gpuparity.comparison.units import same_unit
 from gpuparity.comparison.verdict import INCONCLUSIVE, verdicts
 
 
@@ -61,6 +62,8 @@ def compare_core(a: Side, b: Side, tolerance: float = 0.05, level: float = LEVEL
     other = np.array([b.index.get(k, -1) for k in a.keys], dtype=np.int64)
     ia = np.nonzero(other >= 0)[0]
     ib = other[ia]
+    one_unit = same_unit(a, b, ia, ib)         # per GPU against per server: no ratio (comparison/units.py)
+    ia, ib = ia[one_unit], ib[one_unit]
     (load_a, bias_a), (load_b, bias_b) = side_load(a), side_load(b)
     est_a, est_b = side_estimate(a, pa, bias_a), side_estimate(b, pb, bias_b)
     va, la, vara, na = est_a.value[ia], est_a.mean[ia], est_a.var[ia], est_a.trials[ia]

@@ -125,8 +125,11 @@ def result_rows(a: Side, b: Side, core: Core, adjusted: np.ndarray, prices, tole
 
 
 def not_compared(a: Side, b: Side) -> list[dict]:
-    """Every failed / skipped result, whether or not the other side has the key, with the other side's status."""
-    out = []
+    """Every failed / skipped result, whether or not the other side has the key, with the other side's
+    status; and every key ok on both sides in different units (comparison/units.py: no ratio)."""
+    from gpuparity.comparison.units import mismatched
+
+    out = mismatched(a, b)
     for side, other in ((a, b), (b, a)):
         for key, info in side.failed.items():
             p = info["params"]

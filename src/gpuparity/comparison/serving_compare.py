@@ -13,7 +13,10 @@ interpolated throughputs. Its interval is a parametric bootstrap (fixed seed): e
 both sides is redrawn from its normal law, both envelopes rebuilt and interpolated again, and
 the 2.5 / 97.5 percentiles of the ratios taken. Points with failed requests, or token counts no
 tokenizer checked (usage.verified false), are left out. The verdict uses the comparison's
-symmetric band (comparison/verdict.py); with a contended side it is at most inconclusive.
+symmetric band (comparison/verdict.py); with a contended side it is at most inconclusive. The
+envelope and its reading at a level are comparison/envelope.py's; where the two sides' ranges do
+not overlap, the entry's note says so and which loads would close the gap (envelope.closing_loads).
+A curve per GPU on one side and per server on the other gets no ratio (comparison/units.py).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from statistics import NormalDist
 
 import numpy as np
 
+from gpuparity.comparison.envelope import closing_loads, envelope, levels_between, overlap, throughput_at
 from gpuparity.comparison.sides import Side
 from gpuparity.comparison.verdict import verdict
 
@@ -65,13 +69,14 @@ def _point(trials: list[tuple], floor: float) -> tuple[float, float, float, floa
     return float(lx[0]), float(ly[0]), within(trials[0][2]), within(trials[0][3]), 1
 
 
-def _serving_results(side: Side):
-    """(curve key, the point's per-trial infos) of each serving result of a side."""
+def _serving_results(side: Side, with_params: bool = False):
+    """(curve key, the point's per-trial infos[, its params]) of each serving result of a side."""
     for i, extra in side.extras.items():
         if side.meta[i][1] != "serving":
             continue
         infos = extra.get("infos") or [extra.get("info") or {}]
-        yield (extra.get("info") or infos[-1]).get("curve_key"), infos
+        ckey = (extra.get("info") or infos[-1]).get("curve_key")
+        yield (ckey, infos, side.meta[i][2]) if with_params else (ckey, infos)
 
 
 def _serving_per(side: Side) -> dict[str, str]:
@@ -91,9 +96,11 @@ def throughput_header(entries: list[dict], side: str) -> str:
     return f"{side.upper()} tok/s per {' or '.join(per)}"
 
 
-def _serving_points(side: Side, floor: float) -> dict[str, list[tuple]]:
+def _serving_points(side: Side, floor: float, loads: dict | None = None) -> dict[str, list[tuple]]:
+    """Per curve key, each point's (log x, log y, se, se, trials); `loads` (given) gets per curve
+    key the points' (load, interactivity) for closing_loads."""
     curves: dict[str, list] = {}
-    for ckey, infos in _serving_results(side):
+    for ckey, infos, params in _serving_results(side, with_params=True):
         trials = []
         for info in infos:
             s = info.get("serving") or {}
@@ -103,19 +110,26 @@ def _serving_points(side: Side, floor: float) -> dict[str, list[tuple]]:
                     and (s.get("usage") or {}).get("verified") is not False:
                 trials += _trial_pairs(info)
         if ckey and trials:
-            curves.setdefault(str(ckey), []).append(_point(trials, floor))
+            pt = _point(trials, floor)
+            curves.setdefault(str(ckey), []).append(pt)
+            if loads is not None:
+                loads.setdefault(str(ckey), []).append((load_of(params), math.exp(pt[0])))
     return curves
 
 
-def pareto(points: list[tuple[float, float]]) -> tuple[np.ndarray, np.ndarray]:
-    """Best throughput reachable at or above each interactivity: x ascending, y non-increasing."""
-    xs, ys, best = [], [], -math.inf
-    for x, y in sorted(points, key=lambda p: (-p[0], -p[1])):
-        if y > best:
-            xs.append(x)
-            ys.append(y)
-            best = y
-    return np.array(xs[::-1]), np.array(ys[::-1])
+def load_of(params) -> float | None:
+    """The load a sweep point was run at: its concurrency, else its request rate (None: neither)."""
+    import json
+
+    p = json.loads(params) if isinstance(params, str) else params or {}
+    for name in ("concurrency", "request_rate"):
+        v = p.get(name)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return float(v)
+    return None
+
+
+pareto = envelope        # its earlier name (comparison/envelope.py holds the math)
 
 
 def _scales(rng: np.random.Generator, draws: int, df: float) -> np.ndarray:
@@ -138,10 +152,11 @@ def _draws(points: list[tuple], rng: np.random.Generator, draws: int, spread_sca
 
 
 def _curve_at(xs: np.ndarray, ys: np.ndarray, levels: np.ndarray) -> np.ndarray:
-    """Pareto-interpolated throughput at each level, per draw (rows)."""
+    """The envelope's throughput at each level, per draw (rows); a draw whose envelope does not
+    reach a level is held at its nearest end (as the point estimate's range is the overlap)."""
     out = np.empty((len(xs), len(levels)))
     for d in range(len(xs)):
-        ex, ey = pareto(list(zip(xs[d].tolist(), ys[d].tolist(), strict=True)))
+        ex, ey = envelope(zip(xs[d].tolist(), ys[d].tolist(), strict=True))
         out[d] = np.interp(levels, ex, ey)
     return out
 
@@ -162,20 +177,28 @@ def serving_at_equal_interactivity(a: Side, b: Side, tolerance: float = 0.05, le
                                         math.inf if fb is not None else DEFAULT_DF)
     fa = run_spread_default("serving") if fa is None else fa
     fb = run_spread_default("serving") if fb is None else fb
-    pa, pb = _serving_points(a, fa), _serving_points(b, fb)
+    loads_a, loads_b = {}, {}
+    pa, pb = _serving_points(a, fa, loads_a), _serving_points(b, fb, loads_b)
     per_a, per_b = _serving_per(a), _serving_per(b)
     rng = np.random.default_rng(SEED)
     out = []
     for ckey in sorted(set(pa) & set(pb)):
-        xa, ya = pareto([(math.exp(p[0]), math.exp(p[1])) for p in pa[ckey]])
-        xb, yb = pareto([(math.exp(p[0]), math.exp(p[1])) for p in pb[ckey]])
-        lo, hi = max(xa[0], xb[0]), min(xa[-1], xb[-1])
-        if not (lo > 0 and hi >= lo):
+        if per_a.get(ckey, "GPU") != per_b.get(ckey, "GPU"):     # one unit per column (comparison/units.py)
             out.append({"curve_key": ckey, "interactivity": None, "ratio": None, "ci_low": None, "ci_high": None,
-                        "a_per": per_a.get(ckey, "GPU"), "b_per": per_b.get(ckey, "GPU"),
-                        "verdict": None, "note": "interactivity ranges do not overlap: no common level to compare at"})
+                        "a_per": per_a.get(ckey, "GPU"), "b_per": per_b.get(ckey, "GPU"), "verdict": None,
+                        "note": f"A's throughput is per {per_a.get(ckey, 'GPU')}, B's per {per_b.get(ckey, 'GPU')}: "
+                                "per-GPU and per-server figures never share a ratio, so no ratio and no verdict"})
             continue
-        at = np.unique(np.geomspace(lo, hi, levels)) if hi > lo else np.array([lo])
+        env_a = envelope((math.exp(p[0]), math.exp(p[1])) for p in pa[ckey])
+        env_b = envelope((math.exp(p[0]), math.exp(p[1])) for p in pb[ckey])
+        span = overlap(env_a, env_b)
+        if span is None:            # say why, and which loads would give a common level
+            out.append({"curve_key": ckey, "interactivity": None, "ratio": None, "ci_low": None, "ci_high": None,
+                        "a_per": per_a.get(ckey, "GPU"), "b_per": per_b.get(ckey, "GPU"), "verdict": None,
+                        "note": closing_loads(loads_a.get(ckey, []), loads_b.get(ckey, []),
+                                              "c" if "rate" not in ckey.split() else "rate")})
+            continue
+        at = levels_between(*span, levels)
         # both sides on one default spread: one uncertain figure, one scale (estimate.pair_df counts it once)
         sa = _scales(rng, draws, da)
         sb = sa if (da, fa) == (db, fb) and math.isfinite(da) else _scales(rng, draws, db)
@@ -184,8 +207,9 @@ def serving_at_equal_interactivity(a: Side, b: Side, tolerance: float = 0.05, le
         basis = {side: ("trials" if all(p[4] >= 2 for p in pts) else
                         f"single trial + {100 * f:g}% run-to-run spread")
                  for side, pts, f in (("a", pa[ckey], fa), ("b", pb[ckey], fb))}
+        ta_all, tb_all = throughput_at(env_a, at), throughput_at(env_b, at)
         for j, x in enumerate(at.tolist()):
-            ta, tb = float(np.interp(x, xa, ya)), float(np.interp(x, xb, yb))
+            ta, tb = float(ta_all[j]), float(tb_all[j])
             ratio = tb / ta if ta > 0 else None
             ci_lo, ci_hi = (float(v) for v in np.percentile(ratio_draws[:, j], [2.5, 97.5]))
             out.append({"curve_key": ckey, "interactivity": x, "a_throughput": ta, "b_throughput": tb,
@@ -205,7 +229,7 @@ def serving_curves(side: Side) -> dict[str, dict]:
     out = {}
     for ckey, pts in _serving_points(side, run_spread_default("serving")).items():
         raw = [(math.exp(p[0]), math.exp(p[1])) for p in pts]
-        xs, ys = pareto(raw)
+        xs, ys = envelope(raw)
         out[ckey] = {"points": sorted(raw), "pareto": [[x, y] for x, y in zip(xs.tolist(), ys.tolist(), strict=True)]}
     return out
 

@@ -54,7 +54,7 @@ class Side:
     power: np.ndarray          # per key: mean valid measured power (W) or NaN
     flags: list                # per key: sorted flags of its results (union over runs)
     peak_kind: list            # per key: what % of peak divides by (newest run), or None
-    extras: dict               # key index -> {"info", "work", "infos"} where documents were read
+    extras: dict               # key index -> {"info", "work", "infos", "run_of"} where documents were read
     failed: dict               # key -> {ident..., "status", "reason"} for keys with no usable result
     index: dict = field(default_factory=dict)
     origin: str | None = None  # the store (url or path) the side was read from; None: documents
@@ -157,8 +157,9 @@ def _build(label: str, runs: list[dict], rows: list[tuple], values: np.ndarray, 
             if res is None or k < 0:
                 continue
             info = res.get("info") or {}
-            prev = extras.get(k, {}).get("infos", [])
-            extras[k] = {"info": info, "work": res.get("work") or {}, "infos": [*prev, info]}
+            prev = extras.get(k, {})
+            extras[k] = {"info": info, "work": res.get("work") or {}, "infos": [*prev.get("infos", []), info],
+                         "run_of": [*prev.get("run_of", []), int(rows[i][0])]}     # each info's run (index into runs)
     return Side(label, runs, list(index), meta, run_of_row[np.array(newest, dtype=np.int64)],
                 np.bincount(row_key[row_key >= 0], minlength=n_keys), values[keep], ses[keep], u_key, u_id,
                 power, [sorted(f) for f in flags], [rows[i][PEAK] for i in newest], extras, failed, index)

@@ -81,6 +81,33 @@ def _one_run(docs: list[dict], results: list[dict], charts: list[dict]) -> dict:
             "machine": onerun.machine_rows(docs), "busy": onerun.busy(docs)}
 
 
+SERVING_CAPTION = ("Every run (configuration) of a side, the envelope's points named by configuration (run label, "
+                   "server) and load (hover: every point), with 95% intervals on both axes (the total's: the output's relative "
+                   "interval); lines: each side's envelope over all its runs, the best throughput reachable at "
+                   "or above each interactivity, read straight between its points as the comparison reads it; "
+                   "x: points with failed requests or unchecked token counts, left out of the envelope.")
+
+
+def serving_charts(configs: list[tuple], prices: list) -> list[dict]:
+    """The serving section's charts on InferenceX's axes: total and output tokens/s per GPU against
+    tokens/s per user, and cost per million tokens from each side's price per GPU-hour."""
+    if not any(pts for _, _, per in configs for pts in per.values()):
+        return []
+    out = [{"anchor": "serving-total", "title": "Total tokens/s per GPU vs interactivity", "serving": True,
+            "fig": plots.serving_axes_chart(configs, "total"), "caption": SERVING_CAPTION},
+           {"anchor": "serving-output", "title": "Output tokens/s per GPU vs interactivity", "serving": True,
+            "fig": plots.serving_axes_chart(configs, "output"), "caption": SERVING_CAPTION}]
+    priced = [(*c, usd) for c, usd in zip(configs, prices, strict=True)]
+    if any(usd and any(p["per"] == "GPU" for pts in per.values() for p in pts) for _, _, per, usd in priced):
+        out.append({"anchor": "serving-cost", "title": "Cost per million tokens vs interactivity", "serving": True,
+                    "fig": plots.serving_cost_chart(priced),
+                    "caption": "$ per million tokens (input + output) at each point's total tokens/s per GPU and "
+                               "its side's price per GPU-hour (the price book; --price sets one); line: the "
+                               "cheapest reachable at or above each interactivity. Points per server (no GPUs "
+                               "given) have no per-GPU price and are left out, as is a side without a price."})
+    return out
+
+
 def side_input(source, label: str) -> tuple:
     """(Side, its newest result per key) of a report side: given as that pair when read from a
     store (the columns `compare` reads: cli/report.py; the Side knows its store), or made here
@@ -142,11 +169,9 @@ def build(docs_a, docs_b=None, tolerance: float = 0.05, prices=None,
     if docs_b and plots.has_gemm(plot_sides):      # one platform: its GEMM section has the dtypes
         charts.append({"anchor": "gemm", "title": "GEMM TFLOP/s by dtype", "fig": plots.gemm_chart(plot_sides),
                        "caption": "Best shape per dtype (hover: the shape and % of peak)."})
-    if any(pts for _, _, per in serving_sides for pts in per.values()):
-        charts.append({"anchor": "serving-curves", "title": "Throughput vs interactivity",
-                         "fig": plots.serving_chart(serving_sides),
-                         "caption": "Each sweep point labelled with its load; lines: the best throughput "
-                                    "reachable at or above each interactivity (what the comparison uses)."})
+    configs = [(s["label"], s["short"], serving.config_curves(side)) for s, side in zip(plot_sides, side_objs,
+                                                                                           strict=True)]
+    charts += serving_charts(configs, [s.get("usd_per_hour") for s in summaries])
     if title is None:
         title = "gpuparity: " + (f"{names['b']} vs {names['a']}" if docs_b else names["a"])
     return {"title": title, "summaries": summaries, "result": result, "names": names, "charts": charts,

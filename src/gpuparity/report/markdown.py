@@ -139,7 +139,7 @@ def compare_markdown(result: dict, title: str = "gpuparity comparison", max_rows
                 f"{r['workload']} {_params(r['params'])} {r['dtype'] or ''}".strip() for r in named)) + more, ""]
     if result["not_compared"]:
         failed = result["not_compared"][:max_rows] if max_rows else result["not_compared"]
-        out += ["### Not compared (failed or skipped)", "", table(
+        out += ["### Not compared (failed, skipped, or per GPU against per server)", "", table(
             ["side", "workload", "params", "dtype", "status", "reason", "other side"],
             [[r["side"], r["workload"], _params(r["params"]), r["dtype"], r["status"], r["reason"], r["other_side"]]
              for r in failed]), ""]

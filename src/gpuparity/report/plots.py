@@ -345,36 +345,101 @@ def has_roofline(sides: list[dict]) -> bool:
     return False
 
 
-def serving_chart(sides: list[tuple[str, str, dict]]):
-    """Output tokens/s per GPU against tokens/s per user, per side and curve: each sweep point
-    labelled with its load, and the best-throughput (Pareto) envelope the comparison uses."""
-    from gpuparity.comparison.serving_compare import pareto
+MAX_CONFIG_LABELS = 24     # serving points named on a chart per side (more: in the hover only)
+SERVING_FIGURES = {"total": ("total_per_gpu", "ci_total", "total (input + output) tokens/s"),
+                   "output": ("output_per_gpu", "ci_output", "output tokens/s")}
+
+
+def _error(points: list[dict], value: str, ci: str) -> dict | None:
+    """Plotly's asymmetric error bars from each point's 95% interval (none where no point has one)."""
+    if not any(p.get(ci) for p in points):
+        return None
+    return {"type": "data", "symmetric": False, "thickness": 1, "width": 2,
+            "array": [(p[ci][1] - p[value]) if p.get(ci) else 0 for p in points],
+            "arrayminus": [(p[value] - p[ci][0]) if p.get(ci) else 0 for p in points]}
+
+
+def serving_axes_chart(sides: list[tuple[str, str, dict]], figure: str = "total"):
+    """InferenceX's axes: tokens/s per GPU (`figure`: total = input + output, or output) against
+    tokens/s per user, every run (configuration) of each side as a point labelled with its
+    configuration and load, with its 95% intervals on both axes, and each side's envelope over all
+    of them (comparison/envelope.py: the best throughput reachable at or above each interactivity,
+    straight between its points as the comparison reads it); the envelope's points are named, the
+    others in the hover. Points with failed requests or unchecked counts are drawn as x and left
+    out of the envelope."""
+    from gpuparity.comparison.envelope import envelope
     from gpuparity.report.serving import per_text
 
-    per = per_text([p for _, _, per_curve in sides for pts in per_curve.values() for p in pts])
+    value, ci, title = SERVING_FIGURES[figure]
+    per = per_text([p for _, _, curves in sides for pts in curves.values() for p in pts])
     go = _go()
     fig = _figure()
     dashes = ("solid", "dash", "dot", "dashdot")
-    for label, short, per_curve in sides:
+    for label, short, curves in sides:
         color = COLORS.get(label)
-        for i, (ckey, pts) in enumerate(per_curve.items()):
-            pts = [p for p in pts if p["interactivity"] and p["output_per_gpu"]]
+        named = 0
+        for i, (ckey, pts) in enumerate(curves.items()):
+            pts = [p for p in pts if p.get(value)]
             if not pts:
                 continue
+            xs, ys = envelope((p["interactivity"], p[value]) for p in pts if p["usable"])
+            on = set(zip(xs.tolist(), ys.tolist(), strict=True))
+            texts = []          # the envelope's points named by their configuration, as InferenceX does
+            for p in pts:
+                named += (p["interactivity"], p[value]) in on
+                texts.append(t(f"{p['config']} {p['load']}") if (p["interactivity"], p[value]) in on
+                             and named <= MAX_CONFIG_LABELS else "")
             fig.add_trace(go.Scatter(
-                x=[p["interactivity"] for p in pts], y=[p["output_per_gpu"] for p in pts], mode="markers+text",
-                text=[t(p["load"]) for p in pts], textposition=TEXT_POSITION.get(label, "top right"),
-                textfont={"size": 10, "color": color},
-                marker={"color": color, "size": 8, "symbol": ["circle" if not p["failed"] else "x" for p in pts]},
+                x=[p["interactivity"] for p in pts], y=[p[value] for p in pts], mode="markers+text",
+                text=texts, textposition=TEXT_POSITION.get(label, "top right"), textfont={"size": 9, "color": color},
+                marker={"color": color, "size": 8, "symbol": ["circle" if p["usable"] else "x" for p in pts]},
+                error_y=_error(pts, value, ci), error_x=_error(pts, "interactivity", "ci_interactivity"),
+                customdata=[[t(f"{p['config']} {p['load']}"), p["per"]] for p in pts],
                 name=t(f"{short}: {ckey}"), legendgroup=f"{label}{i}",
-                hovertemplate="%{text}<br>%{x:.1f} tok/s/user<br>%{y:.4g} tok/s " + per + "<extra></extra>"))
-            xs, ys = pareto([(p["interactivity"], p["output_per_gpu"]) for p in pts if not p["failed"]])
+                hovertemplate="%{customdata[0]}<br>%{x:.1f} tok/s/user<br>%{y:.4g} tok/s per %{customdata[1]}"
+                              "<extra></extra>"))
             if len(xs) > 1:
                 fig.add_trace(go.Scatter(x=xs.tolist(), y=ys.tolist(), mode="lines", legendgroup=f"{label}{i}",
-                                         line={"color": color, "dash": dashes[i % len(dashes)]}, showlegend=False,
-                                         hoverinfo="skip"))
-    fig.update_layout(height=480, legend=LEGEND_BELOW, margin={"t": 30},
-                      xaxis_title="interactivity (output tokens/s per user)", yaxis_title=f"output tokens/s {per}")
+                                         line={"color": color, "dash": dashes[i % len(dashes)]},
+                                         name=t(f"{short}: envelope over its runs"), hoverinfo="skip"))
+    fig.update_layout(height=520, legend=LEGEND_BELOW, margin={"t": 30},
+                      xaxis_title="interactivity (output tokens/s per user)", yaxis_title=f"{title} {per}")
+    return fig
+
+
+def serving_cost_chart(sides: list[tuple[str, str, dict, float | None]]):
+    """Cost per million tokens (total, input + output) against tokens/s per user, from each side's
+    price per GPU-hour (the price book, platform/prices.py): every per-GPU point of every run and
+    the side's cheapest cost reachable at or above each interactivity (its throughput envelope).
+    Per-server points have no per-GPU price and are left out. Log axis: costs span decades."""
+    from gpuparity.comparison.envelope import envelope
+    from gpuparity.platform.prices import usd_per_million_tokens
+
+    go = _go()
+    fig = _figure()
+    for label, short, curves, usd in sides:
+        if not usd:
+            continue
+        color = COLORS.get(label)
+        for i, (ckey, pts) in enumerate(curves.items()):
+            pts = [p for p in pts if p.get("total_per_gpu") and p["per"] == "GPU"]
+            if not pts:
+                continue
+            cost = [usd_per_million_tokens(usd, p["total_per_gpu"]) for p in pts]
+            fig.add_trace(go.Scatter(
+                x=[p["interactivity"] for p in pts], y=cost, mode="markers",
+                marker={"color": color, "size": 8, "symbol": ["circle" if p["usable"] else "x" for p in pts]},
+                customdata=[[t(f"{p['config']} {p['load']}")] for p in pts], name=t(f"{short} (${usd:g}/GPU-h): {ckey}"),
+                legendgroup=f"{label}{i}",
+                hovertemplate="%{customdata[0]}<br>%{x:.1f} tok/s/user<br>$%{y:.4g} per 1M tokens<extra></extra>"))
+            xs, ys = envelope((p["interactivity"], p["total_per_gpu"]) for p in pts if p["usable"])
+            if len(xs) > 1:
+                fig.add_trace(go.Scatter(x=xs.tolist(), y=[usd_per_million_tokens(usd, y) for y in ys.tolist()],
+                                         mode="lines", line={"color": color}, legendgroup=f"{label}{i}",
+                                         name=t(f"{short}: cheapest over its runs"), hoverinfo="skip"))
+    fig.update_layout(height=480, legend=LEGEND_BELOW, margin={"t": 30}, yaxis_type="log",
+                      xaxis_title="interactivity (output tokens/s per user)",
+                      yaxis_title="$ per million tokens (input + output)")
     return fig
 
 

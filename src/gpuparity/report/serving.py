@@ -10,6 +10,7 @@ the earlier flat one (ttft_p50_s, ...); a missing figure is None, never an error
 
 from __future__ import annotations
 
+import math
 import re
 
 from gpuparity.results.figure import unverified as is_unverified
@@ -145,3 +146,59 @@ def latency_stats(points: list[dict]) -> list[str]:
     """The statistics present in any point (columns of the latency table), in display order."""
     seen = {stat for p in points for lat in p["latency"].values() for stat in lat}
     return sorted(seen, key=_stat_order)
+
+
+# -- every run (configuration) of a side, for the InferenceX-style charts -------------------------------
+Z95 = 1.959963984540054
+
+
+def config_label(run: dict | None, info: dict) -> str:
+    """What tells a side's runs apart on a chart: the run's label (else its id), and the server's
+    configuration where the result names it (info.server: engine, parallelism, precision)."""
+    run = run or {}
+    parts = [str(run.get("label") or run.get("run_id") or "?")[:24]]
+    server = info.get("server") if isinstance(info.get("server"), dict) else {}
+    for key in ("engine", "tp", "tensor_parallel_size", "ep", "dtype", "quantization"):
+        v = server.get(key)
+        if isinstance(v, (str, int, float)) and not isinstance(v, bool) and str(v):
+            parts.append(f"{key}={v}" if key not in ("engine", "dtype", "quantization") else str(v))
+    return " ".join(parts)
+
+
+def _interval(value: float | None, log_se) -> list[float] | None:
+    se = _number(log_se)
+    if value is None or se is None or se <= 0:
+        return None
+    return [value * math.exp(-Z95 * se), value * math.exp(Z95 * se)]
+
+
+def config_curves(side) -> dict[str, list[dict]]:
+    """{curve key: points} over every run of a side (comparison/sides.Side, whose extras hold each
+    run's serving info): each `point` with its configuration (config_label), its 95% intervals
+    (throughput from its log_se, interactivity from its interactivity_log_se; None for a point of
+    one request) and whether the envelope may use it (no failed request, counts checked), as the
+    comparison uses points."""
+    import json
+
+    out: dict[str, list[dict]] = {}
+    for i, extra in side.extras.items():
+        meta = side.meta[i]
+        if meta[1] != "serving":
+            continue
+        params = json.loads(meta[2]) if isinstance(meta[2], str) else meta[2]
+        infos = extra.get("infos") or [extra.get("info") or {}]
+        runs = extra.get("run_of") or [None] * len(infos)
+        for info, ri in zip(infos, runs, strict=False):
+            p = point({"category": "serving", "params": params, "info": info, "flags": side.flags[i]})
+            if p is None or not p["interactivity"] or not p["output_per_gpu"]:
+                continue
+            s = info.get("serving") or {}
+            p["config"] = config_label(side.runs[ri] if ri is not None and ri < len(side.runs) else None, info)
+            p["ci_output"] = _interval(p["output_per_gpu"], s.get("log_se"))
+            p["ci_total"] = (_interval(p["total_per_gpu"], s.get("log_se")) if p["total_per_gpu"] else None)
+            p["ci_interactivity"] = _interval(p["interactivity"], s.get("interactivity_log_se"))
+            p["usable"] = not p["failed"] and not p["unverified"]
+            out.setdefault(p["curve"], []).append(p)
+    for pts in out.values():
+        pts.sort(key=lambda p: (p["config"], p["order"]))
+    return out

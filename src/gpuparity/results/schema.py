@@ -111,11 +111,16 @@ def metric_samples(result: dict) -> list[float]:
 
 
 def run_stack(fp: dict) -> str:
-    """A short name for the software stack: 'rocm 6.2.4', 'cuda 12.4', 'cpu'."""
+    """A short name for the software stack: 'rocm 6.2.4', 'cuda 12.4', 'cpu'; a run imported from a
+    peer's file has the stack declared at import (`import --platform`) or 'unknown', never 'cpu'."""
+    if isinstance(fp.get("stack"), str) and fp["stack"]:
+        return fp["stack"]
     if fp.get("hip_version") or fp.get("rocm_version"):
         return f"rocm {fp.get('rocm_version') or fp.get('hip_version')}"
     if fp.get("cuda_version") and fp.get("backend") == "cuda":
         return f"cuda {fp['cuda_version']}"
+    if str(fp.get("product") or "").startswith("unknown (imported"):     # imported before stacks were declared
+        return "unknown"
     return "cpu"
 
 

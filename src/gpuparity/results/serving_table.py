@@ -1,6 +1,8 @@
 """The table a serving point shows (`show`, `run`, info.table), in `vllm bench serve` order: every
 row names its unit, each latency its definition, and, asked for (`show --names guidellm`), the
-name the same figure has in vLLM's, guidellm's or aiperf's output, so their tables line up.
+name the same figure has in vLLM's, guidellm's or aiperf's output and the figure as that peer
+computes it (results/peer_rules.py: its percentile rule and its definitions), so their tables
+line up number for number; gpuparity's own figure stays in the value column under its own name.
 
 The definitions (results/serving_summary.py computes them):
 - TTFT: per request, from the send (the clock starts before the TCP connect, as vLLM's and
@@ -66,7 +68,7 @@ def pct_name(q: float) -> str:
 
 
 # What differs in a peer's figure of the same name (shown on the figure's header row).
-NOTES = {("ttft", "guidellm"): "from the request's headers: see the row below",
+NOTES = {("ttft", "guidellm"): "its clock starts at the request's headers, after any connect",
          ("tpot", "guidellm"): "to the last token, weighted by tokens; its TPOT is E2EL / tokens",
          ("tpot", "aiperf"): "to the last response", ("e2el", "guidellm"): "in seconds"}
 
@@ -142,29 +144,83 @@ def _rows(s: dict, ci: tuple | None) -> list[tuple[str | None, str, str]]:
     return rows
 
 
-def summary_table(title: str, s: dict, ci: tuple | None = None, names: str | None = None) -> dict:
+def summary_table(title: str, s: dict, ci: tuple | None = None, names: str | None = None,
+                  peer: dict | None = None) -> dict:
     """The summary as a table (what `show` prints); names: a peer (PEERS) whose name for each
-    figure is a third column."""
+    figure is a third column and, with `peer` (results/peer_rules.peer_figures), the figure as
+    that peer computes it a fourth: the peer's number under the peer's name, gpuparity's under its own."""
     rows = _rows(s, ci)
     if names is None:
         return {"title": title, "columns": ["metric", "value"], "rows": [[label, value] for _, label, value in rows]}
+    peer = peer if peer is not None else {}
+    out = []
+    for figure, label, value in rows:
+        out.append([label, value, _peer_name(figure, label, names), _peer_value(figure, label, names, peer)])
+        if figure in LATENCY_TEXT and label.startswith("P") and _is_last_stat(rows, figure, label):
+            out += _extra_stats(figure, names, peer, s)     # the peer's own percentiles gpuparity's table lacks
+    if names == "guidellm" and peer.get("peer_tpot"):
+        out.append(["guidellm's TPOT: (last token - start) / tokens, weighted by tokens", "", "time_per_output_token_ms",
+                    ""])
+        out += [[f"{label} guidellm TPOT (ms)", "-", f"time_per_output_token_ms {STATS['guidellm'].get(k, k)}",
+                 _num(peer["peer_tpot"].get(k))] for label, k in (("Mean", "mean"), ("Median", "median"),
+                                                                  ("Std", "std"), ("P95", "p95"))]
+    head = {"guidellm": "guidellm 0.8.1's value", "aiperf": "aiperf 0.13.0's value", "vllm": "vLLM's value"}[names]
+    return {"title": title, "columns": ["metric", "value", names, head], "rows": out}
 
-    def peer(figure: str | None, label: str) -> str:
-        if figure is None:
-            return "-"
-        name = NAMES[figure][names]
-        if figure not in LATENCY_TEXT or name == "-":
-            return name
-        if label.startswith(LATENCY_TEXT[figure][0] + ":"):        # the figure's header row: what differs
-            note = NOTES.get((figure, names))
-            return f"{name} ({note})" if note else name
-        stat = label.split()[0].lower()                            # mean, median, std, p90, ...
-        if names == "vllm":                                        # its result JSON's keys: mean_ttft_ms
-            return f"{stat}_{name}_ms"
-        return f"{name} {STATS.get(names, {}).get(stat, stat)}"
 
-    return {"title": title, "columns": ["metric", "value", names],
-            "rows": [[label, value, peer(figure, label)] for figure, label, value in rows]}
+def _stat_of(label: str) -> str:
+    """mean, median, std, p90, ... of a latency row's label ("P90 TTFT (ms)")."""
+    return label.split()[0].lower()
+
+
+def _peer_name(figure: str | None, label: str, names: str) -> str:
+    if figure is None:
+        return "-"
+    name = NAMES[figure][names]
+    if figure not in LATENCY_TEXT or name == "-":
+        return name
+    if label.startswith(LATENCY_TEXT[figure][0] + ":"):        # the figure's header row: what differs
+        note = NOTES.get((figure, names))
+        return f"{name} ({note})" if note else name
+    stat = _stat_of(label)
+    if names == "vllm":                                        # its result JSON's keys: mean_ttft_ms
+        return f"{stat}_{name}_ms"
+    if names == "aiperf" and stat == "median":
+        stat = "p50"
+    return f"{name} {STATS.get(names, {}).get(stat, stat)}"
+
+
+def _peer_value(figure: str | None, label: str, names: str, peer: dict) -> str:
+    """The figure as the peer computes it, at the table's rounding ("" where it has none)."""
+    if figure is None or NAMES.get(figure, {}).get(names, "-") == "-" or not peer:
+        return ""
+    if figure in LATENCY_TEXT:
+        if label.startswith(LATENCY_TEXT[figure][0] + ":"):
+            return ""
+        dist = peer.get(figure) or {}
+        return _num(dist.get(_stat_of(label))) if dist.get(_stat_of(label)) is not None else "-"
+    key = {"ttft_headers": None}.get(figure, figure)
+    v = peer.get(key) if key else None
+    if isinstance(v, int) and figure in ("completed", "failed", "input_total", "output_total"):
+        return str(v)
+    return _num(v) if isinstance(v, (int, float)) else ""
+
+
+def _is_last_stat(rows: list, figure: str, label: str) -> bool:
+    later = [lb for f, lb, _ in rows if f == figure]
+    return later[-1] == label
+
+
+def _extra_stats(figure: str, names: str, peer: dict, s: dict) -> list[list[str]]:
+    """Rows of the peer's statistics the point's percentiles leave out (guidellm's and aiperf's p95)."""
+    from gpuparity.results.peer_rules import EXTRA_STATS
+
+    dist = peer.get(figure) or {}
+    name = LATENCY_TEXT[figure][0]
+    have = {pct_name(q) for q in s.get("percentiles") or []}
+    return [[f"P{stat[1:]} {name} (ms)", "-", _peer_name(figure, f"P{stat[1:]} {name}", names), _num(dist.get(stat))]
+            for stat in EXTRA_STATS.get(names, ()) if stat not in have and dist.get(stat) is not None
+            and NAMES[figure][names] != "-"]
 
 
 def named_table(result: dict, names: str) -> dict | None:
@@ -174,5 +230,10 @@ def named_table(result: dict, names: str) -> dict | None:
     serving, table = info.get("serving"), info.get("table") or {}
     if result.get("category") != "serving" or not isinstance(serving, dict):
         return None
+    from gpuparity.results.peer_rules import peer_figures
+
     m = result.get("metric") or {}
-    return summary_table(table.get("title", ""), serving, (m.get("ci_low"), m.get("ci_high")), names)
+    rows = info.get("requests") if isinstance(info.get("requests"), list) else None
+    stated = (info.get("imported") or {}).get("stated") if isinstance(info.get("imported"), dict) else None
+    peer = peer_figures(names, rows, serving, stated if isinstance(stated, dict) else None)
+    return summary_table(table.get("title", ""), serving, (m.get("ci_low"), m.get("ci_high")), names, peer)

@@ -19,35 +19,58 @@ import os
 from datetime import datetime, timezone
 from typing import Any, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
-from gpuparity.results.peers import common
+from gpuparity.results.peers import common, fields
+from gpuparity.results.peers.fields import Count, EpochNs, Millis
 
 TOOL = "aiperf"
 MAX_RECORDS = 1_000_000
 PERCENTILES = (1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0)     # aiperf's own
-Num = StrictFloat | StrictInt
+UNIT_MS = {None: 1.0, "ms": 1.0, "ns": 1e-6, "us": 1e-3, "s": 1e3}     # a time's unit, in ms
 
 
 class _Loose(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
-class Value(_Loose):
-    value: Num | list[Num] | None = None
+class _Value(_Loose):
     unit: Optional[StrictStr] = Field(None, max_length=100)
 
 
+class Time(_Value):
+    value: Optional[Millis] = None
+
+
+class Times(_Value):
+    value: Optional[list[Millis]] = Field(None, max_length=MAX_RECORDS)
+
+
+class Tokens(_Value):
+    value: Optional[Count] = None
+
+
+class Metrics(_Loose):
+    """The record's metrics gpuparity reads (any other is ignored)."""
+
+    time_to_first_token: Optional[Time] = None
+    inter_chunk_latency: Optional[Times] = None
+    request_latency: Optional[Time] = None
+    input_sequence_length: Optional[Tokens] = None
+    output_sequence_length: Optional[Tokens] = None
+    http_req_chunks_received: Optional[Tokens] = None
+
+
 class Meta(_Loose):
-    request_start_ns: StrictInt = Field(ge=0)
-    request_end_ns: Optional[StrictInt] = Field(None, ge=0)
+    request_start_ns: EpochNs
+    request_end_ns: Optional[EpochNs] = None
     benchmark_phase: Optional[StrictStr] = Field(None, max_length=100)
     was_cancelled: Optional[StrictBool] = None
 
 
 class Record(_Loose):
     metadata: Meta
-    metrics: Optional[dict[str, Value]] = None
+    metrics: Optional[Metrics] = None
     error: Optional[dict[str, Any]] = None
 
 
@@ -81,7 +104,9 @@ def read_records(data: bytes, path: str) -> list[Record]:
             continue
         if len(out) >= MAX_RECORDS:
             raise UserError(f"{path}: more than {MAX_RECORDS} records")
-        out.append(parse(Record, parse_json(line, f"{path} line {n}"), f"{path} line {n}"))
+        obj = parse_json(line, f"{path} line {n}")
+        fields.no_infinity(obj, f"{path} line {n}")
+        out.append(parse(Record, obj, f"{path} line {n}"))
     if not out:
         raise UserError(f"{path}: no aiperf records")
     return out
@@ -144,12 +169,19 @@ def _text(v) -> str | None:
     return v[:1000] if isinstance(v, str) else None
 
 
-def _value(rec: Record, name: str):
-    m = (rec.metrics or {}).get(name)
-    return m.value if m is not None else None
+def _value(rec: Record, name: str, origin: str):
+    """A record's metric; a time in ms whatever unit the record gives it in."""
+    m = getattr(rec.metrics, name, None) if rec.metrics is not None else None
+    if m is None or m.value is None or isinstance(m, Tokens):
+        return m.value if m is not None else None
+    if m.unit not in UNIT_MS:
+        fields.refuse(origin, f"metrics.{name}.unit", f"{m.unit[:20]!r} is not a unit of time aiperf writes")
+    scale = UNIT_MS[m.unit]
+    return [v * scale for v in m.value] if isinstance(m.value, list) else m.value * scale
 
 
-def convert(summary: dict | None, records: list[Record] | None, path: str, data: bytes) -> dict:
+def convert(summary: dict | None, records: list[Record] | None, path: str, data: bytes,
+            declared: common.Declared = common.NOTHING_DECLARED) -> dict:
     """The export as a run document (validated by the caller)."""
     from gpuparity.errors import UserError
 
@@ -159,11 +191,14 @@ def convert(summary: dict | None, records: list[Record] | None, path: str, data:
     st = settings(config)
     version = str((summary or {}).get("aiperf_version") or "")[:40] or None
     measured = [r for r in records or [] if r.metadata.benchmark_phase in (None, "profiling")]
-    stated = {f"{name}.{stat}": v for name in (
+    stated = fields.figures({f"{name}.{stat}": v for name in (
         "time_to_first_token", "inter_token_latency", "inter_chunk_latency", "request_latency",
         "output_token_throughput", "request_throughput", "benchmark_duration", "total_osl", "total_isl",
         "request_count") for stat in ("avg", "p50", "p90", "p99", "std")
-        if isinstance(v := _get(summary or {}, name, stat), (int, float)) and not isinstance(v, bool)}
+        if (v := _get(summary or {}, name, stat)) is not None}, f"{path}: the aggregate")
+    window = _window((summary or {}).get("start_time"), (summary or {}).get("end_time"))
+    if window:
+        stated["window_s"] = window         # aiperf's rates are over its profiling window
     whole = bool(measured) and all(r.metadata.request_end_ns is not None for r in measured)
     n = len(measured) if whole else int(stated.get("request_count.avg") or 0) or 1
     params = common.point_params(st["endpoint"], st["ignore_eos"], st["input_len"], st["output_len"], st["load"], n)
@@ -173,31 +208,35 @@ def convert(summary: dict | None, records: list[Record] | None, path: str, data:
         t0 = min(r.metadata.request_start_ns for r in measured)
         rows = []
         for i, r in enumerate(measured):
-            ttft, gaps = _value(r, "time_to_first_token"), _value(r, "inter_chunk_latency")
+            ttft, gaps = _value(r, "time_to_first_token", path), _value(r, "inter_chunk_latency", path)
             ok = r.error is None and not r.metadata.was_cancelled and isinstance(ttft, (int, float))
             error = None if ok else str((r.error or {}).get("message") or (r.error or {}).get("type") or "cancelled")
-            chunks = _value(r, "http_req_chunks_received")
+            chunks = _value(r, "http_req_chunks_received", path)
+            latency = _value(r, "request_latency", path) if ok else None      # to the last content response
             rows.append(common.row(i, ok, error, (r.metadata.request_start_ns - t0) / 1e9,
                                    (r.metadata.request_end_ns - t0) / 1e9, ttft / 1e3 if ok else None,
                                    [g / 1e3 for g in gaps] if ok and isinstance(gaps, list) else [],
-                                   _int(_value(r, "input_sequence_length")), _int(_value(r, "output_sequence_length")),
-                                   st["output_len"], None, _int(chunks)))
+                                   _value(r, "input_sequence_length", path), _value(r, "output_sequence_length", path),
+                                   st["output_len"], None, chunks,
+                                   (r.metadata.request_start_ns - t0) / 1e9 + latency / 1e3 if latency is not None
+                                   else None))
         result = common.point_result(params, rows, f"{TOOL}: {st['tokenizer'] or st['model'] or 'its tokenizer'}",
-                                     info, path, PERCENTILES)
+                                     info, path, PERCENTILES, declared.gpus)
         started = common.iso(t0 / 1e9, path)
     else:
-        result = common.stated_result(params, stated.get("output_token_throughput.avg"), stated, info)
+        result = common.stated_result(params, stated.get("output_token_throughput.avg"), stated, info, declared.gpus)
         started = _iso((summary or {}).get("start_time"))
-    host = None
-    if st["url"]:
-        from urllib.parse import urlsplit
-
-        host = urlsplit(st["url"] if "//" in st["url"] else "http://" + st["url"]).hostname
-    return common.run_document(TOOL, version, path, data, started, [result], host)
+    host = fields.url_parts(st["url"], path, "input_config.endpoint.urls")[1]
+    return common.run_document(TOOL, version, path, data, started, [result], host, declared=declared)
 
 
-def _int(v) -> int | None:
-    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer() else None
+def _window(start, end) -> float | None:
+    """Seconds from the aggregate's start_time to its end_time (aiperf's observation window)."""
+    try:
+        span = (datetime.fromisoformat(str(end)) - datetime.fromisoformat(str(start))).total_seconds()
+    except (ValueError, TypeError):
+        return None
+    return span if 0 < span <= fields.MAX_SECONDS else None
 
 
 def _iso(text) -> str:

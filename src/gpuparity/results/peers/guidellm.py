@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
-from gpuparity.results.peers import common
+from gpuparity.results.peers import common, fields
+from gpuparity.results.peers.fields import Count, EpochSeconds, Length, Millis, Number, Positive, Seconds, Url
 
 TOOL = "guidellm"
 MAX_REQUESTS = 1_000_000
-Num = StrictFloat | StrictInt
 
 
 class _Loose(BaseModel):
@@ -31,7 +31,9 @@ class _Loose(BaseModel):
 
 
 class Timings(_Loose):
-    request_iterations: Optional[StrictInt] = Field(None, ge=0)
+    request_iterations: Optional[Count] = None
+    first_token_iteration: Optional[EpochSeconds] = None
+    last_token_iteration: Optional[EpochSeconds] = None
 
 
 class ReqInfo(_Loose):
@@ -40,11 +42,11 @@ class ReqInfo(_Loose):
 
 
 class Request(_Loose):
-    request_start_time: Optional[Num] = None
-    request_end_time: Optional[Num] = None
-    time_to_first_token_ms: Optional[Num] = Field(None, ge=0)
-    prompt_tokens: Optional[StrictInt] = Field(None, ge=0)
-    output_tokens: Optional[StrictInt] = Field(None, ge=0)
+    request_start_time: Optional[EpochSeconds] = None
+    request_end_time: Optional[EpochSeconds] = None
+    time_to_first_token_ms: Optional[Millis] = None
+    prompt_tokens: Optional[Count] = None
+    output_tokens: Optional[Count] = None
     output: Optional[StrictStr] = None
     request_args: Optional[StrictStr] = Field(None, max_length=10_000_000)
     info: Optional[ReqInfo] = None
@@ -58,13 +60,13 @@ class Requests(_Loose):
 
 class Strategy(_Loose):
     type_: StrictStr = Field(max_length=40)
-    streams: Optional[StrictInt] = Field(None, ge=1)
-    rate: Optional[Num] = Field(None, gt=0)
-    max_concurrency: Optional[StrictInt] = Field(None, ge=1)
+    streams: Optional[StrictInt] = Field(None, ge=1, le=MAX_REQUESTS)
+    rate: Optional[Positive] = None
+    max_concurrency: Optional[StrictInt] = Field(None, ge=1, le=MAX_REQUESTS)
 
 
 class Backend(_Loose):
-    target: Optional[StrictStr] = Field(None, max_length=2000)
+    target: Optional[Url] = None
     model: Optional[StrictStr] = Field(None, max_length=1000)
     request_format: Optional[StrictStr] = Field(None, max_length=100)
 
@@ -78,15 +80,16 @@ class Benchmark(_Loose):
     config: BenchConfig
     requests: Requests
     metrics: dict[str, Any] = Field(default_factory=dict)
-    start_time: Optional[Num] = None
-    duration: Optional[Num] = None
+    start_time: Optional[EpochSeconds] = None
+    end_time: Optional[EpochSeconds] = None
+    duration: Optional[Seconds] = None
 
 
 class Data(_Loose):
-    prompt_tokens: Optional[StrictInt] = Field(None, ge=1)
-    prompt_tokens_stdev: Optional[Num] = None
-    output_tokens: Optional[StrictInt] = Field(None, ge=1)
-    output_tokens_stdev: Optional[Num] = None
+    prompt_tokens: Optional[Length] = None
+    prompt_tokens_stdev: Optional[Number] = Field(None, ge=0, le=fields.MAX_FIGURE, allow_inf_nan=False)
+    output_tokens: Optional[Length] = None
+    output_tokens_stdev: Optional[Number] = Field(None, ge=0, le=fields.MAX_FIGURE, allow_inf_nan=False)
 
 
 class Tokenizer(_Loose):
@@ -160,7 +163,7 @@ def _sent_ignore_eos(req: Request, path: str) -> bool | None:
     return v if isinstance(v, bool) else None
 
 
-def convert(obj: dict, path: str, data: bytes) -> dict:
+def convert(obj: dict, path: str, data: bytes, declared: common.Declared = common.NOTHING_DECLARED) -> dict:
     """The report as a run document, one point per benchmark (validated by the caller)."""
     from gpuparity.validate import parse
 
@@ -192,8 +195,10 @@ def convert(obj: dict, path: str, data: bytes) -> dict:
             "time_to_first_token_ms", "inter_token_latency_ms", "time_per_output_token_ms", "request_latency",
             "output_tokens_per_second", "tokens_per_second", "requests_per_second") for stat in ("mean", "median")}
         stated.update({"output_token_count.total_sum": _stat(b.metrics, "output_token_count", "total_sum"),
-                       "duration": b.duration, "request_totals": totals or None})
-        stated = {k: v for k, v in stated.items() if v is not None}
+                       "duration": b.duration})
+        stated = fields.figures({k: v for k, v in stated.items() if v is not None}, f"{path}: metrics")
+        if totals:
+            stated["request_totals"] = fields.figures(totals, f"{path}: metrics.request_totals")
         info = common.imported_info(TOOL, version, path, backend.model, backend.target, bool(whole), stated,
                                     {"strategy": b.config.strategy.type_, "tokenizer": tokenizer})
         first = first if first is not None else b.start_time
@@ -205,16 +210,14 @@ def convert(obj: dict, path: str, data: bytes) -> dict:
                 ttft = r.time_to_first_token_ms / 1e3 if r.time_to_first_token_ms is not None else None
                 rows.append(common.row(i, status == "ok" and ttft is not None, (r.info.error if r.info else None)
                                        or status, r.request_start_time - t0, r.request_end_time - t0, ttft, [],
-                                       r.prompt_tokens, r.output_tokens, out_len, r.output, timing.request_iterations))
+                                       r.prompt_tokens, r.output_tokens, out_len, r.output, timing.request_iterations,
+                                       timing.last_token_iteration - t0 if timing.last_token_iteration else None))
             results.append(common.point_result(params, rows, f"{TOOL}: {tokenizer or backend.model or 'its tokenizer'}",
-                                               info, path))
+                                               info, path, common.DEFAULT_PERCENTILES, declared.gpus))
         else:
             results.append(common.stated_result(params, _stat(b.metrics, "output_tokens_per_second", "mean"),
-                                                stated, info))
+                                                stated, info, declared.gpus))
     started = common.iso(first if isinstance(first, (int, float)) else 0, path)
-    host = None
-    if rep.benchmarks[0].config.backend and rep.benchmarks[0].config.backend.target:
-        from urllib.parse import urlsplit
-
-        host = urlsplit(rep.benchmarks[0].config.backend.target).hostname
-    return common.run_document(TOOL, version, path, data, started, results, host)
+    backend = rep.benchmarks[0].config.backend
+    host = fields.url_parts(backend.target if backend else None, path, "config.backend.target")[1]
+    return common.run_document(TOOL, version, path, data, started, results, host, declared=declared)

@@ -16,18 +16,25 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
-from typing import Annotated, Optional
+from typing import Optional
 
-from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
-from gpuparity.results.peers import common
+from gpuparity.results.peers import common, fields
+from gpuparity.results.peers.fields import Count, Figure, Positive, Seconds
 
 TOOL = "vllm bench serve"
 MAX_REQUESTS = 1_000_000
+# vLLM's own top-level fields (its --save-result schema); any other is --metadata
+VLLM_FIELDS = {"date", "endpoint_type", "backend", "label", "model_id", "tokenizer_id", "num_prompts", "num_processes",
+               "request_rate", "burstiness", "max_concurrency", "ramp_up_strategy", "ramp_up_start_rps",
+               "ramp_up_end_rps", "duration", "completed", "failed", "total_input_tokens", "total_output_tokens",
+               "request_throughput", "request_goodput", "output_throughput", "total_token_throughput",
+               "max_output_tokens_per_s", "max_concurrent_requests", "input_lens", "output_lens", "ttfts", "itls",
+               "latencies", "start_times", "queue_times", "errors", "generated_texts", "best_of", "ignore_eos",
+               "read_timeout", "retries"}
+GPU_KEYS = ("gpu", "gpu_type", "gpu_name", "gpu_model", "hardware", "device", "accelerator")
 STATED = re.compile(r"^(mean|median|std|p\d+(?:\.\d+)?)_(ttft|tpot|itl|e2el)_ms$")
-Num = StrictFloat | StrictInt
-Seconds = Annotated[StrictFloat | StrictInt, Field(ge=0, allow_inf_nan=False)]
-Count = Annotated[StrictInt, Field(ge=0, le=10**9)]
 
 
 class Result(BaseModel):
@@ -39,20 +46,20 @@ class Result(BaseModel):
     model_id: Optional[StrictStr] = Field(None, max_length=1000)
     tokenizer_id: Optional[StrictStr] = Field(None, max_length=1000)
     num_prompts: Optional[StrictInt] = Field(None, ge=1, le=MAX_REQUESTS)
-    request_rate: Optional[Num | StrictStr] = None
-    burstiness: Optional[Num] = Field(None, gt=0)
-    max_concurrency: Optional[StrictInt] = Field(None, ge=1)
+    request_rate: Optional[Positive | StrictStr] = None
+    burstiness: Optional[Positive] = None
+    max_concurrency: Optional[StrictInt] = Field(None, ge=1, le=MAX_REQUESTS)
     ramp_up_strategy: Optional[StrictStr] = Field(None, max_length=20)
-    ramp_up_start_rps: Optional[Num] = Field(None, gt=0)
-    ramp_up_end_rps: Optional[Num] = Field(None, gt=0)
-    duration: Num = Field(gt=0)
-    completed: StrictInt = Field(ge=0)
-    failed: Optional[StrictInt] = Field(None, ge=0)
-    total_input_tokens: Optional[StrictInt] = Field(None, ge=0)
-    total_output_tokens: Optional[StrictInt] = Field(None, ge=0)
-    request_throughput: Optional[Num] = None
-    output_throughput: Optional[Num] = None
-    total_token_throughput: Optional[Num] = None
+    ramp_up_start_rps: Optional[Positive] = None
+    ramp_up_end_rps: Optional[Positive] = None
+    duration: Seconds = Field(gt=0)
+    completed: Count
+    failed: Optional[Count] = None
+    total_input_tokens: Optional[Count] = None
+    total_output_tokens: Optional[Count] = None
+    request_throughput: Optional[Figure] = None
+    output_throughput: Optional[Figure] = None
+    total_token_throughput: Optional[Figure] = None
     input_lens: Optional[list[Count]] = Field(None, max_length=MAX_REQUESTS)
     output_lens: Optional[list[Count]] = Field(None, max_length=MAX_REQUESTS)
     ttfts: Optional[list[Seconds]] = Field(None, max_length=MAX_REQUESTS)
@@ -68,19 +75,13 @@ def looks_like(obj) -> bool:
         "backend" in obj or "endpoint_type" in obj) and "model_id" in obj
 
 
-def _meta(res: Result, *names: str):
+def _meta(res: Result, *names: str) -> tuple[str, object]:
+    """(the name, the value) of the first of `names` the file's --metadata states."""
     extra = res.model_extra or {}
     for n in names:
         if n in extra and extra[n] not in (None, ""):
-            return extra[n]
-    return None
-
-
-def _int(v) -> int | None:
-    try:
-        return int(str(v)) if v is not None else None
-    except ValueError:
-        return None
+            return n, extra[n]
+    return names[0], None
 
 
 def _load(res: Result, path: str) -> dict:
@@ -106,7 +107,12 @@ def _load(res: Result, path: str) -> dict:
     return load
 
 
-def convert(obj: dict, path: str, data: bytes) -> dict:
+def _length(res: Result, path: str, *names: str) -> int | None:
+    name, value = _meta(res, *names)
+    return fields.length(value, path, f"{name} (--metadata)")
+
+
+def convert(obj: dict, path: str, data: bytes, declared: common.Declared = common.NOTHING_DECLARED) -> dict:
     """The file as a run document (not yet validated: the caller's validate_run does it)."""
     from gpuparity.validate import parse
 
@@ -117,25 +123,30 @@ def convert(obj: dict, path: str, data: bytes) -> dict:
     errors = res.errors if res.errors is not None and len(res.errors) == n else [None] * n
     texts = res.generated_texts if res.generated_texts is not None and len(res.generated_texts) == n else [None] * n
     ok = [not e and (res.latencies[i] > 0 if detailed else True) for i, e in enumerate(errors)] if detailed else []
-    in_len = _int(_meta(res, "input_len", "random_input_len"))
-    out_len = _int(_meta(res, "output_len", "random_output_len"))
-    if detailed:
-        in_len = in_len or common.same([res.input_lens[i] for i in range(n) if ok[i]])
-        out_len = out_len or common.same([res.output_lens[i] for i in range(n) if ok[i]])
-    eos = _meta(res, "ignore_eos")
+    in_len = _length(res, path, "input_len", "random_input_len")
+    out_len = _length(res, path, "output_len", "random_output_len")
+    # the lengths every request shares (a file without start times but with its lengths: those)
+    lens = [(a, b) for a, b, e in zip(res.input_lens or [], res.output_lens or [], res.errors or [None] * len(
+        res.input_lens or []), strict=False) if not e and b] if not detailed else \
+        [(res.input_lens[i], res.output_lens[i]) for i in range(n) if ok[i]]
+    in_len = in_len or common.same([a for a, _ in lens])
+    out_len = out_len or common.same([b for _, b in lens])
+    eos = fields.flag(_meta(res, "ignore_eos")[1], path, "ignore_eos")
     if eos is not None:
-        ignore_eos = str(eos).strip().lower() in ("true", "1", "yes")
+        ignore_eos = eos
     else:                               # every request ran to the one length: to its cap
-        ignore_eos = bool(detailed and out_len and all(res.output_lens[i] == out_len for i in range(n) if ok[i]))
+        ignore_eos = bool(lens and out_len and all(b == out_len for _, b in lens))
     endpoint = "chat" if "chat" in (res.backend or res.endpoint_type or "") else "completions"
     requests = n if detailed else (res.num_prompts or res.completed + (res.failed or 0))
     params = common.point_params(endpoint, ignore_eos, in_len, out_len, _load(res, path), requests)
     extra = res.model_extra or {}
-    stated = {k: v for k, v in extra.items() if STATED.match(k) and isinstance(v, (int, float))}
-    stated.update({k: getattr(res, k) for k in ("duration", "completed", "failed", "total_input_tokens",
-                                                "total_output_tokens", "request_throughput", "output_throughput",
-                                                "total_token_throughput") if getattr(res, k) is not None})
-    settings = {"tokenizer_id": res.tokenizer_id, "burstiness": res.burstiness, "date": res.date}
+    stated = {k: getattr(res, k) for k in ("duration", "completed", "failed", "total_input_tokens",
+                                           "total_output_tokens", "request_throughput", "output_throughput",
+                                           "total_token_throughput") if getattr(res, k) is not None}
+    stated.update(fields.figures({k: v for k, v in extra.items() if STATED.match(k)}, path))
+    metadata = _metadata(extra)
+    settings = {"tokenizer_id": res.tokenizer_id, "burstiness": res.burstiness, "date": res.date,
+                **({"metadata": metadata} if metadata else {})}
     info = common.imported_info(TOOL, None, path, res.model_id, None, detailed, stated, settings)
     if detailed:
         t0 = min(res.start_times)
@@ -144,10 +155,60 @@ def convert(obj: dict, path: str, data: bytes) -> dict:
                            texts[i], len(res.itls[i]) + 1) for i in range(n)]
         qs = sorted({float(m.group(1)[1:]) for k in stated if (m := STATED.match(k)) and m.group(1).startswith("p")})
         result = common.point_result(params, rows, f"{TOOL}: {res.tokenizer_id or res.model_id or 'its tokenizer'}",
-                                     info, path, tuple(qs) or common.DEFAULT_PERCENTILES)
+                                     info, path, tuple(qs) or common.DEFAULT_PERCENTILES, declared.gpus)
     else:
-        result = common.stated_result(params, res.output_throughput, stated, info)
-    return common.run_document(TOOL, None, path, data, _date(res.date), [result], None)
+        result = common.stated_result(params, res.output_throughput, stated, info, declared.gpus, _rebuilt(res, stated),
+                                      metadata)
+    return common.run_document(TOOL, None, path, data, _date(res.date), [result], None, _product(metadata), declared)
+
+
+def _metadata(extra: dict) -> dict:
+    """The --metadata KEY=VALUE pairs the file carries beside vLLM's own fields (gpu=, tp=, ...):
+    kept as the peer's text, bounded and fit to print."""
+    out = {}
+    for k, v in extra.items():
+        if STATED.match(k) or k in VLLM_FIELDS or not isinstance(v, (str, int, float)) or isinstance(v, bool):
+            continue
+        if len(out) >= 50:
+            break
+        out[common.one_line(k, 100)] = common.one_line(v, 200) if isinstance(v, str) else v
+    return out
+
+
+def _product(metadata: dict) -> str | None:
+    """The server's GPU where the file's metadata names it (gpu=H100, gpu_type=MI300X, ...)."""
+    for key in GPU_KEYS:
+        v = metadata.get(key)
+        if isinstance(v, str) and v.strip():
+            return v.strip()
+    return None
+
+
+def _rebuilt(res: Result, stated: dict) -> dict | None:
+    """vLLM's latency summaries redone from a detailed file that has ttfts and itls but no
+    latencies or start times (earlier versions): E2EL rebuilt as TTFT + the gaps (to the last
+    token), TPOT = the gaps / (output tokens - 1); no rates (no timeline). None without them."""
+    import numpy as np
+
+    n = len(res.ttfts or [])
+    if not n or any(x is None or len(x) != n for x in (res.itls, res.output_lens)):
+        return None
+    good = [i for i in range(n) if (not res.errors or len(res.errors) != n or not res.errors[i])
+            and res.output_lens[i] > 0]
+    qs = sorted({float(m.group(1)[1:]) for k in stated if (m := STATED.match(k)) and m.group(1).startswith("p")})
+    series = {"ttft": [res.ttfts[i] for i in good],
+              "tpot": [sum(res.itls[i]) / (res.output_lens[i] - 1) for i in good if res.output_lens[i] > 1],
+              "itl": [g for i in good for g in res.itls[i]],
+              "e2el": [res.ttfts[i] + sum(res.itls[i]) for i in good]}
+    out: dict = {"completed": len(good)}
+    for name, values in series.items():
+        if not values:
+            continue
+        x = np.asarray(values, dtype=float) * 1e3
+        out.update({f"mean_{name}_ms": float(x.mean()), f"median_{name}_ms": float(np.median(x)),
+                    f"std_{name}_ms": float(x.std()),
+                    **{f"p{q:g}_{name}_ms": float(np.percentile(x, q)) for q in qs or (99.0,)}})
+    return out
 
 
 def _date(text: str | None) -> str:
