@@ -28,6 +28,8 @@ DEVICES = [
     ("NVIDIA GeForce RTX 4090 D", "sm_89", 23.6 * GIB, None),  # the China edition: other SM count
     ("NVIDIA GeForce RTX 4080 SUPER", "sm_89", 15.6 * GIB, None),
     ("NVIDIA B200", "sm_100", 178.4 * GIB, "b200"),
+    ("NVIDIA B300 SXM6 AC", "sm_103", 270.0, "b300"),
+    ("NVIDIA Blackwell Ultra GPU (B300-SXM-270GB)", "sm_103", 270.0, "b300"),   # as MLPerf writes it
     ("NVIDIA H100 80GB HBM3 MIG 1g.10gb", "sm_90", 9.5 * GIB, None),   # a MIG slice: no whole-chip peak
     ("NVIDIA H100 80GB HBM3 MIG 3g.40gb", "sm_90", 39.4 * GIB, None),
     ("AMD Instinct MI300X", "gfx942", 192.0 * GIB, "mi300x"),

@@ -21,7 +21,7 @@ from functools import lru_cache
 _NOISE = re.compile(r"\bvirtuali[sz]ed\b|\(x\d{1,6}(?:x\d{1,6})?\)|\bnps\d\b|\b[sdqc]px\b|\b\d{1,5}\s?w\b", re.I)
 _MEMORY = re.compile(r"(?<!\d)(\d{1,4})\s?gb?\b", re.I)
 _JOINS = re.compile(r",|;|\s\+\s|\s+and\s+", re.I)
-_VARIANTS = {"cts": "CTS (custom thermal)", "nvl": "NVL", "pcie": "PCIe"}
+_VARIANTS = {"cts": "CTS (custom thermal)", "dlc": "DLC (direct liquid cooling)", "nvl": "NVL", "pcie": "PCIe"}
 
 
 def clean_accelerator(text: str) -> str:
@@ -32,7 +32,7 @@ def clean_accelerator(text: str) -> str:
 @lru_cache(maxsize=4096)
 def map_accelerator(text: str) -> dict:
     """{'name', 'spec_id', 'vendor', 'mixed', 'variant', 'base_spec_id'}; spec_id None when the part
-    has no spec row. A product variant without its own row (custom thermal 'CTS', or an 'NVL' or
+    has no spec row. A product variant without its own row (custom thermal 'CTS', liquid-cooled 'DLC', or an 'NVL' or
     'PCIe' edition of a part that has none) is its own product: its spec_id is None and
     base_spec_id names the part it varies, so a comparison pools the two only when asked to; an
     edition with its own row (H100 NVL, H200 NVL) is that row's part."""

@@ -41,8 +41,8 @@ RULES: dict[str, tuple[list[set[str]], set[str], set[float]]] = {
     "gh200-144gb": ([{"gh200"}], set(), {144, 624}),
     "b200": ([{"b200"}], {"sxm"}, {180, 192}),
     "gb200": ([{"gb200"}], set(), {186, 192}),
-    "b300": ([{"b300"}], {"sxm", "sxm6", "ac"}, {270, 288}),
-    "gb300": ([{"gb300"}], set(), {279, 288}),
+    "b300": ([{"b300"}], {"sxm", "sxm6", "ac", "ultra"}, {270, 288}),   # "NVIDIA Blackwell Ultra GPU (B300-SXM-270GB)"
+    "gb300": ([{"gb300"}], {"ultra"}, {279, 288}),
     "vr200": ([{"vr200"}, {"vera", "rubin"}, {"rubin"}], set(), {288}),
     "a100-sxm-80gb": ([{"a100"}], {"sxm", "sxm4"}, {80}),
     "a100-sxm-40gb": ([{"a100"}], {"sxm", "sxm4"}, {40}),
