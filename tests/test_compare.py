@@ -11,7 +11,7 @@ import pytest
 
 from gpuparity import SCHEMA_VERSION
 from gpuparity.comparison.compare import compare_runs, compare_sides
-from gpuparity.comparison.serving_compare import pareto
+from gpuparity.comparison.envelope import envelope as pareto
 from gpuparity.comparison.sides import side_from_runs, side_from_store
 from gpuparity.comparison.verdict import verdict
 from gpuparity.measure.stats import log_median_se

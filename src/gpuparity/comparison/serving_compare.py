@@ -129,7 +129,6 @@ def load_of(params) -> float | None:
     return None
 
 
-pareto = envelope        # its earlier name (comparison/envelope.py holds the math)
 
 
 def _scales(rng: np.random.Generator, draws: int, df: float) -> np.ndarray:

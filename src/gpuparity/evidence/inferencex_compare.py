@@ -4,8 +4,8 @@ model, precision and (isl, osl), read at equal interactivity (tokens/s per user)
 geometrically over the range both envelopes cover; rows with speculative decoding (spec_method mtp)
 and without are compared apart, never mixed into one envelope.
 
-The envelope and its interpolation are the serving comparison's (comparison/serving_compare): one
-adapter below (`envelope_at`) calls it, so a new version of that method is switched in at one place.
+The envelope and its interpolation are the serving comparison's (comparison/envelope), called from
+one place below (`equal_interactivity`).
 """
 
 from __future__ import annotations
@@ -14,23 +14,20 @@ SPEC_GROUPS = {"none": "no speculative decoding", "mtp": "MTP speculative decodi
 
 
 def equal_interactivity(a: list[tuple[float, float]], b: list[tuple[float, float]], count: int) -> dict | None:
-    """The adapter to the serving comparison (comparison/serving_compare): each side's best-throughput
-    (Pareto) envelope of its (interactivity, throughput) points, levels spread geometrically over the
-    interactivity range both envelopes cover, and each envelope linearly interpolated there.
-    {levels, a, b, vertices_a, vertices_b}; None when the ranges do not overlap."""
-    import numpy as np
+    """Each side's best-throughput envelope of its (interactivity, throughput) points, read at
+    `count` levels spread geometrically over the interactivity range both cover (the serving
+    comparison's math, comparison/envelope). {levels, a, b, vertices_a, vertices_b}; None when the
+    ranges do not overlap."""
+    from gpuparity.comparison.envelope import envelope, levels_between, overlap, throughput_at
 
-    from gpuparity.comparison.serving_compare import pareto
-
-    xa, ya = pareto(a)
-    xb, yb = pareto(b)
-    lo, hi = max(xa[0], xb[0]), min(xa[-1], xb[-1])
-    if not (lo > 0 and hi >= lo):
+    env_a, env_b = envelope(a), envelope(b)
+    span = overlap(env_a, env_b)
+    if span is None:
         return None
-    at = np.unique(np.geomspace(lo, hi, count)) if hi > lo else np.array([lo])
-    return {"levels": at.tolist(), "a": np.interp(at, xa, ya).tolist(), "b": np.interp(at, xb, yb).tolist(),
-            "vertices_a": list(zip(xa.tolist(), ya.tolist(), strict=True)),
-            "vertices_b": list(zip(xb.tolist(), yb.tolist(), strict=True))}
+    at = levels_between(*span, count)
+    return {"levels": at.tolist(), "a": throughput_at(env_a, at).tolist(), "b": throughput_at(env_b, at).tolist(),
+            "vertices_a": list(zip(*(v.tolist() for v in env_a), strict=True)),
+            "vertices_b": list(zip(*(v.tolist() for v in env_b), strict=True))}
 
 
 def _group_of(row: dict) -> str:
