@@ -2,13 +2,16 @@
 bench/device_check.sh (which passes the interpreter it was given); on a CPU every row runs and the
 GPU-only ones say SKIP with the reason.
 
-    python bench/device_check.py [--out DIR] [--full] [--budget SECONDS] [--steps a,b,...]
+    python bench/device_check.py [--out DIR] [--full] [--budget SECONDS] [--steps a,b,...] [--rehearse]
 
 Each step (bench/device_steps.py) runs in its own process with its own timeout, the smaller of
 its cap and what is left of the budget (about 5.5 minutes; --full adds the max-achievable GEMM
 against a bare loop and the quick kernel suite in about 8.5): a step that hangs or crashes costs
 its row, never the others. DIR/device_check.json is rewritten after every step (a whole file
-replaces the last one), so a check stopped half-way keeps the rows it finished.
+replaces the last one), so a check stopped half-way keeps the rows it finished. With --rehearse
+(REHEARSE=1) and no GPU, every step runs its own code on the CPU at small sizes (under a budget
+and caps REHEARSAL_SLOWER times longer): the rows SKIP with what they measured, and a step that
+crashes FAILs here, before a borrowed GPU's minutes are spent on it.
 
 Rows: event timing, graphs, rotation, copy (device, h2d, d2h), cache flush, energy vs integrated
 power, throttle reading, fp8 (tensor / row scales, fast accumulation), MXFP4 probe, TF32 proof,
@@ -31,6 +34,7 @@ sys.path.insert(0, HERE)
 
 BUDGET_S = {False: 330.0, True: 510.0}     # within 6 (FULL: 9) minutes with the state readings around it
 MIN_STEP_S = 10.0                          # a step is not started with less left than this
+REHEARSAL_SLOWER = 3.0                     # a CPU rehearsal's caps and budget: a busy 2-core CPU is slower
 
 
 def write_atomic(path: str, doc: dict) -> None:
@@ -111,6 +115,8 @@ def main() -> int:
     ap.add_argument("--full", action="store_true", default=os.environ.get("FULL") == "1")
     ap.add_argument("--budget", type=float, default=None, help="seconds for every step together")
     ap.add_argument("--steps", default=os.environ.get("STEPS"), help="only these rows (comma list)")
+    ap.add_argument("--rehearse", action="store_true", default=os.environ.get("REHEARSE") == "1",
+                    help="no GPU here: run every step's code on the CPU at small sizes (a crash FAILs)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     budget = args.budget or BUDGET_S[args.full]
@@ -120,9 +126,16 @@ def main() -> int:
     t0 = time.perf_counter()
     seen, no_gpu = probe_gpus()
     os.environ["DEVICE_CHECK_NO_GPU"] = no_gpu
-    print(f"device: {seen}" + (f" ({no_gpu}: GPU-only rows SKIP)" if no_gpu else ""), flush=True)
+    rehearse = bool(no_gpu) and args.rehearse
+    slower = REHEARSAL_SLOWER if rehearse else 1.0
+    if rehearse:
+        os.environ["DEVICE_CHECK_REHEARSE"] = "1"
+        budget *= 1.0 if args.budget else slower
+    print(f"device: {seen}" + (f" ({no_gpu}: " + ("every step rehearsed on the CPU)" if rehearse else
+                                                   "GPU-only rows SKIP)") if no_gpu else ""), flush=True)
     doc = {"started": time.strftime("%Y-%m-%dT%H:%M:%S"), "python": sys.executable, "full": args.full,
-           "budget_s": budget, "device": seen, "planned": [s.name for s in steps], "rows": [], "finished": False}
+           "rehearsal": rehearse, "budget_s": budget, "device": seen, "planned": [s.name for s in steps],
+           "rows": [], "finished": False}
     write_atomic(path, doc)
     for step in steps:
         left = budget - (time.perf_counter() - t0)
@@ -130,7 +143,7 @@ def main() -> int:
             rows, took = [{"row": step.name, "figure": "-", "target": "-", "verdict": "SKIP",
                            "reason": f"the check's {budget:.0f} s budget is spent"}], "0"
         else:
-            rows, took = run_step(step.name, args.out, min(step.cap_s, left))
+            rows, took = run_step(step.name, args.out, min(step.cap_s * slower, left))
         for r in rows:
             r["seconds"] = float(took)
             print(f"-- {r['row']}: {r['verdict']} {r['figure']} {r.get('reason') or ''}", flush=True)

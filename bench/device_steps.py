@@ -4,7 +4,10 @@
 
 and prints its rows as one JSON line ("ROWS [...]") last: {"row", "figure", "target", "verdict"
 (PASS | FAIL | SKIP), "reason"}. A step that needs a GPU says SKIP with the reason where there is
-none. STEPS holds each step's time cap and, where it measures through gpuparity's loop, the cases
+none. A rehearsal (DEVICE_CHECK_REHEARSE=1, set by device_check.py --rehearse where torch sees no
+GPU) runs every step's own code on the CPU at small sizes instead, so that a step that would crash
+is found before a borrowed GPU's minutes are spent on it: a step that ran says SKIP with what it
+measured (a CPU's figures judge nothing), one that crashed or could not run its path says FAIL. STEPS holds each step's time cap and, where it measures through gpuparity's loop, the cases
 it plans, so that the project's own planner can check a step fits its cap (tests/test_device_check.py).
 Sizes are small on purpose: one borrowed H100 or H200 runs every step in about five minutes.
 """
@@ -23,6 +26,20 @@ from typing import Callable
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+REHEARSAL = os.environ.get("DEVICE_CHECK_REHEARSE") == "1"
+DEV = "cpu" if REHEARSAL else "cuda"       # where the steps put their tensors
+
+
+def size(gpu, cpu):
+    """A step's size on the GPU, or the small one a CPU rehearsal runs the same code at."""
+    return cpu if REHEARSAL else gpu
+
+
+def gpu_count() -> int:
+    """The GPUs here (a rehearsal stands in one)."""
+    import torch
+
+    return 1 if REHEARSAL else torch.cuda.device_count()
 
 
 @dataclass
@@ -116,11 +133,12 @@ def event_timing(args) -> list[dict]:
     """Device events against the host's clock around one synchronised burst of GEMMs."""
     import torch
 
-    from gpuparity.measure.clocks import TorchGpuClock
+    from gpuparity.measure.clocks import clock_for
 
-    a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
-    clock = TorchGpuClock("cuda")
+    n = size(4096, 256)
+    a = torch.randn(n, n, device=DEV, dtype=torch.bfloat16)
+    b = torch.randn(n, n, device=DEV, dtype=torch.bfloat16)
+    clock = clock_for(DEV)
     for _ in range(20):
         a @ b
     clock.sync()
@@ -128,7 +146,7 @@ def event_timing(args) -> list[dict]:
     for _ in range(5):
         t0 = time.perf_counter()
         s = clock.marker()
-        for _ in range(200):
+        for _ in range(size(200, 20)):
             a @ b
         e = clock.marker()
         clock.sync()
@@ -205,10 +223,10 @@ def cache_flush(args) -> list[dict]:
 
     ctx = context()
     llc = ((ctx.fingerprint.get("devices") or [{}])[0]).get("llc_bytes") or 2**25
-    x = torch.randn(max(2**20, llc // 2) // 4, device="cuda")      # half the LLC: warm, it stays there
-    cfg = LoopConfig.for_suite("quick", "cuda")
-    warm = measure(lambda: x.sum(), "cuda", cfg)
-    cold = measure(lambda: x.sum(), "cuda", replace(cfg, cold=True, flush_bytes=flush_bytes(ctx)))
+    x = torch.randn(max(2**20, llc // 2) // 4, device=DEV)      # half the LLC: warm, it stays there
+    cfg = LoopConfig.for_suite("quick", DEV)
+    warm = measure(lambda: x.sum(), DEV, cfg)
+    cold = measure(lambda: x.sum(), DEV, replace(cfg, cold=True, flush_bytes=flush_bytes(ctx)))
     tw, tc = warm.summary["median"], cold.summary["median"]
     return [row("cache flush", f"{x.numel() * 4 / 2**20:.0f} MiB read (LLC {llc / 2**20:.0f} MiB): warm "
                 f"{tw * 1e6:.1f} us, flushed {tc * 1e6:.1f} us = {tc / tw:.2f}x", "flushed > 1.1x warm",
@@ -218,7 +236,7 @@ def cache_flush(args) -> list[dict]:
 def energy(args) -> list[dict]:
     from power_check import power_run
 
-    _, r = power_run(5.0)
+    _, r = power_run(size(5.0, 1.0))
     t = r.get("telemetry") or {}
     agree = t.get("counter_agreement")
     if agree is None:
@@ -245,7 +263,8 @@ def throttle(args) -> list[dict]:
 
 def _fp8_cases(ctx):
     fast = (False, True) if ctx.backend == "cuda" else (False,)
-    return [("gemm", {"m": 2048, "n": 2048, "k": 2048, "layout": "nn", "dtype": "fp8", "scaling": s, "fast_accum": f})
+    m = size(2048, 256)
+    return [("gemm", {"m": m, "n": m, "k": m, "layout": "nn", "dtype": "fp8", "scaling": s, "fast_accum": f})
             for s in ("tensor", "row") for f in fast]
 
 
@@ -326,7 +345,8 @@ def profiler(args) -> list[dict]:
 
 
 def llm_decode(args) -> list[dict]:
-    doc, tail = cli(["run", "llm", "--set", "model=synthetic:llama-3.1-8b", "--set", "layers=4", "--set", "batch=1",
+    model = size("synthetic:llama-3.1-8b", "synthetic:tiny-llama")
+    doc, tail = cli(["run", "llm", "--set", f"model={model}", "--set", "layers=4", "--set", "batch=1",
                      "--set", "input_len=128", "--set", "output_len=32", "--dtype", "bf16", "--trials", "1"],
                     os.path.join(args.out, "llm.json"), timeout=150)
     if doc is None:
@@ -334,7 +354,7 @@ def llm_decode(args) -> list[dict]:
     r = doc["results"][0]
     d = r.get("derived") or {}
     v, why = verdict_of([r])
-    return [row("llm decode", f"4-layer Llama-3.1-8B shapes: decode {d.get('decode_tokens_per_s', float('nan')):.1f} "
+    return [row("llm decode", f"4-layer {model.split(':')[1]} shapes: decode {d.get('decode_tokens_per_s', float('nan')):.1f} "
                 f"tok/s, TTFT {1e3 * (d.get('ttft_s') or float('nan')):.1f} ms", "ok", v, why)]
 
 
@@ -351,9 +371,7 @@ def training(args) -> list[dict]:
 
 
 def collectives(args) -> list[dict]:
-    import torch
-
-    n = torch.cuda.device_count()
+    n = size(None, 2) or gpu_count()          # a rehearsal: two CPU ranks on gloo
     out = os.path.join(args.out, "collectives.json")
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(n), "-m", "gpuparity",
            "run", "collectives", "--suite", "comm", "--set", "ops=all_reduce", "--set", "min_bytes=64K",
@@ -377,19 +395,17 @@ def serving(args) -> list[dict]:
     workload against it as a user would run it, with gpus=."""
     import socket
 
-    import torch
-
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     server = subprocess.Popen([sys.executable, "-m", "gpuparity.demo.serving_server", "--model", "synthetic:tiny-llama",
-                               "--device", "cuda", "--port", str(port)], stdout=subprocess.PIPE,
+                               "--device", DEV, "--port", str(port)], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, cwd=ROOT)
     try:
         line = server.stdout.readline()
         if not line.startswith("serving"):
             return [row("serving gpus=", "-", "ok", "FAIL", f"server did not start: {line!r}")]
-        n = torch.cuda.device_count()
+        n = gpu_count()
         doc, tail = cli(["run", "serving", "--set", f"url=http://127.0.0.1:{port}/v1", "--set", f"gpus={n}",
                          "--set", "concurrency=1,4", "--set", "num_prompts=8", "--set", "input_len=64",
                          "--set", "output_len=32", "--set", "tokenizer=none", "--set", "warmup=1"],
@@ -414,12 +430,14 @@ def serving(args) -> list[dict]:
 def contention(args) -> list[dict]:
     """A run beside another process that keeps the GPU busy must be graded contended."""
     hog = subprocess.Popen([sys.executable, "-c", "import torch, time\n"
-                            "a = torch.randn(8192, 8192, device='cuda', dtype=torch.bfloat16)\n"
+                            f"a = torch.randn({size(8192, 512)}, {size(8192, 512)}, device='{DEV}', "
+                            "dtype=torch.bfloat16)\n"
                             "t = time.time()\nprint('busy', flush=True)\n"
                             "while time.time() - t < 40:\n    a @ a\n"], stdout=subprocess.PIPE, text=True, cwd=ROOT)
     try:
         hog.stdout.readline()
-        doc, tail = cli(["run", "gemm", "--set", "m=2048", "--set", "n=2048", "--set", "k=2048", "--dtype", "bf16",
+        m = size(2048, 256)
+        doc, tail = cli(["run", "gemm", "--set", f"m={m}", "--set", f"n={m}", "--set", f"k={m}", "--dtype", "bf16",
                          "--trials", "1"], os.path.join(args.out, "contention.json"), timeout=60)
     finally:
         hog.kill()
@@ -498,7 +516,19 @@ STEPS = [
     Step("kernel suite", 170, full_only=True, planned=_kernel_suite_cases, extra_s=15, run=kernel_suite),
 ]
 STEP = {s.name: s for s in STEPS}
-CPU_OK = set()          # every step needs a GPU: on a CPU each says SKIP with the reason
+
+
+def rehearsed(rows: list[dict], why: str) -> list[dict]:
+    """A rehearsal's rows: a path that ran says SKIP with what it measured (a CPU's figure judges no
+    GPU target); one that could not run its path (a FAIL with no figure) stays FAIL."""
+    out = []
+    for r in rows:
+        if r["verdict"] == "FAIL" and r["figure"] == "-":
+            out.append({**r, "reason": f"rehearsal on the CPU failed: {r.get('reason')}"})
+        else:
+            said = f": {r['reason']}" if r.get("reason") else ""
+            out.append({**r, "verdict": "SKIP", "reason": f"{why}; rehearsed on the CPU{said}"[:400]})
+    return out
 
 
 def main() -> int:
@@ -507,14 +537,16 @@ def main() -> int:
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     step = STEP[args.step]
-    why = None if step.name in CPU_OK else gpu_or_reason()
-    if why:
+    why = gpu_or_reason()
+    if why and not REHEARSAL:
         rows = skip(step.name, "-", why)
     else:
         try:
             rows = step.run(args)
         except Exception as exc:  # noqa: BLE001 - the row says what broke; the next step still runs
             rows = [row(step.name, "-", "-", "FAIL", f"crashed: {type(exc).__name__}: {str(exc).strip()[:240]}")]
+        if REHEARSAL:
+            rows = rehearsed(rows, why or "no GPU")
     print("ROWS " + json.dumps(rows, default=str), flush=True)
     return 0
 

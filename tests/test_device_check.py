@@ -1,7 +1,9 @@
 """bench/device_check.sh on this CPU machine: every row runs (the GPU-only ones SKIP with the
 reason) under the interpreter it was given, device_check.json is rewritten after every step and
 keeps the finished rows when the check is killed half-way; and the cases the steps plan fit their
-caps and the check's budget by the project's own planner on an H100 and an H200."""
+caps and the check's budget by the project's own planner on an H100 and an H200; and the CPU
+rehearsal runs every step's own code (small sizes), so a step that would crash on a borrowed GPU
+fails here first."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 
 import device_check  # noqa: E402
-from device_steps import STEPS  # noqa: E402
+from device_steps import STEPS, rehearsed, row  # noqa: E402
 
 
 def start(out, **env):
@@ -89,3 +91,28 @@ def test_a_step_past_its_timeout_costs_its_row_only(tmp_path):
     rows, _ = device_check.run_step("fp8", str(tmp_path), 0.05)      # no interpreter starts in 50 ms
     assert rows == [{"row": "fp8", "figure": "-", "target": "-", "verdict": "FAIL", "reason": "timed out after 0 s"}]
     assert "=== fp8" in (tmp_path / "steps.log").read_text()
+
+
+def test_the_rehearsal_runs_every_steps_own_code_on_the_cpu(tmp_path):
+    p = start(tmp_path, REHEARSE="1")
+    log, _ = p.communicate(timeout=900)
+    doc = json.loads((tmp_path / "device_check.json").read_text())
+    assert doc["rehearsal"] is True and doc["finished"] is True, log[-3000:]
+    failed = [r for r in doc["rows"] if r["verdict"] != "SKIP"]
+    assert not failed and p.returncode == 0, failed
+    steps = [s.name for s in STEPS if not s.full_only]
+    assert {r["row"].split(" ")[0] for r in doc["rows"]} >= {n.split(" ")[0] for n in steps}
+    assert all("rehearsed on the CPU" in r["reason"] for r in doc["rows"])
+    ran = {r["row"]: r["figure"] for r in doc["rows"]}
+    # the paths really ran: a figure where a CPU can give one
+    for name in ("event timing", "graphs", "cache flush", "moe", "profiler trace", "llm decode", "training step",
+                 "collectives", "serving gpus=", "contention grading"):
+        assert ran[name] != "-", (name, ran[name])
+    assert ran["collectives"].startswith("world 2") and "contended=True" in ran["contention grading"]
+
+
+def test_a_rehearsed_step_that_could_not_run_its_path_fails():
+    rows = rehearsed([row("llm decode", "-", "ok", "FAIL", "exit 1: Traceback"),
+                      row("graphs", "1 TFLOP/s", "graph >= queue", "FAIL")], "no GPU")
+    assert [r["verdict"] for r in rows] == ["FAIL", "SKIP"]
+    assert "rehearsal on the CPU failed: exit 1" in rows[0]["reason"] and "rehearsed on the CPU" in rows[1]["reason"]
