@@ -153,16 +153,15 @@ Z95 = 1.959963984540054
 
 
 def config_label(run: dict | None, info: dict) -> str:
-    """What tells a side's runs apart on a chart: the run's label (else its id), and the server's
-    configuration where the result names it (info.server: engine, parallelism, precision)."""
+    """What tells a side's runs apart on a chart, as the comparison tells its configurations apart
+    (results/server_identity.run_config): the server's configuration where the result has an
+    identity (info.server_identity: engine, precision, parallelism, GPUs), else the run's label,
+    else its id."""
+    from gpuparity.results.server_identity import run_config
+
     run = run or {}
-    parts = [str(run.get("label") or run.get("run_id") or "?")[:24]]
-    server = info.get("server") if isinstance(info.get("server"), dict) else {}
-    for key in ("engine", "tp", "tensor_parallel_size", "ep", "dtype", "quantization"):
-        v = server.get(key)
-        if isinstance(v, (str, int, float)) and not isinstance(v, bool) and str(v):
-            parts.append(f"{key}={v}" if key not in ("engine", "dtype", "quantization") else str(v))
-    return " ".join(parts)
+    name = run_config(info.get("server_identity"), run.get("label"))[1]
+    return str(name or run.get("run_id") or "?")[:120]
 
 
 def _interval(value: float | None, log_se) -> list[float] | None:

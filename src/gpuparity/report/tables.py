@@ -166,6 +166,8 @@ def serving_equal_table(entries: list[dict]) -> dict:
         ("curve", lambda p: p["curve_key"], "text"), ("tok/s per user", lambda p: p.get("interactivity"), "num"),
         (throughput_header(entries, "a"), lambda p: p.get("a_throughput"), "num"),
         (throughput_header(entries, "b"), lambda p: p.get("b_throughput"), "num"),
+        # which configuration gives each side's envelope there (empty, so left out, where none is named)
+        ("A config", lambda p: p.get("a_config"), "text"), ("B config", lambda p: p.get("b_config"), "text"),
         ("B/A [95% CI]", lambda p: _ci(p.get("ratio"), p.get("ci_low"), p.get("ci_high")), "text"),
         ("verdict", lambda p: p.get("verdict"), "verdict"), ("note", lambda p: p.get("note"), "text"),
     ])
