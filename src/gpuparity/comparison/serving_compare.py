@@ -142,7 +142,7 @@ def _serving_points(side: Side, floor: float, loads: dict | None = None) -> dict
     for (ckey, _, cfg), g in groups.items():
         named.setdefault((ckey, g["name"]), set()).add(cfg)
     curves: dict[str, list] = {}
-    for (ckey, _, cfg), g in groups.items():
+    for (ckey, _, _cfg), g in groups.items():
         if not g["trials"]:
             continue
         name = g["name"] or (str(g["run"]) if len(configs[ckey]) > 1 else None)

@@ -173,6 +173,18 @@ def serving_equal_table(entries: list[dict]) -> dict:
     ])
 
 
+def serving_servers_table(rows: list[dict]) -> dict:
+    """Each side's server and accuracy beside its throughput (report/serving.server_rows)."""
+    per = serving.per_text(rows)
+    return grid(rows, [
+        ("side", lambda r: r["side"], "text"), ("server", lambda r: r["server"], "text"),
+        ("accuracy", lambda r: r["accuracy"], "text"),
+        (f"best output tok/s {per}", lambda r: r["best"], "num"), ("at tok/s per user", lambda r: r["best_at"], "num"),
+        ("best point", lambda r: r["best_point"], "text"),
+        ("highest tok/s per user", lambda r: r["top_interactivity"], "num"),
+    ])
+
+
 def serving_tables(points: list[dict]) -> tuple[dict, dict]:
     """(summary per sweep point, latency statistics per point and metric) of one curve."""
     per = serving.per_text(points)
