@@ -121,7 +121,8 @@ def ours(url: str, c: int, args, tmp: str) -> dict:
     cmd = [sys.executable, "-m", "gpuparity", "run", "serving", "--set", f"url={url}", "--set", f"concurrency={c}",
            "--set", f"num_prompts={args.requests}", "--set", f"input_len={args.input_len}",
            "--set", f"output_len={args.output_len}", "--set", "ignore_eos=true", "--set", "warmup=0",
-           "--no-store", "-f", "json", "-o", out]
+           # no accuracy eval: its problems would be the server's work too (guidellm asks none)
+           "--set", "accuracy=0", "--no-store", "-f", "json", "-o", out]
     p, load = measured(pinned(cmd, args.client_cpus), args.server_pid, args.requests)
     if not os.path.exists(out):
         raise SystemExit(f"gpuparity failed: {p.stderr[-2000:]}")

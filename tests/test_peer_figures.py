@@ -236,3 +236,44 @@ def test_import_declares_the_server_and_the_stack_is_never_cpu(tmp_path):
                                                                       "--platform"), (["--gpus", "0", str(GUIDELLM)], "--gpus")):
         p = run_cli("import", *args, env=env)
         assert p.returncode == 2 and what in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+# -- import --gpu-model: the accelerator by identity, its price, the cost per million tokens --------------
+def test_an_imported_run_named_by_its_gpu_gets_a_price_and_a_cost_per_million_tokens(tmp_path):
+    """guidellm's file names no GPU: --gpu-model names it, matched by the one identity function
+    (its own row or none); with --gpus 1 its figure is per GPU, so the price book gives the cost per
+    million tokens in compare's JSON. A name no row holds gets no price, and compare says why.
+    vLLM's gpu= metadata goes through the same function."""
+    from gpuparity.results.peers.common import Declared
+
+    env = {"GPUPARITY_DB": str(tmp_path / "s.db"), "COLUMNS": "200"}
+    for model, label in (("H100 SXM", "h100"), ("Z999 Ultra", "z999")):
+        p = run_cli("import", "--gpus", "1", "--gpu-model", model, "--label", label, str(GUIDELLM), env=env)
+        assert p.returncode == 0, p.stderr
+    runs = {r["label"]: r for r in json.loads(run_cli("list", "--json", env=env).stdout)}
+    assert runs["h100"]["spec_id"] == "h100-sxm" and runs["z999"]["spec_id"] is None
+    p = run_cli("compare", runs["h100"]["run_id"], runs["z999"]["run_id"], "--json", env=env)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["sides"]["a"]["usd_per_hour"] > 0 and out["sides"]["b"]["usd_per_hour"] is None
+    assert out["sides"]["b"]["price_source"] == "price unknown: no datasheet: no row is 'Z999 Ultra' (% of peak not shown)"
+    rows = [r for r in out["rows"] if r["category"] == "serving"]
+    assert rows and all(r["unit"] == "tokens/s/GPU" for r in rows)
+    for r in rows:          # $ per GPU-hour over the tokens an hour of one GPU serves, per million
+        assert r["a_usd_per_mtok"] == pytest.approx(out["sides"]["a"]["usd_per_hour"] / (r["a_value"] * 3600) * 1e6)
+        assert r["b_usd_per_mtok"] is None
+    # a look-alike is no match: an H20 is not an H100; a vLLM file's gpu=MI300X is the MI300X's row
+    assert load_import_file(str(GUIDELLM), declared=Declared(gpus=1, gpu_model="NVIDIA H20"))["spec_id"] is None
+    vllm = load_import_file(str(VLLM_SUMMARY))
+    assert vllm["spec_id"] == "mi300x" and vllm["fingerprint"]["spec_match"] == "datasheet row mi300x by name"
+    assert load_import_file(str(VLLM_SUMMARY), declared=Declared(gpu_model="H200"))["spec_id"] == "h200-sxm"
+    # ids of files imported before --gpu-model existed are unchanged (importing again: "already stored")
+    import hashlib
+
+    from gpuparity.validate import read_bounded
+
+    said = json.dumps({"gpus": 8, "label": None, "platform": None}, sort_keys=True).encode()
+    old_id = "guidellm-" + hashlib.sha256(read_bounded(str(GUIDELLM), None, "run file") + said).hexdigest()[:16]
+    assert load_import_file(str(GUIDELLM), declared=Declared(gpus=8))["run_id"] == old_id
+    bad = run_cli("import", "--gpu-model", "H100\x07", str(GUIDELLM), env=env)
+    assert bad.returncode == 2 and "--gpu-model" in bad.stderr and "Traceback" not in bad.stderr

@@ -28,11 +28,22 @@ def point(c: int, tput: float, inter: float, seed: int, se: float = 0.04) -> dic
                        category="serving", info={"curve_key": "llama-70b in=1024 out=1024", "serving": s})
 
 
-def side(spec_id: str, configs: dict, day0: int) -> list[dict]:
-    """One run per configuration {label: (throughput scale, interactivity scale, concurrencies)}."""
+def side(spec_id: str, configs: dict, day0: int, correct: int | None = None) -> list[dict]:
+    """One run per configuration {label: (throughput scale, interactivity scale, concurrencies)};
+    with `correct`: each run's server identified (vLLM at the label's TP and precision, as
+    tp2-fp8 says) and its accuracy eval `correct` of 16 (the first point holds it, as a run does)."""
     runs = []
     for i, (label, (tput, inter, loads)) in enumerate(configs.items()):
-        doc = make_run([point(c, tput, inter, 10 * i + c) for c in loads], spec_id=spec_id, run_id=f"{spec_id}-{label}",
+        results = [point(c, tput, inter, 10 * i + c) for c in loads]
+        if correct is not None:
+            tp = int(label.split("-")[0][2:])
+            for r in results:
+                r["info"]["server_identity"] = {"engine": "vllm", "engine_version": "0.11.0", "model": "llama-70b",
+                                                "dtype": "bf16", "quantization": "fp8" if "fp8" in label else "none",
+                                                "tensor_parallel": tp, "gpus": tp}
+            results[0]["info"]["accuracy"] = {"eval": "gpuparity-basic", "version": 1, "seed": 0, "problems": 16,
+                                              "answered": 16, "correct": correct, "score": correct / 16, "errors": 0}
+        doc = make_run(results, spec_id=spec_id, run_id=f"{spec_id}-{label}",
                        started_at=f"2026-03-0{day0 + i}T00:00:00+00:00")
         doc["label"] = label
         runs.append(doc)
@@ -80,7 +91,7 @@ def test_the_serving_section_on_inferencex_axes_in_chromium(tmp_path):
     from gpuparity.platform.prices import PriceBook
     from gpuparity.report import context, html
 
-    ctx = context.build(side("mi300x", A, 1), side("h100-sxm", B, 5),
+    ctx = context.build(side("mi300x", A, 1, correct=15), side("h100-sxm", B, 5, correct=16),
                         prices=PriceBook(use_config=False, overrides={"mi300x": 1.5}))
     anchors = [c["anchor"] for c in ctx["charts"]]
     assert anchors[-3:] == ["serving-total", "serving-output", "serving-cost"]
@@ -90,8 +101,9 @@ def test_the_serving_section_on_inferencex_axes_in_chromium(tmp_path):
     points = [tr for tr in total.data if tr.mode == "markers+text"]
     assert len(points) == 2 and all(tr.error_y and tr.error_x for tr in points)
     # the envelope over every configuration: B's top at low interactivity is tp1's, at high tp8's
-    named = [x for x in points[1].text if x]
-    assert any(x.startswith("tp1 c=128") for x in named) and any(x.startswith("tp8 c=4") for x in named)
+    named = [x for x in points[1].text if x]     # each point named by its server's configuration
+    assert any(x.startswith("vllm 0.11.0 bf16 TP1 1 GPU c=128") for x in named)
+    assert any(x.startswith("vllm 0.11.0 bf16 TP8 8 GPUs c=4") for x in named)
     errors = []
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
@@ -104,7 +116,18 @@ def test_the_serving_section_on_inferencex_axes_in_chromium(tmp_path):
         for anchor, cid in ids.items():
             assert page.locator(f"#{cid} .point").count() >= 9, anchor       # every run's points
         assert page.locator(f"#{ids['serving-total']} .errorbar").count() >= 15        # intervals on the points
-        assert page.locator(f"#{ids['serving-total']} .textpoint").filter(has_text="tp2-fp8").count() >= 1
+        assert page.locator(f"#{ids['serving-total']} .textpoint").filter(has_text="fp8 TP2").count() >= 1
+        # each side's server and accuracy beside its throughput, and the checks' conclusions
+        servers = page.locator("#serving-servers-table")
+        assert servers.is_visible() and servers.locator("tr").count() == 3
+        text = servers.inner_text()
+        assert "45/48 correct (94%) on gpuparity-basic v1 over 3 runs" in text and "32/32 correct (100%)" in text
+        assert "best output tok/s per GPU" in text and "TP 8" in text
+        checks = page.locator("#serving-checks").inner_text()
+        assert "accuracy: A 45/48 (94%), B 32/32 (100%)" in checks and "the servers differ in" in checks
+        # the equal-interactivity table names the configuration of each side's envelope at each level
+        assert page.locator("th").filter(has_text="A config").count() == 1
+        assert page.locator("td").filter(has_text="vllm 0.11.0 bf16 TP1 1 GPU").count() >= 1
         assert page.locator(f"#{ids['serving-total']} .legendtext").filter(
             has_text="envelope over its runs").count() == 2
         assert "total (input + output) tokens/s per GPU" in page.locator(f"#{ids['serving-total']}").inner_text()

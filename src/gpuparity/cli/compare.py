@@ -269,13 +269,17 @@ def print_table(result: dict, max_rows: int = 0, wide: bool = False) -> None:
         from gpuparity.comparison.serving_compare import throughput_header
 
         s = Table(title="Serving: throughput at equal interactivity (Pareto curves)")
+        # which configuration gives each side's envelope at the level: shown where any is named
+        named = [side for side in ("a", "b") if any(p.get(f"{side}_config") for p in result["serving"])]
         for col in ("curve", "tok/s per user", throughput_header(result["serving"], "a"),
-                    throughput_header(result["serving"], "b"), "B/A [95% CI]", "verdict"):
+                    throughput_header(result["serving"], "b"), *(f"{x.upper()} config" for x in named),
+                    "B/A [95% CI]", "verdict"):
             s.add_column(col)
         for p in result["serving"]:
             held = f" ({p['held']})" if p.get("held") else ""
             s.add_row(escape(p["curve_key"]), figure(p.get("interactivity")) or "-", figure(p.get("a_throughput")) or "-",
-                      figure(p.get("b_throughput")) or "-", ratio_text(p.get("ratio"), p.get("ci_low"), p.get("ci_high")),
+                      figure(p.get("b_throughput")) or "-", *(escape(p.get(f"{x}_config") or "-") for x in named),
+                      ratio_text(p.get("ratio"), p.get("ci_low"), p.get("ci_high")),
                       escape((p.get("verdict") or p.get("note") or "") + held))
         con.print(s)
     for name, title in (("only_a", "only in A"), ("only_b", "only in B")):

@@ -26,6 +26,11 @@ def register(app: typer.Typer) -> None:
         platform: Optional[str] = typer.Option(None, "--platform",
                                                help="Peers' files: the server's stack, 'cuda [VERSION]', 'rocm "
                                                     "[VERSION]' or 'cpu' (without it the run lists as 'unknown')."),
+        gpu_model: Optional[str] = typer.Option(None, "--gpu-model",
+                                                help="Peers' files: the server's accelerator, e.g. 'H100 SXM' or "
+                                                     "'MI300X' (over a vLLM file's gpu= metadata): its own datasheet "
+                                                     "row or none, whose price per GPU-hour gives the cost per million "
+                                                     "tokens (with --gpus)."),
     ) -> None:
         """Store exported or spooled runs, one file at a time: each document is validated (its figures
         recomputed from its raw samples), then written,
@@ -38,7 +43,7 @@ def register(app: typer.Typer) -> None:
         from gpuparity.validate import terminal_safe
 
         check_writable(db, "nothing imported; give a writable --db")      # a read-only share: said before reading
-        declared = Declared(gpus, _label(label), _platform(platform))
+        declared = Declared(gpus, _label(label), _platform(platform), _gpu_model(gpu_model))
         done: list[str] = []            # lines of runs written since the last commit
         stored = [0]                    # runs committed (imported or found stored)
 
@@ -108,6 +113,21 @@ def _label(text: str | None) -> str | None:
         return clean_text(text, "--label", 200)
     except ValueError as exc:
         raise UserError(str(exc)) from None
+
+
+def _gpu_model(text: str | None) -> str | None:
+    """The accelerator's name as given (matched to a datasheet row when the run is made)."""
+    from gpuparity.validate import clean_text
+
+    if text is None:
+        return None
+    try:
+        name = " ".join(clean_text(text, "--gpu-model", 200).split())
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    if not name:
+        raise UserError("--gpu-model: give the accelerator's name, e.g. 'H100 SXM' or 'MI300X'")
+    return name
 
 
 def _platform(text: str | None) -> str | None:

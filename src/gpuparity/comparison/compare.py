@@ -96,6 +96,7 @@ def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level:
     core = compare_core(a, b, tolerance, level, floor, priors)
     servers = server_checks(a, b, cross_config)
     hold_servers(core, a, servers)
+    hold_mixed(core, a, b)
     # the verdicts that survive Benjamini-Hochberg over every key: the headline's counts, trend's changes
     adjusted = fdr_verdicts(core.log_ratio, core.log_var, core.df, tolerance,
                             ~core.flagged & np.isfinite(core.log_var))
@@ -143,6 +144,28 @@ def hold_servers(core, a: Side, servers: dict | None) -> None:
     core.verdict = np.where(mask, INCONCLUSIVE, core.verdict)
     core.flagged = core.flagged | mask
     core.reasons = {**(core.reasons or {}), **{int(j): servers["held"] for j in np.nonzero(mask)[0].tolist()}}
+
+
+def hold_mixed(core, a: Side, b: Side) -> None:
+    """A serving key that a side served in several configurations (serving_compare.mixed_configs):
+    its per-key figure pools them as if repeats, so its verdict is held, with the reason; the
+    equal-interactivity table compares those configurations along each side's envelope."""
+    from gpuparity.comparison.serving_compare import mixed_configs
+    from gpuparity.comparison.verdict import INCONCLUSIVE
+
+    ma, mb = mixed_configs(a), mixed_configs(b)
+    if not (ma or mb) or not len(core.ia):
+        return
+    reasons = dict(core.reasons or {})
+    for j, (i, k) in enumerate(zip(core.ia.tolist(), core.ib.tolist(), strict=True)):
+        said = [f"{side} in {len(m)} configurations ({', '.join(m[:4])}{', ...' if len(m) > 4 else ''})"
+                for side, m in (("A", ma.get(i)), ("B", mb.get(k))) if m]
+        if said and j not in reasons:
+            reasons[j] = ("served " + " and ".join(said) + ": compared along each side's envelope (serving at "
+                          "equal interactivity), not pooled as repeats")
+            core.verdict[j] = INCONCLUSIVE
+            core.flagged[j] = True
+    core.reasons = reasons
 
 
 def compare_runs(runs_a: list[dict], runs_b: list[dict], tolerance: float = 0.05, floor: float | None = None) -> dict:

@@ -13,6 +13,10 @@ least-squares line on the log-log scale, extrapolated to the other side's range)
 
     env_a, env_b = envelope(points_a), envelope(points_b)
     rows = compare_at_interactivity(env_a, env_b, 5)        # or a list of levels
+
+Each point may come from another configuration: `envelope_index` says which points make the
+envelope and `sources_at` which configuration gives it at each level (InferenceX labels its
+envelope's points with their configurations).
 """
 
 from __future__ import annotations
@@ -25,13 +29,35 @@ import numpy as np
 def envelope(points) -> tuple[np.ndarray, np.ndarray]:
     """The best throughput reachable at or above each interactivity: (x ascending, y non-increasing)
     over `points`, an iterable of (interactivity, throughput) pairs (any extra fields ignored)."""
-    xs, ys, best = [], [], -math.inf
-    for x, y in sorted(((float(p[0]), float(p[1])) for p in points), key=lambda p: (-p[0], -p[1])):
-        if y > best:
-            xs.append(x)
-            ys.append(y)
-            best = y
-    return np.array(xs[::-1]), np.array(ys[::-1])
+    pts = [(float(p[0]), float(p[1])) for p in points]
+    on = envelope_index(pts)
+    return np.array([pts[i][0] for i in on]), np.array([pts[i][1] for i in on])
+
+
+def envelope_index(points: list) -> list[int]:
+    """Which of `points` (a list of (interactivity, throughput)) make the envelope, in its order
+    (interactivity ascending): what names the configuration that gives the envelope at a level."""
+    out, best = [], -math.inf
+    for i in sorted(range(len(points)), key=lambda i: (-float(points[i][0]), -float(points[i][1]))):
+        if float(points[i][1]) > best:
+            out.append(i)
+            best = float(points[i][1])
+    return out[::-1]
+
+
+def sources_at(xs: np.ndarray, names: list, levels) -> list:
+    """Per level, what gives the envelope there: the name of its point at that interactivity, the
+    one name of the two points it is read between, or "between X and Y" where they differ (None
+    outside the envelope). xs: the envelope's interactivities (ascending), names: one per point."""
+    out = []
+    for x in np.asarray(levels, dtype=float).tolist():
+        if not len(xs) or x < xs[0] or x > xs[-1]:
+            out.append(None)
+            continue
+        j = int(np.searchsorted(xs, x))
+        lo, hi = names[max(j - 1, 0)], names[j]
+        out.append(hi if xs[j] == x or lo == hi else f"between {lo} and {hi}")
+    return out
 
 
 def throughput_at(env: tuple[np.ndarray, np.ndarray], levels) -> np.ndarray:

@@ -1,8 +1,13 @@
 """Serving results compared at equal interactivity (tokens/s per user) along each side's
 best-throughput (Pareto) curve, with confidence intervals.
 
-Each sweep point of a side is a (interactivity, throughput per GPU) pair measured in one or more
-trials (every run holding the key, every trial of each: info.serving.trials). Per point, on the
+Each sweep point of a side is a (interactivity, throughput per GPU) pair of one configuration
+(results/server_identity.run_config: the server identity, else the run's label), measured in one or
+more trials (every run of that configuration holding the key, every trial of each:
+info.serving.trials). Runs of one configuration are repeats; another configuration's point is
+another point, and a side's envelope is over all of them, as InferenceX takes it over TP, EP,
+precision, engine and load: each level of the table names the configuration that gives each
+side's envelope there (a_config, b_config; "between X and Y" where it is read between two). Per point, on the
 log scale: the estimate is the mean over its trials, its standard error s / sqrt(n) widened by
 t(0.975, n - 1) / z for n >= 2 trials; a point with one trial takes its within-trial standard
 error (serving_summary: log_se, interactivity_log_se) combined with the side's run-to-run spread
@@ -26,7 +31,15 @@ from statistics import NormalDist
 
 import numpy as np
 
-from gpuparity.comparison.envelope import closing_loads, envelope, levels_between, overlap, throughput_at
+from gpuparity.comparison.envelope import (
+    closing_loads,
+    envelope,
+    envelope_index,
+    levels_between,
+    overlap,
+    sources_at,
+    throughput_at,
+)
 from gpuparity.comparison.sides import Side
 from gpuparity.comparison.verdict import verdict
 
@@ -69,14 +82,13 @@ def _point(trials: list[tuple], floor: float) -> tuple[float, float, float, floa
     return float(lx[0]), float(ly[0]), within(trials[0][2]), within(trials[0][3]), 1
 
 
-def _serving_results(side: Side, with_params: bool = False):
-    """(curve key, the point's per-trial infos[, its params]) of each serving result of a side."""
+def _serving_results(side: Side):
+    """(curve key, the point's per-run infos) of each serving result of a side."""
     for i, extra in side.extras.items():
         if side.meta[i][1] != "serving":
             continue
         infos = extra.get("infos") or [extra.get("info") or {}]
-        ckey = (extra.get("info") or infos[-1]).get("curve_key")
-        yield (ckey, infos, side.meta[i][2]) if with_params else (ckey, infos)
+        yield (extra.get("info") or infos[-1]).get("curve_key"), infos
 
 
 def _serving_per(side: Side) -> dict[str, str]:
@@ -97,23 +109,49 @@ def throughput_header(entries: list[dict], side: str) -> str:
 
 
 def _serving_points(side: Side, floor: float, loads: dict | None = None) -> dict[str, list[tuple]]:
-    """Per curve key, each point's (log x, log y, se, se, trials); `loads` (given) gets per curve
-    key the points' (load, interactivity) for closing_loads."""
-    curves: dict[str, list] = {}
-    for ckey, infos, params in _serving_results(side, with_params=True):
-        trials = []
-        for info in infos:
+    """Per curve key, each point's (log x, log y, se, se, trials, configuration name): one point per
+    key and configuration (results/server_identity.run_config: the server identity, else the run's
+    label), whose runs' trials are its repeats; other configurations are other points (envelope
+    candidates, never repeats). A configuration is named (None: one unnamed) where it has a name or
+    its curve holds several (then, without a name, by its first run's id). `loads` (given) gets per
+    curve key the points' (load, interactivity) for closing_loads."""
+    from gpuparity.results.server_identity import run_config
+
+    groups: dict[tuple, dict] = {}
+    for i, extra in side.extras.items():
+        if side.meta[i][1] != "serving":
+            continue
+        infos = extra.get("infos") or [extra.get("info") or {}]
+        ckey = (extra.get("info") or infos[-1]).get("curve_key")
+        runs = extra.get("run_of") or [None] * len(infos)
+        for info, ri in zip(infos, runs, strict=False):
+            run = side.runs[ri] if ri is not None and ri < len(side.runs) else {}
+            cfg, name = run_config(info.get("server_identity"), run.get("label"))
+            g = groups.setdefault((str(ckey), i, cfg), {"trials": [], "name": name, "run": run.get("run_id"),
+                                                        "params": side.meta[i][2]})
             s = info.get("serving") or {}
             # invalid requests (errors, timeouts, usage that contradicts the stream) or counts no
             # tokenizer checked: no claim rests on that point
-            if (s.get("errors") or 0) + (s.get("timeouts") or 0) == 0 \
+            if ckey and (s.get("errors") or 0) + (s.get("timeouts") or 0) == 0 \
                     and (s.get("usage") or {}).get("verified") is not False:
-                trials += _trial_pairs(info)
-        if ckey and trials:
-            pt = _point(trials, floor)
-            curves.setdefault(str(ckey), []).append(pt)
-            if loads is not None:
-                loads.setdefault(str(ckey), []).append((load_of(params), math.exp(pt[0])))
+                g["trials"] += _trial_pairs(info)
+    configs: dict[str, set] = {}
+    for ckey, _, cfg in groups:
+        configs.setdefault(ckey, set()).add(cfg)
+    named: dict[tuple, set] = {}          # a name two configurations of a curve share: told apart by run
+    for (ckey, _, cfg), g in groups.items():
+        named.setdefault((ckey, g["name"]), set()).add(cfg)
+    curves: dict[str, list] = {}
+    for (ckey, _, _cfg), g in groups.items():
+        if not g["trials"]:
+            continue
+        name = g["name"] or (str(g["run"]) if len(configs[ckey]) > 1 else None)
+        if g["name"] and len(named[(ckey, g["name"])]) > 1:
+            name = f"{name} ({g['run']})"
+        pt = (*_point(g["trials"], floor), name)
+        curves.setdefault(ckey, []).append(pt)
+        if loads is not None:
+            loads.setdefault(ckey, []).append((load_of(g["params"]), math.exp(pt[0])))
     return curves
 
 
@@ -188,8 +226,7 @@ def serving_at_equal_interactivity(a: Side, b: Side, tolerance: float = 0.05, le
                         "note": f"A's throughput is per {per_a.get(ckey, 'GPU')}, B's per {per_b.get(ckey, 'GPU')}: "
                                 "per-GPU and per-server figures never share a ratio, so no ratio and no verdict"})
             continue
-        env_a = envelope((math.exp(p[0]), math.exp(p[1])) for p in pa[ckey])
-        env_b = envelope((math.exp(p[0]), math.exp(p[1])) for p in pb[ckey])
+        (env_a, names_a), (env_b, names_b) = _envelope_of(pa[ckey]), _envelope_of(pb[ckey])
         span = overlap(env_a, env_b)
         if span is None:            # say why, and which loads would give a common level
             out.append({"curve_key": ckey, "interactivity": None, "ratio": None, "ci_low": None, "ci_high": None,
@@ -207,6 +244,8 @@ def serving_at_equal_interactivity(a: Side, b: Side, tolerance: float = 0.05, le
                         f"single trial + {100 * f:g}% run-to-run spread")
                  for side, pts, f in (("a", pa[ckey], fa), ("b", pb[ckey], fb))}
         ta_all, tb_all = throughput_at(env_a, at), throughput_at(env_b, at)
+        # which configuration of each side gives its envelope at each level (None: one unnamed)
+        src_a, src_b = sources_at(env_a[0], names_a, at), sources_at(env_b[0], names_b, at)
         for j, x in enumerate(at.tolist()):
             ta, tb = float(ta_all[j]), float(tb_all[j])
             ratio = tb / ta if ta > 0 else None
@@ -217,7 +256,43 @@ def serving_at_equal_interactivity(a: Side, b: Side, tolerance: float = 0.05, le
                         "a_points": len(pa[ckey]), "b_points": len(pb[ckey]),
                         "a_per": per_a.get(ckey, "GPU"), "b_per": per_b.get(ckey, "GPU"),
                         "a_trials": sum(p[4] for p in pa[ckey]), "b_trials": sum(p[4] for p in pb[ckey]),
-                        "ci_basis": basis})
+                        "a_config": src_a[j], "b_config": src_b[j],
+                        "a_configs": _names(pa[ckey]), "b_configs": _names(pb[ckey]), "ci_basis": basis})
+    return out
+
+
+def _envelope_of(points: list[tuple]) -> tuple[tuple[np.ndarray, np.ndarray], list]:
+    """A curve's envelope over its points (every configuration's) and the configuration name of
+    each of the envelope's points."""
+    raw = [(math.exp(p[0]), math.exp(p[1])) for p in points]
+    on = envelope_index(raw)
+    return (np.array([raw[i][0] for i in on]), np.array([raw[i][1] for i in on])), [points[i][5] for i in on]
+
+
+def _names(points: list[tuple]) -> list[str]:
+    """The named configurations a side's curve holds (its envelope's candidates), in order."""
+    return list(dict.fromkeys(p[5] for p in points if p[5]))
+
+
+def mixed_configs(side: Side) -> dict[int, list]:
+    """Per serving key of a side whose runs served it in several configurations (run_config): the
+    configurations' names. Its per-key figure would pool them as repeats: compare holds its
+    verdict, and the equal-interactivity table compares them along the envelope instead."""
+    from gpuparity.results.server_identity import run_config
+
+    out = {}
+    for i, extra in side.extras.items():
+        if side.meta[i][1] != "serving":
+            continue
+        infos = extra.get("infos") or [extra.get("info") or {}]
+        runs = extra.get("run_of") or [None] * len(infos)
+        cfgs = {}
+        for info, ri in zip(infos, runs, strict=False):
+            run = side.runs[ri] if ri is not None and ri < len(side.runs) else {}
+            cfg, name = run_config(info.get("server_identity"), run.get("label"))
+            cfgs.setdefault(cfg, name or run.get("run_id") or "?")
+        if len(cfgs) > 1:
+            out[i] = list(cfgs.values())
     return out
 
 

@@ -36,6 +36,9 @@ def side_summary(side: Side, prices, floor: float | None = None, est: SideEstima
     newest = side.runs[-1] if side.runs else {}
     spec = (newest.get("fingerprint") or {}).get("spec") or {}
     price, source = prices.price(spec.get("id")) if prices else (None, None)
+    why = (newest.get("fingerprint") or {}).get("spec_match")
+    if prices and not spec.get("id") and isinstance(why, str):     # why no datasheet row, so no price
+        source = f"price unknown: {why}"
 
     def uniq(name):
         return sorted({str(r.get(name)) for r in side.runs if r.get(name) is not None})

@@ -81,8 +81,8 @@ def _one_run(docs: list[dict], results: list[dict], charts: list[dict]) -> dict:
             "machine": onerun.machine_rows(docs), "busy": onerun.busy(docs)}
 
 
-SERVING_CAPTION = ("Every run (configuration) of a side, the envelope's points named by configuration (run label, "
-                   "server) and load (hover: every point), with 95% intervals on both axes (the total's: the output's relative "
+SERVING_CAPTION = ("Every run (configuration) of a side, the envelope's points named by configuration (the "
+                   "server's identity, else the run's label) and load (hover: every point), with 95% intervals on both axes (the total's: the output's relative "
                    "interval); lines: each side's envelope over all its runs, the best throughput reachable at "
                    "or above each interactivity, read straight between its points as the comparison reads it; "
                    "x: points with failed requests or unchecked token counts, left out of the envelope.")
@@ -177,6 +177,7 @@ def build(docs_a, docs_b=None, tolerance: float = 0.05, prices=None,
     return {"title": title, "summaries": summaries, "result": result, "names": names, "charts": charts,
             "one": one, "docs": run_docs if not docs_b else None,
             "serving_sides": serving_sides, "plot_sides": plot_sides,
+            "serving_servers": serving.server_rows(side_objs, configs),
             "claims": claims, "tolerance": tolerance,
             "headline": headline(result) if result else None,
             "price_note": f"basis {prices.basis}; " + "; ".join(

@@ -31,6 +31,7 @@ from gpuparity.report.tables import (
     results_table,
     section_table,
     serving_equal_table,
+    serving_servers_table,
     serving_tables,
 )
 
@@ -119,6 +120,7 @@ def render_html(ctx: dict) -> str:
         per_dollar=per_dollar, per_watt=per_watt, price_note=ctx["price_note"],
         serving_equal=serving_equal_table(result["serving"]) if result and result.get("serving") else None,
         serving_blocks=serving_blocks,
+        serving_servers=serving_servers_table(ctx["serving_servers"]) if ctx.get("serving_servers") else None,
         charts=[c for c in charts if not c.get("serving") and not c.get("section")],
         section_charts={c["anchor"]: c for c in charts if c.get("section")},
         serving_charts=[c for c in charts if c.get("serving")],

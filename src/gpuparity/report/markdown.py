@@ -127,8 +127,9 @@ def compare_markdown(result: dict, title: str = "gpuparity comparison", max_rows
     if result["serving"]:
         out += ["### Serving at equal interactivity", "", table(
             ["curve", "tok/s per user", throughput_header(result["serving"], "a"),
-             throughput_header(result["serving"], "b"), "B/A [95% CI]", "verdict"],
+             throughput_header(result["serving"], "b"), "A config", "B config", "B/A [95% CI]", "verdict"],
             [[p["curve_key"], p.get("interactivity"), p.get("a_throughput"), p.get("b_throughput"),
+              p.get("a_config"), p.get("b_config"),
               _ci(p["ratio"], p.get("ci_low"), p.get("ci_high")) if p.get("ratio") else None,
               p.get("verdict") or p.get("note")] for p in result["serving"]], drop_empty=True), ""]
     for name, label in (("only_a", "Only in A"), ("only_b", "Only in B")):

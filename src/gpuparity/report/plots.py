@@ -392,6 +392,7 @@ def serving_axes_chart(sides: list[tuple[str, str, dict]], figure: str = "total"
             fig.add_trace(go.Scatter(
                 x=[p["interactivity"] for p in pts], y=[p[value] for p in pts], mode="markers+text",
                 text=texts, textposition=TEXT_POSITION.get(label, "top right"), textfont={"size": 9, "color": color},
+                cliponaxis=False,       # a configuration's name at the plot's edge drawn whole
                 marker={"color": color, "size": 8, "symbol": ["circle" if p["usable"] else "x" for p in pts]},
                 error_y=_error(pts, value, ci), error_x=_error(pts, "interactivity", "ci_interactivity"),
                 customdata=[[t(f"{p['config']} {p['load']}"), p["per"]] for p in pts],

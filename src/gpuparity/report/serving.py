@@ -153,16 +153,15 @@ Z95 = 1.959963984540054
 
 
 def config_label(run: dict | None, info: dict) -> str:
-    """What tells a side's runs apart on a chart: the run's label (else its id), and the server's
-    configuration where the result names it (info.server: engine, parallelism, precision)."""
+    """What tells a side's runs apart on a chart, as the comparison tells its configurations apart
+    (results/server_identity.run_config): the server's configuration where the result has an
+    identity (info.server_identity: engine, precision, parallelism, GPUs), else the run's label,
+    else its id."""
+    from gpuparity.results.server_identity import run_config
+
     run = run or {}
-    parts = [str(run.get("label") or run.get("run_id") or "?")[:24]]
-    server = info.get("server") if isinstance(info.get("server"), dict) else {}
-    for key in ("engine", "tp", "tensor_parallel_size", "ep", "dtype", "quantization"):
-        v = server.get(key)
-        if isinstance(v, (str, int, float)) and not isinstance(v, bool) and str(v):
-            parts.append(f"{key}={v}" if key not in ("engine", "dtype", "quantization") else str(v))
-    return " ".join(parts)
+    name = run_config(info.get("server_identity"), run.get("label"))[1]
+    return str(name or run.get("run_id") or "?")[:120]
 
 
 def _interval(value: float | None, log_se) -> list[float] | None:
@@ -201,4 +200,31 @@ def config_curves(side) -> dict[str, list[dict]]:
             out.setdefault(p["curve"], []).append(p)
     for pts in out.values():
         pts.sort(key=lambda p: (p["config"], p["order"]))
+    return out
+
+
+def server_rows(sides: list, configs: list[tuple]) -> list[dict]:
+    """Per side of a report with serving results: its server (identity text per configuration),
+    its accuracy eval (correct of answered, summed over its runs as compare sums them:
+    comparison/server_checks) and, beside them, its throughput: the best output tokens/s of its
+    usable points (with the point's configuration, load and interactivity) and its highest
+    interactivity. sides: comparison/sides.Side per side; configs: (label, short, config_curves)."""
+    from gpuparity.comparison.server_checks import pooled, side_servers
+    from gpuparity.results.server_identity import identity_text
+
+    out = []
+    for side, (_, short, curves) in zip(sides, configs, strict=True):
+        pts = [p for per in curves.values() for p in per if p["usable"]]
+        if not pts:
+            continue
+        found = side_servers(side)
+        acc = pooled(found["evals"])
+        best = max(pts, key=lambda p: p["output_per_gpu"])
+        out.append({"side": short, "server": " | ".join(identity_text(i) for i in found["identities"]) or identity_text(None),
+                    "accuracy": (f"{acc['correct']}/{acc['answered']} correct ({100 * acc['correct'] / acc['answered']:.0f}%) "
+                                 f"on {acc['eval']} v{acc['version']}" + (f" over {acc['runs']} runs" if acc["runs"] > 1 else ""))
+                    if acc and acc.get("answered") else "no accuracy eval",
+                    "best": best["output_per_gpu"], "per": best["per"], "best_at": best["interactivity"],
+                    "best_point": f"{best['config']} {best['load']}",
+                    "top_interactivity": max(p["interactivity"] for p in pts)})
     return out

@@ -166,8 +166,22 @@ def serving_equal_table(entries: list[dict]) -> dict:
         ("curve", lambda p: p["curve_key"], "text"), ("tok/s per user", lambda p: p.get("interactivity"), "num"),
         (throughput_header(entries, "a"), lambda p: p.get("a_throughput"), "num"),
         (throughput_header(entries, "b"), lambda p: p.get("b_throughput"), "num"),
+        # which configuration gives each side's envelope there (empty, so left out, where none is named)
+        ("A config", lambda p: p.get("a_config"), "text"), ("B config", lambda p: p.get("b_config"), "text"),
         ("B/A [95% CI]", lambda p: _ci(p.get("ratio"), p.get("ci_low"), p.get("ci_high")), "text"),
         ("verdict", lambda p: p.get("verdict"), "verdict"), ("note", lambda p: p.get("note"), "text"),
+    ])
+
+
+def serving_servers_table(rows: list[dict]) -> dict:
+    """Each side's server and accuracy beside its throughput (report/serving.server_rows)."""
+    per = serving.per_text(rows)
+    return grid(rows, [
+        ("side", lambda r: r["side"], "text"), ("server", lambda r: r["server"], "text"),
+        ("accuracy", lambda r: r["accuracy"], "text"),
+        (f"best output tok/s {per}", lambda r: r["best"], "num"), ("at tok/s per user", lambda r: r["best_at"], "num"),
+        ("best point", lambda r: r["best_point"], "text"),
+        ("highest tok/s per user", lambda r: r["top_interactivity"], "num"),
     ])
 
 

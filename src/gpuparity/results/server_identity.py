@@ -102,10 +102,41 @@ def differences(a: dict | None, b: dict | None, fields=CONFIG_FIELDS) -> dict:
 def same_server(a: dict | None, b: dict | None) -> bool:
     """Whether two identities describe one server configuration (for A/A): every identity field
     and the launch command equal where either side knows them."""
-    fields = [f for f in IDENTITY_FIELDS if comparable(a, f) is not None or comparable(b, f) is not None]
-    if any(comparable(a, f) != comparable(b, f) for f in fields):
-        return False
-    return _launch_key(a) == _launch_key(b)
+    return server_key(a) == server_key(b)
+
+
+def server_key(ident: dict | None) -> tuple:
+    """What makes two identities one server configuration (same_server compares these): every
+    identity field as compared (None: unknown) and the launch command and environment, ports aside."""
+    return tuple(comparable(ident, f) for f in IDENTITY_FIELDS), _launch_key(ident)
+
+
+def config_name(ident: dict | None) -> str | None:
+    """A configuration's short name for a chart point or a table cell, as InferenceX labels its
+    points: 'vllm 0.11.0 bf16 TP8 EP8 8 GPUs' (engine, precision, quantisation, KV-cache dtype,
+    parallelism, GPUs), the model where nothing else is said; None where nothing is."""
+    ident = ident or {}
+    parts = [f"{ident.get('engine')} {ident.get('engine_version') or ''}".strip()] if ident.get("engine") else []
+    quant, kv = comparable(ident, "quantization"), comparable(ident, "kv_cache_dtype")
+    parts += [v for v in (comparable(ident, "dtype"), quant if quant != "none" else None) if v]
+    parts += [f"KV {kv}"] if kv else []
+    parts += [f"{word}{comparable(ident, f)}" for f, word in (("tensor_parallel", "TP"), ("pipeline_parallel", "PP"),
+              ("data_parallel", "DP"), ("expert_parallel", "EP")) if comparable(ident, f)]
+    gpus = norm_int(ident.get("gpus"))
+    parts += [f"{gpus} GPU{'s' if gpus > 1 else ''}"] if gpus else []
+    if not parts and comparable(ident, "model"):
+        parts.append(comparable(ident, "model"))
+    return " ".join(parts)[:120] or None
+
+
+def run_config(ident: dict | None, label: str | None = None) -> tuple[tuple, str | None]:
+    """(what makes a run's serving point one configuration, its name): the server identity where
+    it says anything (runs of one identity are repeats of one configuration), else the run's label
+    (the user's name for a configuration), else one unnamed configuration (None: repeats)."""
+    key = server_key(ident)
+    if any(v is not None for v in key[0]) or key[1] != ((), ()):
+        return ("server", key), config_name(ident) or identity_text(ident)[:120]
+    return ("label", label or None), label or None
 
 
 def _launch_key(ident: dict | None):

@@ -55,6 +55,6 @@ def load_import_file(path: str, recompute: bool = False, declared=None) -> dict:
             records = aiperf.read_records(raw, found)
         return validate_run(aiperf.convert(obj, records, path, raw, declared), f"{path} (aiperf)", recompute)
     if declared.given():
-        raise UserError(f"{path}: a gpuparity run states its own GPUs, label and platform: --gpus, --label and "
-                        "--platform are for the peers' files (vllm bench serve, guidellm, aiperf)")
+        raise UserError(f"{path}: a gpuparity run states its own GPUs, label and platform: --gpus, --label, "
+                        "--platform and --gpu-model are for the peers' files (vllm bench serve, guidellm, aiperf)")
     return validate_run(obj, path, recompute)      # gpuparity's own; else its error names what one needs

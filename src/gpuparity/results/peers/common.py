@@ -31,12 +31,15 @@ DEFAULT_PERCENTILES = (50.0, 90.0, 99.0)
 @dataclass(frozen=True)
 class Declared:
     """What the user says of the server a peer's file measured (`import --gpus N --label L
-    --platform P`): its GPUs (figures per GPU; without them per server), a label, and its stack
-    ("rocm 6.4", "cuda 12.8", "cpu"; without it the run's stack is "unknown", never "cpu")."""
+    --platform P --gpu-model M`): its GPUs (figures per GPU; without them per server), a label,
+    its stack ("rocm 6.4", "cuda 12.8", "cpu"; without it the run's stack is "unknown", never
+    "cpu") and its accelerator ("H100 SXM", "MI300X": matched to its own datasheet row or none,
+    platform/specs.identify, whose price per GPU-hour gives the cost per million tokens)."""
 
     gpus: int | None = None
     label: str | None = None
     platform: str | None = None
+    gpu_model: str | None = None
 
     def given(self) -> bool:
         return any(v is not None for v in asdict(self).values())
@@ -220,19 +223,30 @@ def run_document(tool: str, version: str | None, path: str, data: bytes, started
                  host: str | None, product: str | None = None, declared: Declared = NOTHING_DECLARED) -> dict:
     """The run document of one imported file. Its id comes from the file's bytes (and what was
     declared of it), so importing the same file again is "already stored"; its product is the
-    server's GPU where the file names it; its stack what `declared` says, else "unknown"."""
+    server's GPU as declared (--gpu-model), else where the file names it (vLLM's gpu= metadata),
+    matched to its datasheet row by the one identity function (platform/specs.identify: its own
+    row or none, the reason kept in fingerprint.spec_match); its stack what `declared` says, else
+    "unknown"."""
+    from gpuparity.platform.specs import identify
     from gpuparity.results.schema import finite_json
     from gpuparity.version import BENCHMARK_VERSION, SCHEMA_VERSION, __version__
 
     slug = tool.split()[0].lower()
-    said = json.dumps(asdict(declared), sort_keys=True).encode() if declared.given() else b""
+    # the ids of files imported before --gpu-model existed stay theirs: the field counts where it is given
+    said = json.dumps({k: v for k, v in asdict(declared).items() if k != "gpu_model" or v is not None},
+                      sort_keys=True).encode() if declared.given() else b""
     run_id = f"{slug}-{hashlib.sha256(data + said).hexdigest()[:16]}"
-    fp = {"host": host, "vendor": None, "product": product or f"unknown (imported from {tool})", "backend": None,
-          "torch_version": None, "stack": declared.platform or "unknown", "declared": asdict(declared)}
+    product = declared.gpu_model or product
+    spec, why = identify(product) if product else (None, "no datasheet: the file names no GPU (import --gpu-model "
+                                                         "NAME names it)")
+    fp = {"host": host, "vendor": (spec or {}).get("vendor"), "product": product or f"unknown (imported from {tool})",
+          "backend": None, "torch_version": None, "stack": declared.platform or "unknown", "declared": asdict(declared),
+          "spec": spec, "spec_match": why}
     return finite_json({
         "schema_version": SCHEMA_VERSION, "benchmark_version": BENCHMARK_VERSION, "gpuparity_version": __version__,
         "run_id": run_id, "started_at": started_at, "finished_at": started_at, "status": "complete", "host": host,
-        "argv": ["import", os.path.basename(path)], "fingerprint": fp, "spec_id": None, "label": declared.label,
+        "argv": ["import", os.path.basename(path)], "fingerprint": fp, "spec_id": (spec or {}).get("id"),
+        "label": declared.label,
         "imported": {"tool": tool, "version": version, "file": os.path.basename(path)}, "results": results})
 
 
