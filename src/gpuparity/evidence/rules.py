@@ -118,7 +118,7 @@ class Rules:
             {"same": "same precision class", "any": "any precision (shown per side)"}.get(
                 self.precision, f"{self.precision} precision"),
             "same accelerator count" if self.scale == "same" else "any accelerator count (shown per side)",
-            "variants pooled with their part" if self.pool_variants else "product variants (CTS, NVL, PCIe) apart",
+            "variants pooled with their part" if self.pool_variants else "product variants (CTS, DLC, NVL, PCIe) apart",
             "one row per distinct run",
             (f"rounds {', '.join(rounds[:-1])} and {rounds[-1]} mixed on purpose: the same system in "
              f"{'both' if len(rounds) == 2 else 'each'} (submitter, system, accelerator count, nodes), so only its "
