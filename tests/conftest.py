@@ -21,6 +21,14 @@ def tmp_db(tmp_path, monkeypatch):
     return path
 
 
+def default_sigint() -> None:
+    """A child's preexec_fn: SIGINT at its default. A shell that starts CI in the background hands its
+    jobs SIGINT ignored, and Python keeps an ignored SIGINT ignored; a user's Ctrl-C finds the default."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_cli(*args: str, env: dict | None = None, timeout: float = 600, input: str | None = None,
             cwd: str | None = None) -> subprocess.CompletedProcess:
     """Run `python -m gpuparity ARGS` as a user would; returns the completed process."""

@@ -15,6 +15,16 @@ from test_compare import main_inprocess, make_result, make_run, noisy
 from gpuparity.results.store import Store
 
 WORKLOADS = str(Path(__file__).parent / "data" / "slow_workloads.py")     # t_quick, t_fill
+ROOT = str(Path(__file__).resolve().parent.parent)
+
+
+def _top_under_tmp(path: str) -> Path | None:
+    """/tmp/X (or /var/tmp/X) when `path` lies under it, else None."""
+    real = Path(os.path.realpath(path))
+    for base in (Path("/tmp"), Path("/var/tmp")):
+        if base in real.parents:
+            return base / real.relative_to(base).parts[0]
+    return None
 
 
 @pytest.fixture
@@ -92,8 +102,13 @@ def test_a_run_whose_store_spool_and_temp_dir_fill_keeps_its_journal(tiny_fs):
     if not shutil.which("unshare"):
         pytest.skip("needs unshare")
     Store(str(disk / "s.db")).close()
+    # a checkout or interpreter under /tmp or /var/tmp (a CI clone) stays visible: its top folder is
+    # bound into the disk first and carried over with it (--rbind)
+    keep = sorted({top for top in map(_top_under_tmp, (ROOT, sys.prefix, sys.base_prefix, sys.executable)) if top})
+    binds = "".join(f"mkdir -p {disk / t.name} && mount --bind {t} {disk / t.name} && " for t in keep)
     as_tmp = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-              f'mount --bind {disk} /var/tmp && mount --bind {disk} /tmp && cd /tmp && exec "$0" "$@"']
+              f'{binds}mount --rbind {disk} /var/tmp && mount --rbind {disk} /tmp && cd /tmp && '
+              'exec "$0" "$@"']
     probe = subprocess.run([*as_tmp, "true"], capture_output=True, text=True)
     if probe.returncode != 0:
         pytest.skip(f"mounting is not permitted here: {probe.stderr.strip()[:200]}")

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import default_sigint
 from test_compare import main_inprocess, make_result, make_run, noisy
 
 from gpuparity.results.schema import result_key
@@ -318,7 +319,7 @@ def test_ctrl_c_during_start_up_ends_at_once_not_after_the_torch_import(tmp_path
     subprocess.run([sys.executable, "-c", "import torch"], check=True, timeout=300)
     whole = time.time() - t0
     p = subprocess.run([sys.executable, "-c", CTRL_C_IN_TORCH, *RUN, "--db", str(tmp_path / "s.db")], env=env,
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, timeout=300, preexec_fn=default_sigint)
     ended = time.time()
     fired = float(next(line.split()[1] for line in p.stderr.splitlines() if line.startswith("signal ")))
     assert p.returncode == 130 and "interrupted" in p.stderr and "Traceback" not in p.stderr, p.stderr[-2000:]

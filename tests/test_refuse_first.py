@@ -15,6 +15,7 @@ import threading
 import time
 
 import pytest
+from conftest import default_sigint
 from test_compare import main_inprocess, make_result, make_run, noisy
 
 RUN = ["run", "memory", "--set", "op=copy", "--set", "elements=4096", "--in-process"]
@@ -262,7 +263,7 @@ def test_ctrl_c_right_after_the_run_header_leaves_no_crashed_run(home, tmp_path)
     workloads = os.path.join(os.path.dirname(__file__), "data", "slow_workloads.py")
     proc = subprocess.Popen([sys.executable, "-m", "gpuparity", "run", "t_hang", "--workload-file", workloads,
                              "--in-process"], stderr=subprocess.PIPE, text=True, env=env,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            preexec_fn=default_sigint)
     deadline = time.monotonic() + 120
     for line in proc.stderr:
         if "cases x" in line:                       # the header: interrupt at once

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from conftest import default_sigint
 
 from gpuparity.errors import UserError
 from gpuparity.results.document import validate_run
@@ -147,11 +148,6 @@ def test_a_workload_named_twice_is_measured_once(tmp_db, cli):
     assert [r["workload"] for r in doc["results"]] == ["t_quick", "t_wrong"]
 
 
-def _default_sigint() -> None:
-    # A shell that starts CI in the background hands its jobs SIGINT ignored, and Python keeps an
-    # ignored SIGINT ignored: give the child the terminal's default, as a user's Ctrl-C would find.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
 
 @pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_stopped_run_keeps_finished_results(tmp_db, tmp_path, signum, code):
@@ -161,7 +157,7 @@ def test_a_stopped_run_keeps_finished_results(tmp_db, tmp_path, signum, code):
     proc = subprocess.Popen(
         [sys.executable, "-m", "gpuparity", "run", "t_quick", "t_block", "t_broken", "--workload-file", WORKLOADS,
          "--suite", "full", "--in-order"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint)
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     try:
         deadline = time.time() + 60
         while not marker.exists() and time.time() < deadline:

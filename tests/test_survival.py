@@ -13,12 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import default_sigint
 
 WORKLOADS = str(Path(__file__).parent / "data" / "slow_workloads.py")
-
-
-def _default_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_DFL)      # a background CI shell hands SIGINT ignored
 
 
 def start(tmp_path: Path, *args: str) -> tuple[subprocess.Popen, dict]:
@@ -26,7 +23,7 @@ def start(tmp_path: Path, *args: str) -> tuple[subprocess.Popen, dict]:
                GPUPARITY_TEST_LOG=str(tmp_path / "log"), COLUMNS="200")
     proc = subprocess.Popen([sys.executable, "-m", "gpuparity", "run", *args, "--workload-file", WORKLOADS],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=_default_sigint)
+                            preexec_fn=default_sigint)
     return proc, env
 
 
@@ -141,7 +138,7 @@ def test_a_signal_inside_the_torch_import_waits_for_it(signum):
     fails; in native code the process may abort or lose the signal): the fingerprint's import
     holds the signal until torch is whole, then the signal stops the run as anywhere else."""
     p = subprocess.run([sys.executable, "-c", MID_IMPORT, str(int(signum))], capture_output=True, text=True,
-                       timeout=300, preexec_fn=_default_sigint)
+                       timeout=300, preexec_fn=default_sigint)
     name = "KeyboardInterrupt" if signum == signal.SIGINT else "Terminated"
     assert p.returncode == 0 and p.stdout.strip() == f"stopped after the import {name} [1] 2.0", p.stderr[-3000:]
 
