@@ -109,3 +109,21 @@ def test_a_single_configuration_side_gives_the_figures_it_gave_before():
     assert {e["a_config"] for e in entries} <= {"tp8", "tp2", "between tp2 and tp8"} and entries[0]["a_configs"] == [
         "tp8", "tp2"]
     assert np.isfinite([e["ratio"] for e in entries]).all()
+
+
+def test_a_side_s_accuracy_evals_count_every_run_of_one_server():
+    """Each run's eval counts once per run (the run each result came from, not the side's newest), and
+    one server spelled two ways (bfloat16 / bf16) is one configuration, as the envelope reads it."""
+    from gpuparity.comparison.server_checks import pooled, side_servers
+
+    runs = []
+    for k, (dtype, correct) in enumerate((("bfloat16", 9), ("bf16", 11)), start=1):
+        run = sweep(f"a{k}", dict(TP8, dtype=dtype), 40, 60, (4, 16), k)
+        for r in run["results"]:
+            r["info"]["accuracy"] = {"eval": "gpuparity-basic", "version": 1, "seed": 0, "correct": correct,
+                                     "answered": 16}
+        runs.append(run)
+    found = side_servers(side_from_runs(runs))
+    assert len(found["identities"]) == 1
+    summed = pooled(found["evals"])
+    assert (summed["runs"], summed["correct"], summed["answered"]) == (2, 20, 32)

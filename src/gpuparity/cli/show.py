@@ -73,9 +73,7 @@ def print_run(doc: dict, rows: int, wide: bool, names: str | None) -> None:
 
 def server_lines(doc: dict) -> list[str]:
     """Per server of a run's serving results: its identity, its accuracy eval's score, whose power."""
-    import json
-
-    from gpuparity.results.server_identity import identity_text
+    from gpuparity.results.server_identity import identity_text, server_key
     from gpuparity.workloads.serving.accuracy import accuracy_text
 
     seen: dict = {}
@@ -83,9 +81,7 @@ def server_lines(doc: dict) -> list[str]:
         info = r.get("info") or {}
         if r.get("category") == "serving" and "server_identity" in info:
             ident = info.get("server_identity") or {}
-            which = json.dumps({k: v for k, v in ident.items() if k not in ("machine", "asked")}, sort_keys=True,
-                               default=str)
-            seen.setdefault(which, (ident, info.get("accuracy"), info.get("power_scope")))
+            seen.setdefault(server_key(ident), (ident, info.get("accuracy"), info.get("power_scope")))
     out = []
     for ident, acc, power in seen.values():
         out.append(f"server: {identity_text(ident)}")

@@ -17,46 +17,27 @@ configuration, and that both answered the accuracy eval alike.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
-from gpuparity.comparison.sides import Side
-from gpuparity.results.server_identity import FIELD_WORDS, differences, identity_text, same_server
+from gpuparity.comparison.sides import Side, serving_infos
+from gpuparity.results.server_identity import FIELD_WORDS, differences, identity_text, same_server, server_key
 
 ALPHA = 0.01
 
 
-def _serving(side: Side):
-    """(key index, result info, run id) of every serving result a side read from its documents."""
-    for i, extra in side.extras.items():
-        if side.meta[i][1] != "serving":
-            continue
-        run = side.runs[int(side.newest_run[i])]["run_id"] if len(side.runs) else None
-        for info in extra.get("infos") or [extra.get("info") or {}]:
-            yield i, info, run
-
-
 def side_servers(side: Side) -> dict:
-    """A side's distinct server identities and its accuracy evals (one per run and server)."""
-    idents: dict[str, dict] = {}
+    """A side's distinct server configurations (results/server_identity.server_key, as the
+    envelope tells them apart) and its accuracy evals (one per run and configuration)."""
+    idents: dict[tuple, dict] = {}
     evals: dict[tuple, dict] = {}
-    for _, info, run in _serving(side):
+    for _, info, run in serving_infos(side):
         ident = info.get("server_identity")
-        idents.setdefault(json.dumps(_config(ident), sort_keys=True, default=str), ident)
+        key = server_key(ident)
+        idents.setdefault(key, ident)
         acc = info.get("accuracy")
         if isinstance(acc, dict) and acc.get("answered"):
-            evals.setdefault((run, json.dumps(_config(ident), sort_keys=True, default=str)), acc)
+            evals.setdefault((run.get("run_id"), key), acc)
     return {"identities": list(idents.values()), "evals": list(evals.values())}
-
-
-def _config(ident: dict | None) -> dict:
-    """The part of an identity that says which server it is (not where or when it was asked)."""
-    skip = ("sources", "asked", "config_gauges", "machine", "conflicts")
-    out = {k: v for k, v in (ident or {}).items() if k not in skip}
-    if isinstance(out.get("launch"), dict):
-        out["launch"] = {k: v for k, v in out["launch"].items() if k in ("command", "env")}
-    return out
 
 
 def pooled(evals: list[dict]) -> dict | None:

@@ -40,7 +40,7 @@ from gpuparity.comparison.envelope import (
     sources_at,
     throughput_at,
 )
-from gpuparity.comparison.sides import Side
+from gpuparity.comparison.sides import Side, serving_infos
 from gpuparity.comparison.verdict import verdict
 
 DRAWS = 2000
@@ -118,23 +118,18 @@ def _serving_points(side: Side, floor: float, loads: dict | None = None) -> dict
     from gpuparity.results.server_identity import run_config
 
     groups: dict[tuple, dict] = {}
-    for i, extra in side.extras.items():
-        if side.meta[i][1] != "serving":
-            continue
-        infos = extra.get("infos") or [extra.get("info") or {}]
-        ckey = (extra.get("info") or infos[-1]).get("curve_key")
-        runs = extra.get("run_of") or [None] * len(infos)
-        for info, ri in zip(infos, runs, strict=False):
-            run = side.runs[ri] if ri is not None and ri < len(side.runs) else {}
-            cfg, name = run_config(info.get("server_identity"), run.get("label"))
-            g = groups.setdefault((str(ckey), i, cfg), {"trials": [], "name": name, "run": run.get("run_id"),
-                                                        "params": side.meta[i][2]})
-            s = info.get("serving") or {}
-            # invalid requests (errors, timeouts, usage that contradicts the stream) or counts no
-            # tokenizer checked: no claim rests on that point
-            if ckey and (s.get("errors") or 0) + (s.get("timeouts") or 0) == 0 \
-                    and (s.get("usage") or {}).get("verified") is not False:
-                g["trials"] += _trial_pairs(info)
+    for i, info, run in serving_infos(side):
+        extra = side.extras[i]
+        ckey = (extra.get("info") or extra["infos"][-1]).get("curve_key")
+        cfg, name = run_config(info.get("server_identity"), run.get("label"))
+        g = groups.setdefault((str(ckey), i, cfg), {"trials": [], "name": name, "run": run.get("run_id"),
+                                                    "params": side.meta[i][2]})
+        s = info.get("serving") or {}
+        # invalid requests (errors, timeouts, usage that contradicts the stream) or counts no
+        # tokenizer checked: no claim rests on that point
+        if ckey and (s.get("errors") or 0) + (s.get("timeouts") or 0) == 0 \
+                and (s.get("usage") or {}).get("verified") is not False:
+            g["trials"] += _trial_pairs(info)
     configs: dict[str, set] = {}
     for ckey, _, cfg in groups:
         configs.setdefault(ckey, set()).add(cfg)
@@ -280,20 +275,11 @@ def mixed_configs(side: Side) -> dict[int, list]:
     verdict, and the equal-interactivity table compares them along the envelope instead."""
     from gpuparity.results.server_identity import run_config
 
-    out = {}
-    for i, extra in side.extras.items():
-        if side.meta[i][1] != "serving":
-            continue
-        infos = extra.get("infos") or [extra.get("info") or {}]
-        runs = extra.get("run_of") or [None] * len(infos)
-        cfgs = {}
-        for info, ri in zip(infos, runs, strict=False):
-            run = side.runs[ri] if ri is not None and ri < len(side.runs) else {}
-            cfg, name = run_config(info.get("server_identity"), run.get("label"))
-            cfgs.setdefault(cfg, name or run.get("run_id") or "?")
-        if len(cfgs) > 1:
-            out[i] = list(cfgs.values())
-    return out
+    cfgs: dict[int, dict] = {}
+    for i, info, run in serving_infos(side):
+        cfg, name = run_config(info.get("server_identity"), run.get("label"))
+        cfgs.setdefault(i, {}).setdefault(cfg, name or run.get("run_id") or "?")
+    return {i: list(c.values()) for i, c in cfgs.items() if len(c) > 1}
 
 
 def serving_curves(side: Side) -> dict[str, dict]:

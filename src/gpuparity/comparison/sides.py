@@ -79,6 +79,18 @@ class Side:
                 if c.get("contended")]
 
 
+def serving_infos(side: Side):
+    """(key index, info, its run's summary or {}) of every serving result a side read from its
+    documents: one per run that measured the key (extras' "infos" with "run_of")."""
+    for i, extra in side.extras.items():
+        if side.meta[i][1] != "serving":
+            continue
+        infos = extra.get("infos") or [extra.get("info") or {}]
+        runs = extra.get("run_of") or [None] * len(infos)
+        for info, ri in zip(infos, runs, strict=False):
+            yield i, info, side.runs[ri] if ri is not None and ri < len(side.runs) else {}
+
+
 def run_summary(run_id: str, started_at: str, host: str | None, fp: dict, label: str | None = None,
                 boot: str | None = None) -> dict:
     spec = fp.get("spec") or None

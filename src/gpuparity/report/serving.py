@@ -179,25 +179,22 @@ def config_curves(side) -> dict[str, list[dict]]:
     comparison uses points."""
     import json
 
+    from gpuparity.comparison.sides import serving_infos
+
     out: dict[str, list[dict]] = {}
-    for i, extra in side.extras.items():
+    for i, info, run in serving_infos(side):
         meta = side.meta[i]
-        if meta[1] != "serving":
-            continue
         params = json.loads(meta[2]) if isinstance(meta[2], str) else meta[2]
-        infos = extra.get("infos") or [extra.get("info") or {}]
-        runs = extra.get("run_of") or [None] * len(infos)
-        for info, ri in zip(infos, runs, strict=False):
-            p = point({"category": "serving", "params": params, "info": info, "flags": side.flags[i]})
-            if p is None or not p["interactivity"] or not p["output_per_gpu"]:
-                continue
-            s = info.get("serving") or {}
-            p["config"] = config_label(side.runs[ri] if ri is not None and ri < len(side.runs) else None, info)
-            p["ci_output"] = _interval(p["output_per_gpu"], s.get("log_se"))
-            p["ci_total"] = (_interval(p["total_per_gpu"], s.get("log_se")) if p["total_per_gpu"] else None)
-            p["ci_interactivity"] = _interval(p["interactivity"], s.get("interactivity_log_se"))
-            p["usable"] = not p["failed"] and not p["unverified"]
-            out.setdefault(p["curve"], []).append(p)
+        p = point({"category": "serving", "params": params, "info": info, "flags": side.flags[i]})
+        if p is None or not p["interactivity"] or not p["output_per_gpu"]:
+            continue
+        s = info.get("serving") or {}
+        p["config"] = config_label(run, info)
+        p["ci_output"] = _interval(p["output_per_gpu"], s.get("log_se"))
+        p["ci_total"] = (_interval(p["total_per_gpu"], s.get("log_se")) if p["total_per_gpu"] else None)
+        p["ci_interactivity"] = _interval(p["interactivity"], s.get("interactivity_log_se"))
+        p["usable"] = not p["failed"] and not p["unverified"]
+        out.setdefault(p["curve"], []).append(p)
     for pts in out.values():
         pts.sort(key=lambda p: (p["config"], p["order"]))
     return out
