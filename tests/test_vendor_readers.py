@@ -298,3 +298,32 @@ def test_a_comparison_says_when_one_side_could_not_observe_throttling():
     out = compare_runs([run("a", "h100-sxm", h100, 100, "2026-01-01T00:00:00+00:00")],
                        [run("b", "mi300x", clocks, 110, "2026-01-02T00:00:00+00:00")])
     assert not [n for n in out["notes"] if "could not observe throttling" in n]
+
+
+def test_amd_violations_are_read_from_the_metrics_not_the_slow_call(monkeypatch):
+    """amdsmi_get_violation_status reads the metrics twice 100 ms apart: it is asked once, when the
+    device opens (is it supported?); each reading after that takes the residencies from one
+    gpu_metrics call, a reason active while its residency advances."""
+    smi = amd(monkeypatch, "7.0.2", **MI300)
+    src = AmdsmiSource(indices=[0])
+    asked = [name for name in smi.calls if name == "amdsmi_get_violation_status"]
+    assert src.throttle_sources == [thr.AMD_VIOLATION] and len(asked) == 1
+    g = smi.gpus[0]
+    assert src.read(0).throttle_reasons == ()
+    g.violation["hbm_thrm"] = True
+    assert src.read(0).throttle_reasons == ("thermal",)
+    g.violation.update(hbm_thrm=False, ppt_pwr=True)
+    assert src.read(0).throttle_reasons == ("power",)
+    g.violation["ppt_pwr"] = False
+    assert src.read(0).throttle_reasons == ()
+    assert [name for name in smi.calls if name == "amdsmi_get_violation_status"] == asked
+
+
+def test_residencies_that_did_not_advance_repeat_the_last_reasons():
+    reader = thr.AmdResidencies()
+    one = {"accumulation_counter": 5, **dict.fromkeys(thr.AMD_RESIDENCIES, 10)}
+    assert reader(one) == ()                                           # the baseline
+    assert reader({**one, "accumulation_counter": 6, "ppt_residency_acc": 11}) == ("power",)
+    assert reader({**one, "accumulation_counter": 6, "ppt_residency_acc": 11}) == ("power",)   # no new window
+    assert reader({**one, "accumulation_counter": 7, "ppt_residency_acc": 11}) == ()
+    assert reader({"accumulation_counter": "N/A", **dict.fromkeys(thr.AMD_RESIDENCIES, "N/A")}) is None

@@ -6,7 +6,8 @@ release's amdsmi_interface.py returns:
 - amdsmi_get_gpu_metrics_info: throttle_status / indep_throttle_status are the raw bit masks in
   6.0 (fill values where the metrics table lacks them); from 6.1 bool(value), or "N/A" for the
   fill value. MI300's metrics table (v1.4+) has neither, so both read "N/A" there; 6.4+ adds the
-  accumulated residencies (ppt_residency_acc, socket_thm_residency_acc, ...).
+  accumulated residencies (ppt_residency_acc, socket_thm_residency_acc, ...) and accumulation_counter,
+  which advance on every reading (here: a residency where its violation is active; "N/A" where unsupported).
 - amdsmi_get_violation_status (6.4+): active_* bools or "N/A", per_* percentages, acc_* counters.
 - amdsmi_get_energy_count: {"power", "counter_resolution", "timestamp"} before 6.4, then
   {"energy_accumulator", ...}; accumulator x resolution = uJ.
@@ -52,6 +53,8 @@ class AmdGpu:
     indep_bits: int | None = None             # indep_throttle_status bits; None: fill value (MI300)
     violation: dict = field(default_factory=lambda: {"ppt_pwr": False, "socket_thrm": False, "vr_thrm": False,
                                                      "hbm_thrm": False, "prochot_thrm": False})
+    residency: dict = field(default_factory=dict)    # accumulated violation residencies, by violation name
+    accumulations: int = 0
     compute_partition: str = "SPX"
     memory_partition: str = "NPS1"
     pids: list = field(default_factory=list)
@@ -238,8 +241,13 @@ def make(version: str = "7.0.2", gpus: list[AmdGpu] | None = None, init_error: b
                "indep_throttle_status": flag(g.indep_bits, U64),
                "energy_accumulator": g.energy_acc}
         if v >= (6, 4):
-            out.update(ppt_residency_acc=0, socket_thm_residency_acc=0, hbm_thm_residency_acc=0,
-                       vr_thm_residency_acc=0, prochot_residency_acc=0, accumulation_counter=1)
+            g.accumulations += 1
+            out["accumulation_counter"] = g.accumulations
+            for key, name in (("ppt_residency_acc", "ppt_pwr"), ("socket_thm_residency_acc", "socket_thrm"),
+                              ("vr_thm_residency_acc", "vr_thrm"), ("hbm_thm_residency_acc", "hbm_thrm"),
+                              ("prochot_residency_acc", "prochot_thrm")):
+                g.residency[name] = g.residency.get(name, 0) + bool(g.violation.get(name))
+                out[key] = "N/A" if g.violation.get(name) is None else g.residency[name]
         return out
 
     @log

@@ -354,7 +354,9 @@ class AmdsmiSource:
         smi = self.smi
         violation = getattr(smi, "amdsmi_get_violation_status", None)
         if violation is not None and thr.amd_violation_reasons(_or_none(lambda: violation(h)) or {}) is not None:
-            return thr.AMD_VIOLATION, lambda: thr.amd_violation_reasons(violation(h))
+            residencies = thr.AmdResidencies()       # its reasons, per reading, without its 100 ms wait
+            if residencies(_or_none(lambda: smi.amdsmi_get_gpu_metrics_info(h)) or {}) is not None:
+                return thr.AMD_VIOLATION, lambda: residencies(smi.amdsmi_get_gpu_metrics_info(h))
         source = thr.amd_metrics_source(_or_none(lambda: smi.amdsmi_get_gpu_metrics_info(h)) or {})
         if source is not None:
             return source, lambda: amd_reasons(smi.amdsmi_get_gpu_metrics_info(h))

@@ -3,8 +3,11 @@ source named.
 
 Sources, best first (per device; measure.samplers picks the first that reads on it):
 - NVIDIA: NVML clock event reasons (bit mask: power cap, thermal, hardware slowdown).
-- AMD: amdsmi_get_violation_status (amdsmi 6.4+: PPT power, socket / VR / HBM thermal and PROCHOT
-  "active" flags); else gpu_metrics indep_throttle_status, else throttle_status: bit masks up to
+- AMD: where amdsmi_get_violation_status answers (amdsmi 6.4+, MI300 and later), the violations it
+  reports (PPT power, socket / VR / HBM thermal, PROCHOT) read from gpu_metrics' residency
+  accumulators, as it reads them: a violation is active where its residency advanced since the last
+  reading (the call itself reads the metrics twice 100 ms apart: too slow to make per sample, and a
+  stall only one vendor's batches would get); else gpu_metrics indep_throttle_status, else throttle_status: bit masks up to
   amdsmi 6.0, bools (or "N/A") from 6.1, which say "throttled" without a reason ("unspecified").
   MI300's metrics have neither flag ("N/A"), so there only the violation status or the clock speaks.
 - Either vendor, where the driver reports nothing: the SM clock against its warmed-up reading
@@ -21,7 +24,7 @@ from __future__ import annotations
 import math
 
 NVML = "NVML clock event reasons"
-AMD_VIOLATION = "amdsmi violation status"
+AMD_VIOLATION = "amdsmi violations (gpu_metrics residencies)"
 AMD_INDEP = "amdsmi gpu_metrics indep_throttle_status"
 AMD_LEGACY = "amdsmi gpu_metrics throttle_status"
 CLOCK = "SM clock dips (the driver reports no throttle reasons here)"
@@ -44,6 +47,12 @@ AMD_BIT_GROUPS = ((0, 16, "power"), (16, 32, "current"), (32, 48, "thermal"), (5
 # amdsmi_get_violation_status "active_*" flags (bool, or "N/A" where not supported)
 AMD_VIOLATIONS = {"active_ppt_pwr": "power", "active_socket_thrm": "thermal", "active_vr_thrm": "thermal",
                   "active_hbm_thrm": "thermal", "active_prochot_thrm": "thermal"}
+
+
+# gpu_metrics residency accumulators (metrics 1.6+) behind the violation status, with their reasons
+AMD_RESIDENCIES = {"ppt_residency_acc": "power", "socket_thm_residency_acc": "thermal",
+                   "vr_thm_residency_acc": "thermal", "hbm_thm_residency_acc": "thermal",
+                   "prochot_residency_acc": "thermal"}
 
 
 def nvml_reasons(bits) -> tuple[str, ...]:
@@ -104,6 +113,28 @@ def amd_violation_reasons(status: dict) -> tuple[str, ...] | None:
             if v:
                 out.add(name)
     return tuple(sorted(out)) if seen else None
+
+
+class AmdResidencies:
+    """One device's violation reasons from successive gpu_metrics readings: a reason is active where
+    its residency accumulator advanced since the previous reading (the first reading is the baseline:
+    none active); a reading in which the accumulation counter did not advance repeats the last
+    reasons. Called with a reading without the accumulators: None (not supported)."""
+
+    def __init__(self) -> None:
+        self._last: tuple[int, dict] | None = None
+        self._reasons: tuple[str, ...] = ()
+
+    def __call__(self, metrics: dict) -> tuple[str, ...] | None:
+        counter = _bits((metrics or {}).get("accumulation_counter"))
+        accs = {k: _bits((metrics or {}).get(k)) for k in AMD_RESIDENCIES}
+        if counter is None or all(v is None for v in accs.values()):
+            return None
+        last, self._last = self._last, (counter, accs)
+        if last is not None and counter > last[0]:
+            self._reasons = tuple(sorted({name for k, name in AMD_RESIDENCIES.items()
+                                          if accs[k] is not None and last[1][k] is not None and accs[k] > last[1][k]}))
+        return self._reasons
 
 
 def throttle_dip(state: list[dict] | None, reference: list[dict] | None, share: float) -> str | None:
