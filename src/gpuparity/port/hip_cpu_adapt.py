@@ -1,7 +1,7 @@
 """What a HIP source needs before g++ builds it against HIP-CPU, and what HIP-CPU cannot run.
 
 HIP-CPU is plain C++ on the CPU: g++ cannot parse `<<<...>>>` launches, so they become
-`hipLaunchKernelGGL` (the translator's own `--launch ggl`, run again on the HIP text: it renames no
+`hipLaunchKernelGGL` (the translator's own launch rewrite, port/launch.py, alone: it renames no
 HIP name and touches nothing else); its `__shared__` is a storage class, so a function-scope
 `extern __shared__ T a[];` becomes `HIP_DYNAMIC_SHARED(T, a)`. These edits are made to the build
 copy only, never to the port's output or to a human port.
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 
+from gpuparity.port.launch import rewrite_launches_ggl
 from gpuparity.port.tokens import Token, tokenize
-from gpuparity.port.translate import Options, translate_source
 
 # Identifiers HIP-CPU has no counterpart for, by the reason given.
 _NAMES = {
@@ -65,7 +65,7 @@ def _dynamic_shared(text: str, toks: list[Token]) -> str:
             end = next((j for j in range(k + 2, len(code)) if code[j].text in (";", "{", "}")), None)
             if end is None or code[end].text != ";" or end < k + 6:
                 continue
-            if [t.text for t in code[end - 3:end]] != ["[", "]"] and [t.text for t in code[end - 2:end]] != ["[", "]"]:
+            if [t.text for t in code[end - 2:end]] != ["[", "]"]:
                 continue
             name = code[end - 3]
             parts = code[k + 2:end - 3]
@@ -85,7 +85,7 @@ def for_hip_cpu(text: str) -> str:
     """The build copy's text of one HIP source: launches through hipLaunchKernelGGL and
     function-scope dynamic shared arrays through HIP_DYNAMIC_SHARED."""
     if "<<<" in text:
-        text = translate_source(text, Options(launch="ggl")).text
+        text = rewrite_launches_ggl(text)[0]
     if "__shared__" in text:
         text = _dynamic_shared(text, tokenize(text)[0])
     return text
