@@ -69,3 +69,15 @@ def test_partitions_get_no_whole_chip_peak():
     assert spec["id"] == "mi300x"
     spec, why = identify("NVIDIA H100 80GB HBM3 MIG 1g.10gb", "sm_90", 9.5 * GIB)
     assert spec is None and "MIG slice 1g.10gb" in why
+
+
+def test_mlperf_names_map_to_the_row_the_device_names_match():
+    """A reference row's accelerator name (evidence.accelerators) gets the row the name matches
+    (platform.spec_match, one identity function), a superchip's total memory in its name included."""
+    from gpuparity.evidence.accelerators import map_accelerator
+    from gpuparity.platform.specs import match_spec
+
+    for name, *_ in DEVICES:
+        if name:
+            assert map_accelerator(name)["spec_id"] == (match_spec(name) or {}).get("id"), name
+    assert map_accelerator("NVIDIA GH200 480GB")["spec_id"] == "gh200"

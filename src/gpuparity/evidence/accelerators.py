@@ -19,7 +19,6 @@ import re
 from functools import lru_cache
 
 _NOISE = re.compile(r"\bvirtuali[sz]ed\b|\(x\d{1,6}(?:x\d{1,6})?\)|\bnps\d\b|\b[sdqc]px\b|\b\d{1,5}\s?w\b", re.I)
-_MEMORY = re.compile(r"(?<!\d)(\d{1,4})\s?gb?\b", re.I)
 _JOINS = re.compile(r",|;|\s\+\s|\s+and\s+", re.I)
 _VARIANTS = {"cts": "CTS (custom thermal)", "dlc": "DLC (direct liquid cooling)", "nvl": "NVL", "pcie": "PCIe"}
 
@@ -57,11 +56,8 @@ def _spec_for(name: str) -> tuple[dict | None, dict | None, str | None]:
     the row of the part it varies as its base."""
     from gpuparity.platform.specs import match_spec
 
-    spec = match_spec(name)
+    spec = match_spec(name)       # a memory size in the name must be the row's (platform.spec_match)
     if spec:
-        mem = _MEMORY.search(name)
-        if mem and spec.get("memory_gb") and abs(int(mem.group(1)) - spec["memory_gb"]) > 0.1 * spec["memory_gb"]:
-            return None, None, None
         return spec, None, None
     for key, label in _VARIANTS.items():
         if re.search(rf"\b{key}\b", name, re.I):

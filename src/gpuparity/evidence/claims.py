@@ -244,7 +244,7 @@ def evaluate_claim(claim: Claim | Refused, store, port_report: str | None = None
     if checks and not detail:                # the checks agree: say by how much, or what the one check found
         shares = [c["share"] for c in checks if c.get("share") is not None and c["grade"] in ("partly", "not supported")]
         if shares:
-            low, high = f"{max(min(shares), 0):.0%}", f"{max(shares):.0%}"
+            low, high = f"{max(min(shares), 0):.0%}", f"{max(max(shares), 0):.0%}"
             detail = f"{low}{f'-{high}' if high != low else ''} of the claimed effect"
         elif len(checks) == 1 and checks[0].get("why"):
             detail = f"{checks[0]['label']}: {checks[0]['why']}"
