@@ -63,14 +63,7 @@ from gpuparity.comparison.server_checks import server_check_lines, server_checks
 from gpuparity.comparison.serving_compare import prior_df, prior_spread, serving_at_equal_interactivity
 from gpuparity.comparison.side_summary import compared_sides, scope
 from gpuparity.comparison.sides import Side, gc_paused, side_from_runs
-
-
-def unit_notes(a: Side, b: Side) -> list[str]:
-    """The note on keys left out for their units (comparison/units.py), where there are any."""
-    from gpuparity.comparison.units import mismatched, note
-
-    line = note(mismatched(a, b))
-    return [line] if line else []
+from gpuparity.comparison.units import note as units_note
 
 
 @gc_paused
@@ -112,13 +105,15 @@ def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level:
     for entry in serving if servers and servers["held"] else []:
         if entry.get("verdict"):
             entry.update(verdict="inconclusive", held=servers["held"])
+    left_out = not_compared(a, b)
+    units_line = units_note(left_out)         # keys left out for their units (comparison/units.py)
     return {
         "tolerance": tolerance, "level": level, "price_basis": getattr(prices, "basis", None),
         "run_spread_assumed": max([x for x in (sa["run_spread_assumed"], sb["run_spread_assumed"]) if x is not None],
                                   default=None),
         "run_spread": {"A": sa["run_spread"], "B": sb["run_spread"]},
         "rows": table.rows, "only_a": only_on(a, b), "only_b": only_on(b, a),
-        "not_compared": not_compared(a, b),
+        "not_compared": left_out,
         "geomean": category_means(core, order, table.cols, table.factors, table.ranges, table.measured,
                                   adjusted[order], tolerance, level),
         "serving": serving, "servers": servers,
@@ -128,7 +123,7 @@ def compare_sides(a: Side, b: Side, tolerance: float = 0.05, prices=None, level:
         "scope": doc_scope,
         "sides": {"a": sa, "b": sb}, "aa": aa,
         "notes": server_check_lines({"servers": servers}) + document_notes(a, b, core, aa, table.watt_mixed,
-                                                                            doc_scope) + unit_notes(a, b),
+                                                                            doc_scope) + ([units_line] if units_line else []),
     }
 
 
