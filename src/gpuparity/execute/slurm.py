@@ -106,7 +106,6 @@ def batch_script(spec: JobSpec) -> str:
                   spec.job_name, spec.output, *spec.extra):
         if value is not None:                # every value again: a caller's JobSpec too
             script_value("a value of the batch script", str(value))
-    time_seconds(spec.time_limit)
     # The comment quotes the very words of the command below, so it reads as they will run.
     what = " ".join(q(a) for a in spec.run_args) or "the quick suite"
     lines = [

@@ -82,16 +82,6 @@ def torch_identity(torch_index: int) -> dict:
     return out
 
 
-def same_bus(a: str | None, b: str | None) -> bool:
-    """Two PCI addresses name one device: NVML writes 00000000:3B:00.0, torch 0000:3b:00.0."""
-    def parts(text):
-        m = re.fullmatch(r"(?:([0-9a-fA-F]+):)?([0-9a-fA-F]+):([0-9a-fA-F]+)(?:\.([0-7]))?", (text or "").strip())
-        return None if not m else (int(m.group(1) or "0", 16), int(m.group(2), 16), int(m.group(3), 16))
-
-    pa, pb = parts(a), parts(b)
-    return pa is not None and pa == pb
-
-
 def same_uuid(a: str | None, b: str | None) -> bool:
     """One UUID however it is written (NVML's GPU- prefix, torch's bare form, dashes, case)."""
     def norm(text):
