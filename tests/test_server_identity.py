@@ -162,3 +162,16 @@ def test_any_answers_make_an_identity(answers):
     ident = si.build_identity(answers, [], {"engine": None, "server_flags": None, "gpus": None}, None)
     json.dumps(ident)
     assert isinstance(ident["sources"], dict)
+
+
+def test_a_declaration_that_names_the_same_model_another_way_is_no_conflict():
+    """The conflict check compares fields as identities compare them (server_identity.comparable):
+    a hub id against the path the launch command loads is one model; another size still conflicts."""
+    launch = {"command": ["vllm", "serve", "--model", "/models/Llama-3.1-8B-Instruct/", "--tensor-parallel-size", "2"]}
+    same = si.build_identity({}, [], {"engine": None, "gpus": "2",
+                                      "server_flags": "--model meta-llama/Llama-3.1-8B-Instruct --tp 2"}, launch)
+    assert same["conflicts"] is None and same["gpus"] == 2
+    other = si.build_identity({}, [], {"engine": None, "gpus": None,
+                                       "server_flags": "--model meta-llama/Llama-3.1-70B-Instruct --tp 2"}, launch)
+    assert other["conflicts"] == ["model: the server says /models/Llama-3.1-8B-Instruct/, declared "
+                                  "meta-llama/Llama-3.1-70B-Instruct"]

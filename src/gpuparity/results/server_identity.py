@@ -78,7 +78,7 @@ def comparable(ident: dict | None, field: str):
         return norm_dtype(value)
     if field == "quantization":
         return norm_quant(value)
-    if field in ("tensor_parallel", "pipeline_parallel", "data_parallel", "expert_parallel"):
+    if field in ("tensor_parallel", "pipeline_parallel", "data_parallel", "expert_parallel", "gpus"):
         return norm_int(value)
     return value if value not in (None, "") else None
 

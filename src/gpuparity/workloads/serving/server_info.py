@@ -25,7 +25,7 @@ import shlex
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
-from gpuparity.results.server_identity import norm_dtype, norm_int, norm_quant
+from gpuparity.results.server_identity import comparable, norm_int
 from gpuparity.workloads.serving.wire import BodyDecoder, ProtocolError, one_line
 
 ASK_TIMEOUT_S = 5.0
@@ -298,10 +298,9 @@ def build_identity(answers: dict | None, cards: list, declared: dict, launch: di
 
 
 def _norm(field: str, value):
-    if field in ("dtype", "kv_cache_dtype"):
-        return norm_dtype(value)
-    if field == "quantization":
-        return norm_quant(value)
-    if field.endswith("_parallel") or field == "gpus":
-        return norm_int(value) if value != "enabled" else value
-    return str(value).strip().lower()
+    """A field as identities compare it (results/server_identity.comparable: a model by its name
+    below any path), text in any case; "enabled" (a parallelism without its size) as it is."""
+    if value == "enabled":
+        return value
+    found = comparable({field: value}, field)
+    return found.strip().lower() if isinstance(found, str) else found
