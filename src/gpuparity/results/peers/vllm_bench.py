@@ -148,16 +148,17 @@ def convert(obj: dict, path: str, data: bytes, declared: common.Declared = commo
     settings = {"tokenizer_id": res.tokenizer_id, "burstiness": res.burstiness, "date": res.date,
                 **({"metadata": metadata} if metadata else {})}
     info = common.imported_info(TOOL, None, path, res.model_id, None, detailed, stated, settings)
+    # the percentiles the file states (p99, p90 ...): the same ones are figured from its requests
+    qs = sorted({float(m.group(1)[1:]) for k in stated if (m := STATED.match(k)) and m.group(1).startswith("p")})
     if detailed:
         t0 = min(res.start_times)
         rows = [common.row(i, ok[i], errors[i], res.start_times[i] - t0, res.start_times[i] - t0 + res.latencies[i],
                            res.ttfts[i], list(res.itls[i]), res.input_lens[i], res.output_lens[i], out_len,
                            texts[i], len(res.itls[i]) + 1) for i in range(n)]
-        qs = sorted({float(m.group(1)[1:]) for k in stated if (m := STATED.match(k)) and m.group(1).startswith("p")})
         result = common.point_result(params, rows, f"{TOOL}: {res.tokenizer_id or res.model_id or 'its tokenizer'}",
                                      info, path, tuple(qs) or common.DEFAULT_PERCENTILES, declared.gpus)
     else:
-        result = common.stated_result(params, res.output_throughput, stated, info, declared.gpus, _rebuilt(res, stated),
+        result = common.stated_result(params, res.output_throughput, stated, info, declared.gpus, _rebuilt(res, qs),
                                       metadata)
     return common.run_document(TOOL, None, path, data, _date(res.date), [result], None, _product(metadata), declared)
 
@@ -184,30 +185,25 @@ def _product(metadata: dict) -> str | None:
     return None
 
 
-def _rebuilt(res: Result, stated: dict) -> dict | None:
+def _rebuilt(res: Result, qs: list[float]) -> dict | None:
     """vLLM's latency summaries redone from a detailed file that has ttfts and itls but no
     latencies or start times (earlier versions): E2EL rebuilt as TTFT + the gaps (to the last
     token), TPOT = the gaps / (output tokens - 1); no rates (no timeline). None without them."""
-    import numpy as np
+    from gpuparity.results.serving_summary import dist_ms
 
     n = len(res.ttfts or [])
     if not n or any(x is None or len(x) != n for x in (res.itls, res.output_lens)):
         return None
     good = [i for i in range(n) if (not res.errors or len(res.errors) != n or not res.errors[i])
             and res.output_lens[i] > 0]
-    qs = sorted({float(m.group(1)[1:]) for k in stated if (m := STATED.match(k)) and m.group(1).startswith("p")})
     series = {"ttft": [res.ttfts[i] for i in good],
               "tpot": [sum(res.itls[i]) / (res.output_lens[i] - 1) for i in good if res.output_lens[i] > 1],
               "itl": [g for i in good for g in res.itls[i]],
               "e2el": [res.ttfts[i] + sum(res.itls[i]) for i in good]}
     out: dict = {"completed": len(good)}
     for name, values in series.items():
-        if not values:
-            continue
-        x = np.asarray(values, dtype=float) * 1e3
-        out.update({f"mean_{name}_ms": float(x.mean()), f"median_{name}_ms": float(np.median(x)),
-                    f"std_{name}_ms": float(x.std()),
-                    **{f"p{q:g}_{name}_ms": float(np.percentile(x, q)) for q in qs or (99.0,)}})
+        if values:
+            out.update({f"{k}_{name}_ms": v for k, v in dist_ms(values, qs or (99.0,)).items()})
     return out
 
 
