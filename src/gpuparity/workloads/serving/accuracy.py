@@ -124,14 +124,12 @@ def answer_text(body: bytes) -> str:
 
 
 async def ask_one(client, url: str, model: str, chat: bool, p: Problem) -> str:
-    from gpuparity.workloads.serving.wire import BodyDecoder, ProtocolError
+    from gpuparity.workloads.serving.wire import ProtocolError, read_body
 
     body = {"model": model, "max_tokens": p.max_tokens, "temperature": 0, "stream": False}
     body.update({"messages": [{"role": "user", "content": p.prompt}]} if chat else {"prompt": p.prompt})
     async with client.stream("POST", url, json=body, headers={"Accept-Encoding": "identity"}) as resp:
-        decoder, data = BodyDecoder(resp.headers.get("content-encoding"), 1 << 20), b""
-        async for raw in resp.aiter_raw():
-            data += decoder.feed(raw)
+        data = await read_body(resp, 1 << 20)
         if resp.status_code != 200:     # the client's words for an error body (its message, made storable)
             from gpuparity.workloads.serving.client import http_error
 

@@ -30,6 +30,7 @@ from gpuparity.workloads.serving.wire import (
     one_line,
     parse_chunk,
     parse_models,
+    read_body,
 )
 
 ERROR_BODY_CAP = 64 * 1024
@@ -127,13 +128,6 @@ def request_body(plan: PointPlan, prompt: Prompt) -> dict:
     return body
 
 
-async def _read_capped(resp, decoder: BodyDecoder) -> bytes:
-    out = []
-    async for raw in resp.aiter_raw():
-        out.append(decoder.feed(raw))
-    return b"".join(out)
-
-
 async def one_request(client, plan: PointPlan, prompt: Prompt, rec: Record, t0: float,
                       headers_out: dict) -> None:
     """Send one streaming request and fill rec (never raises for what the server does)."""
@@ -155,9 +149,8 @@ async def one_request(client, plan: PointPlan, prompt: Prompt, rec: Record, t0: 
             if not headers_out:
                 headers_out.update({k: one_line(resp.headers[k], 200) for k in IDENTITY_HEADERS if k in resp.headers})
             if resp.status_code != 200:
-                decoder = BodyDecoder(resp.headers.get("content-encoding"), ERROR_BODY_CAP)
                 try:
-                    text = (await _read_capped(resp, decoder)).decode("utf-8", "replace")
+                    text = (await read_body(resp, ERROR_BODY_CAP)).decode("utf-8", "replace")
                 except ProtocolError as exc:
                     text = str(exc)
                 rec.fail(http_error(resp.status_code, text, plan.ignore_eos))
@@ -355,7 +348,7 @@ async def fetch_models(base_url: str, timeout_s: float, headers: dict) -> tuple[
                 if resp.status_code != 200:
                     raise ProtocolError(f"HTTP {resp.status_code}")
                 ident = {k: one_line(resp.headers[k], 200) for k in IDENTITY_HEADERS if k in resp.headers}
-                body = await _read_capped(resp, BodyDecoder(resp.headers.get("content-encoding"), 1 << 22))
+                body = await read_body(resp, 1 << 22)
         return parse_models(body).data, ident
 
     try:

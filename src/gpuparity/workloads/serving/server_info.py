@@ -26,7 +26,7 @@ import shlex
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from gpuparity.results.server_identity import comparable, norm_int
-from gpuparity.workloads.serving.wire import BodyDecoder, ProtocolError, one_line
+from gpuparity.workloads.serving.wire import ProtocolError, one_line, read_body
 
 ASK_TIMEOUT_S = 5.0
 ASK_BYTES = 1 << 20
@@ -170,11 +170,7 @@ def server_root(url: str) -> str:
 async def _get(client, url: str) -> tuple[int | None, bytes | str]:
     try:
         async with client.stream("GET", url, headers={"Accept-Encoding": "identity"}) as resp:
-            body = b""
-            decoder = BodyDecoder(resp.headers.get("content-encoding"), ASK_BYTES)
-            async for raw in resp.aiter_raw():
-                body += decoder.feed(raw)
-            return resp.status_code, body
+            return resp.status_code, await read_body(resp, ASK_BYTES)
     except ProtocolError as exc:
         return None, str(exc)
     except Exception as exc:  # noqa: BLE001 - an unreachable route is a note, never a failed run

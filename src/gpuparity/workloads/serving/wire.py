@@ -191,3 +191,12 @@ class BodyDecoder:
         if self.total > self.cap:
             raise ProtocolError(f"response is over the {self.cap}-byte cap")
         return out
+
+
+async def read_body(resp, cap: int) -> bytes:
+    """A streamed httpx response's whole body, its Content-Encoding undone, or ProtocolError past
+    `cap` decoded bytes."""
+    decoder, out = BodyDecoder(resp.headers.get("content-encoding"), cap), []
+    async for raw in resp.aiter_raw():
+        out.append(decoder.feed(raw))
+    return b"".join(out)
