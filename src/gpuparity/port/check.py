@@ -167,17 +167,20 @@ def _missing_header(output: str) -> str | None:
     return None
 
 
-def _first_error(output: str) -> str:
+def first_error(output: str) -> str:
+    """The first line of a compiler's output that names an error (else its last line), cut to 300."""
     m = _ERROR_LINE.search(output)
     return (m.group(0) if m else output.strip().splitlines()[-1] if output.strip() else "")[:300]
 
 
-def _run(cmd: list[str], cwd: Path, env: dict | None = None) -> tuple[int, str]:
+def run_compiler(cmd: list[str], cwd: Path, env: dict | None = None,
+                 timeout: float = COMPILE_TIMEOUT_S) -> tuple[int, str]:
+    """(exit status, stdout + stderr) of a compile; -1 and why where it timed out or could not start."""
     try:
-        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S,
+        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout,
                               env=env, stdin=subprocess.DEVNULL, errors="replace")
     except subprocess.TimeoutExpired:
-        return -1, "compile timed out"
+        return -1, f"compile did not finish within {timeout:g} s"
     except OSError as exc:
         return -1, f"could not run {cmd[0]}: {exc}"
     return proc.returncode, proc.stdout + proc.stderr
@@ -185,17 +188,17 @@ def _run(cmd: list[str], cwd: Path, env: dict | None = None) -> tuple[int, str]:
 
 def compile_hip(hipcc: str, unit: Path, includes: list[Path], obj: Path) -> tuple[int, str]:
     """hipcc on a unit copy; every path here is one this module generated (_Sandbox)."""
-    cmd = [hipcc, f"--offload-arch={OFFLOAD_ARCH}", "-w", *_include_flags(includes), "-x", "hip", "-c", str(unit),
+    cmd = [hipcc, f"--offload-arch={OFFLOAD_ARCH}", "-w", *include_flags(includes), "-x", "hip", "-c", str(unit),
            "-o", str(obj)]
-    return _run(cmd, unit.parent, _hip_env())
+    return run_compiler(cmd, unit.parent, _hip_env())
 
 
 def compile_cuda(nvcc: str, unit: Path, includes: list[Path], obj: Path) -> tuple[int, str]:
-    cmd = [nvcc, f"-arch={NVCC_ARCH}", "-w", *_include_flags(includes), "-x", "cu", "-c", str(unit), "-o", str(obj)]
-    return _run(cmd, unit.parent)
+    cmd = [nvcc, f"-arch={NVCC_ARCH}", "-w", *include_flags(includes), "-x", "cu", "-c", str(unit), "-o", str(obj)]
+    return run_compiler(cmd, unit.parent)
 
 
-def _include_flags(includes: list[Path]) -> list[str]:
+def include_flags(includes: list[Path]) -> list[str]:
     return [flag for folder in includes for flag in ("-I", str(folder))]
 
 
@@ -256,7 +259,7 @@ def check_one(tc: Toolchain, original: Path, translated: Path, src_root: Path, d
         out0 = _named(out0, [(unit0, rel)])
         missing0 = None if rc0 == 0 else _missing_header(out0)
         orig_status = ORIGINAL_PASS if rc0 == 0 else HEADERS_UNAVAILABLE if missing0 else ORIGINAL_FAIL
-        orig_error = "" if rc0 == 0 else _first_error(out0)
+        orig_error = "" if rc0 == 0 else first_error(out0)
 
     def result(status: str, detail: str, error: str = "") -> CheckResult:
         return CheckResult(status, detail, error, orig_status, orig_error)
@@ -264,7 +267,7 @@ def check_one(tc: Toolchain, original: Path, translated: Path, src_root: Path, d
     if rc == 0:
         return result(PASS, "hipcc compiled the translation")
     missing = _missing_header(out)
-    error = _first_error(out)
+    error = first_error(out)
     if missing:
         return result(HEADERS_UNAVAILABLE, f"{missing} ({_library(missing)}) not installed for hipcc", error)
     if tc.nvcc is None:

@@ -21,6 +21,7 @@ from importlib import resources
 from pathlib import Path
 
 from gpuparity.errors import UserError
+from gpuparity.port.check import include_flags
 from gpuparity.validate import terminal_safe
 
 CXX_FLAGS = ("-std=c++17", "-O1", "-w")
@@ -112,8 +113,7 @@ def locate(given: Path | None) -> HipCpu:
 def build_command(hc: HipCpu, units: list[Path], exe: Path, includes: list[Path], prelude: Path) -> list[str]:
     """g++ on the build copies (absolute paths this module's caller generated: no name from the
     tree starts with '-' here)."""
-    flags = [f for folder in includes for f in ("-I", str(folder))]
-    return [hc.compiler, *CXX_FLAGS, "-I", str(hc.include), *flags, "-include", str(prelude), "-x", "c++",
+    return [hc.compiler, *CXX_FLAGS, "-I", str(hc.include), *include_flags(includes), "-include", str(prelude), "-x", "c++",
             *map(str, units), "-x", "none", "-o", str(exe), *LIBS]
 
 

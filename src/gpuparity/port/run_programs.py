@@ -27,6 +27,7 @@ from pathlib import Path
 
 from gpuparity.errors import UserError
 from gpuparity.port import hip_cpu
+from gpuparity.port.check import first_error, run_compiler
 from gpuparity.port.hip_cpu_adapt import for_hip_cpu, not_runnable
 from gpuparity.port.output_compare import difference
 from gpuparity.port.translate import COMPILE_SUFFIXES, SOURCE_SUFFIXES
@@ -152,19 +153,14 @@ def _one(hc: hip_cpu.HipCpu, stage: Path, prelude: Path, program: str, units: li
     cmd = hip_cpu.build_command(hc, [stage / u for u in units], exe, [stage / os.path.dirname(program), stage],
                                 prelude)
     started = time.perf_counter()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=BUILD_TIMEOUT_S,
-                              stdin=subprocess.DEVNULL, cwd=stage)
-        rc, log = proc.returncode, (proc.stdout + proc.stderr).replace(str(stage) + os.sep, "")
-    except subprocess.TimeoutExpired:
-        rc, log = -1, f"g++ did not finish within {BUILD_TIMEOUT_S} s"
+    rc, log = run_compiler(cmd, stage, timeout=BUILD_TIMEOUT_S)
+    log = log.replace(str(stage) + os.sep, "")
     build_s = time.perf_counter() - started
     if rc != 0:
         gap = hip_cpu.runtime_gap(log)
         if gap:
             return ProgramRun(program, NOT_RUNNABLE, f"not runnable on HIP-CPU: {gap}", build_seconds=build_s)
-        first = next((line for line in log.splitlines() if "error" in line), log.strip()[-300:])
-        return ProgramRun(program, BUILD_FAILED, first[:300], build_seconds=build_s)
+        return ProgramRun(program, BUILD_FAILED, first_error(log), build_seconds=build_s)
     exit_status, output, run_s, timed_out = _execute(exe, args, timeout, stage.parent / f"{tag}.run")
     tail = "\n".join(output.splitlines()[-20:])
     common = dict(built=True, ran=True, build_seconds=build_s, run_seconds=run_s)
