@@ -138,3 +138,13 @@ def test_power_is_charged_to_the_servers_gpus_only_where_they_are_here(monkeypat
     assert why.startswith("the server's GPUs 4,5") and sampler.method in ("nvml", "none")
     # a CPU machine whose server runs here: the run's own sampler (the package both share)
     assert server_sampler("http://localhost:8000/v1", None, None, {"backend": "cpu"}, run_sampler="run's")[0] == "run's"
+
+
+def test_a_rocm_server_s_gpus_are_the_visibility_lists_composed(monkeypatch):
+    """ROCR_VISIBLE_DEVICES picks physical GPUs, HIP_VISIBLE_DEVICES indexes into them (as the
+    runtime composes them, measure.device_map): HIP 2,3 under ROCR 4..7 are GPUs 6 and 7."""
+    monkeypatch.setenv("ROCR_VISIBLE_DEVICES", "4,5,6,7")
+    monkeypatch.setenv("HIP_VISIBLE_DEVICES", "2,3")
+    assert server_devices("http://127.0.0.1:8000/v1", None, 2, "rocm")[0] == [6, 7]
+    launched = {"visible_devices": {"ROCR_VISIBLE_DEVICES": "0,1", "HIP_VISIBLE_DEVICES": "1"}, "gpus": 1}
+    assert server_devices("http://127.0.0.1:8000/v1", launched, 1, "rocm")[0] == [1]

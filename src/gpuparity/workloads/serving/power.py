@@ -34,16 +34,19 @@ def is_here(url: str) -> bool:
     return host in names
 
 
-def _physical(listed: str | None, count: int | None) -> list[int] | None:
-    """Physical device indices from a *_VISIBLE_DEVICES value (None: UUIDs, not integers), the first
-    `count` of them; without a value: 0..count-1."""
-    if listed is None:
+def _physical(shown: list | None, count: int | None) -> list[int] | None:
+    """The first `count` physical device indices the server's runtime shows (measure.device_map.visible;
+    None where it names them by UUID); without a list: 0..count-1."""
+    if shown is None:
         return list(range(count)) if count else None
-    try:
-        items = [int(v) for v in listed.split(",") if v.strip()]
-    except ValueError:
+    if not all(isinstance(v, int) for v in shown):
         return None
-    return items[:count] if count else items
+    return shown[:count] if count else shown
+
+
+def _server_env(launch: dict | None) -> dict:
+    """The environment the server's runtime reads its visible devices from (a launched server's own)."""
+    return dict(os.environ, **((launch or {}).get("visible_devices") or {}))
 
 
 def server_devices(url: str, launch: dict | None, gpus: int | None, backend: str) -> tuple[list[int] | None, str]:
@@ -52,16 +55,16 @@ def server_devices(url: str, launch: dict | None, gpus: int | None, backend: str
         host = urlsplit(url).hostname or url
         return None, (f"the server at {host} is not this machine: its GPUs' power is not measured here, so no "
                       "per-watt figure (run gpuparity on the server's machine, or launch it with --serve-cmd)")
-    names = ("CUDA_VISIBLE_DEVICES",) if backend == "cuda" else \
-        ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
-    env = dict(os.environ, **((launch or {}).get("visible_devices") or {}))
-    listed = next((env[n] for n in names if env.get(n) not in (None, "")), None)
+    from gpuparity.measure.device_map import visible
+
+    shown = visible(backend, _server_env(launch))       # ROCR then HIP/CUDA lists, composed as the runtime does
     if not launch and not gpus:
         return None, ("the server's GPUs are not known: --set gpus=N charges the first N GPUs this machine shows "
                       "(or launch it with --serve-cmd and its visible devices)")
-    found = _physical(listed, gpus)
+    found = _physical(shown, gpus)
     if found is None:
-        return None, f"the server's visible devices are not integers ({listed}): its GPUs cannot be read by index"
+        return None, (f"the server's visible devices are not integers ({','.join(map(str, shown or []))}): its GPUs "
+                      "cannot be read by index")
     if not found:               # launched without a count or a device list: every GPU it can see
         return None, "the server's GPUs are not known: give the recipe gpus: N or its visible devices"
     how = "launched by gpuparity" if launch else f"--set gpus={gpus}, the first {gpus} GPUs this machine shows"
@@ -84,7 +87,10 @@ def server_sampler(url: str, launch: dict | None, gpus: int | None, fingerprint:
     if devices is None:
         return NullSampler(why), why
     try:
-        source = (NvmlSource if backend == "cuda" else AmdsmiSource)(indices=devices)
+        # an index is the management library's only where the runtime counts in PCI order (measure.device_map)
+        pci_order = _server_env(launch).get("CUDA_DEVICE_ORDER") == "PCI_BUS_ID"
+        source = (NvmlSource if backend == "cuda" else AmdsmiSource)(
+            devices=[[{"index": i, "pci_order": pci_order}] for i in devices])
     except Unavailable as exc:
         return NullSampler(f"{why}: {exc}"), why
     return ThreadedSampler(source), why
